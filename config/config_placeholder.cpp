@@ -1,0 +1,1 @@
+// Placeholder until config/ has its loader.

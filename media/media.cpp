@@ -1,0 +1,1 @@
+// Placeholder until media/ has its first module.

@@ -1,0 +1,1 @@
+#include "protocol/byte_io.hpp"
