@@ -1,0 +1,115 @@
+// Sluice's typed settings: plain structs whose member defaults are the values used when a key is
+// absent from the YAML file. load.hpp turns YAML into a validated Config; nothing here knows YAML.
+// Every key is described for users in docs/configuration.md; keep the two in step.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/address.hpp"
+
+namespace sluice::config {
+
+// Durations are whole milliseconds; YAML spells them "500ms", "30s", "5m", "1h" or "1m30s".
+using Duration = std::chrono::milliseconds;
+
+inline constexpr uint64_t kKiB = uint64_t{1} << 10;
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+enum class AppType { Live, Vod };
+std::string_view app_type_name(AppType type);  // "live" / "vod"
+
+// One application: the first path segment of rtmp://host/<app>/<stream> and of the HTTP URLs.
+struct AppConfig {
+  std::string name;  // Letters, digits, '.', '_', '-'; unique.
+  AppType type = AppType::Live;
+
+  // Live apps only.
+  bool gop_cache = true;                   // Late joiners start at the last keyframe.
+  uint32_t gop_cache_max_frames = 2000;    // A GOP longer than this is not cached (1..1000000).
+  uint64_t gop_cache_max_bytes = 64 * kMiB;  // ... nor one larger than this (64KiB..1GiB).
+  bool wait_for_publisher = true;  // A player of an unpublished name waits (true) or gets StreamNotFound.
+  std::vector<Cidr> publish_allow;  // Who may publish; empty means any address.
+  std::string publish_token;        // If set, publishers must use "<stream>?token=<value>".
+  bool record = false;              // Record every published stream as FLV into record_path.
+  std::string record_path;          // Absolute after loading; required when record is true.
+
+  // VOD apps only.
+  std::string root;  // Directory of the media files; absolute after loading; required.
+
+  bool operator==(const AppConfig&) const = default;
+};
+
+// Slow-player policy, applied to every subscriber of a live stream (RTMP and HTTP-FLV players).
+// "Bytes" is what is queued for the player and not yet written to its socket; "delay" is the media
+// time that queue spans (newest minus oldest queued timestamp). Above either soft limit the player
+// loses video inter frames until the next keyframe (audio, metadata and sequence headers are never
+// dropped); above either hard limit it is disconnected with a log line that says why.
+struct PlayerQueueConfig {
+  uint64_t soft_bytes = 2 * kMiB;
+  uint64_t hard_bytes = 16 * kMiB;
+  Duration soft_delay = std::chrono::seconds(3);
+  Duration hard_delay = std::chrono::seconds(15);
+
+  bool operator==(const PlayerQueueConfig&) const = default;
+};
+
+struct RtmpConfig {
+  std::vector<ListenAddress> listen = {{"0.0.0.0", 1935}};
+  uint32_t chunk_size = 4096;           // Our outgoing chunk size, 128..65536.
+  uint32_t window_ack_size = 2500000;   // Window Acknowledgement Size and Peer Bandwidth we announce.
+  uint32_t max_message_size = 16 * kMiB;  // Larger incoming messages close the connection.
+  uint32_t max_connections = 10000;     // Over this, new connections are closed at once; 0 = no limit.
+  Duration handshake_timeout = std::chrono::seconds(10);  // Accept to the end of "connect".
+  Duration idle_timeout = std::chrono::seconds(60);  // Nothing received for this long: close. 0 = never.
+  Duration ping_interval = std::chrono::seconds(20);  // Nothing received for this long: ping. 0 = never.
+  PlayerQueueConfig player_queue;
+
+  bool operator==(const RtmpConfig&) const = default;
+};
+
+struct HttpConfig {
+  bool enabled = false;  // True when the file has an "http:" section, unless it says enabled: false.
+  std::vector<ListenAddress> listen = {{"0.0.0.0", 8080}};
+  std::vector<Cidr> api_allow = {Cidr::loopback_v4(), Cidr::loopback_v6()};  // Empty = anyone.
+  std::string upload_token;  // Uploads need "Authorization: Bearer <token>"; empty disables uploads.
+  uint64_t upload_max_size = 4 * kGiB;
+  std::vector<std::string> upload_extensions = {"flv", "mp4", "m4v", "m4a", "f4v", "mov"};  // Lower case, no dot.
+
+  bool operator==(const HttpConfig&) const = default;
+};
+
+enum class LogLevel { Error, Warn, Info, Debug };
+enum class LogFormat { Text, Json };
+std::string_view log_level_name(LogLevel level);     // "error", "warn", "info", "debug"
+std::string_view log_format_name(LogFormat format);  // "text", "json"
+
+struct LogConfig {
+  LogLevel level = LogLevel::Info;
+  LogFormat format = LogFormat::Text;
+
+  bool operator==(const LogConfig&) const = default;
+};
+
+struct Config {
+  RtmpConfig rtmp;
+  std::vector<AppConfig> apps;  // In file order; at least one after loading.
+  HttpConfig http;
+  LogConfig log;
+  uint32_t workers = 1;  // Event loops; 0 ("auto" in YAML) means one per CPU core.
+
+  // Where the values came from: the file path as given, or "<embedded default>".
+  std::string source;
+  // The absolute directory relative paths were resolved against.
+  std::string base_dir;
+
+  const AppConfig* find_app(std::string_view name) const;
+
+  bool operator==(const Config&) const = default;
+};
+
+}  // namespace sluice::config

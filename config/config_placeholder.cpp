@@ -1,1 +1,0 @@
-// Placeholder until config/ has its loader.

@@ -1,0 +1,113 @@
+// Config -> YAML, for printing the effective configuration at start-up. Every key is written, so
+// the output documents what the server actually runs with; load_string reads it back.
+#include <yaml-cpp/yaml.h>
+
+#include "config/load.hpp"
+#include "config/units.hpp"
+
+namespace sluice::config {
+
+namespace {
+
+constexpr const char* kRedacted = "<redacted>";
+
+void emit_listen(YAML::Emitter& out, const std::vector<ListenAddress>& listen) {
+  out << YAML::Key << "listen" << YAML::Value << YAML::BeginSeq;
+  for (const auto& a : listen) out << a.to_string();
+  out << YAML::EndSeq;
+}
+
+void emit_cidrs(YAML::Emitter& out, const char* key, const std::vector<Cidr>& list) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& c : list) out << c.to_string();
+  out << YAML::EndSeq;
+}
+
+std::string secret(const std::string& value, Secrets secrets) {
+  return value.empty() || secrets == Secrets::Show ? value : std::string(kRedacted);
+}
+
+void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
+  out << YAML::Key << "rtmp" << YAML::Value << YAML::BeginMap;
+  emit_listen(out, rtmp.listen);
+  out << YAML::Key << "chunk_size" << YAML::Value << rtmp.chunk_size;
+  out << YAML::Key << "window_ack_size" << YAML::Value << rtmp.window_ack_size;
+  out << YAML::Key << "max_message_size" << YAML::Value << format_size(rtmp.max_message_size);
+  out << YAML::Key << "max_connections" << YAML::Value << rtmp.max_connections;
+  out << YAML::Key << "handshake_timeout" << YAML::Value << format_duration(rtmp.handshake_timeout);
+  out << YAML::Key << "idle_timeout" << YAML::Value << format_duration(rtmp.idle_timeout);
+  out << YAML::Key << "ping_interval" << YAML::Value << format_duration(rtmp.ping_interval);
+  const PlayerQueueConfig& q = rtmp.player_queue;
+  out << YAML::Key << "player_queue" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "soft_bytes" << YAML::Value << format_size(q.soft_bytes);
+  out << YAML::Key << "hard_bytes" << YAML::Value << format_size(q.hard_bytes);
+  out << YAML::Key << "soft_delay" << YAML::Value << format_duration(q.soft_delay);
+  out << YAML::Key << "hard_delay" << YAML::Value << format_duration(q.hard_delay);
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+}
+
+void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
+  out << YAML::Key << app.name << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "type" << YAML::Value << std::string(app_type_name(app.type));
+  if (app.type == AppType::Vod) {
+    out << YAML::Key << "root" << YAML::Value << app.root;
+  } else {
+    out << YAML::Key << "gop_cache" << YAML::Value << app.gop_cache;
+    out << YAML::Key << "gop_cache_max_frames" << YAML::Value << app.gop_cache_max_frames;
+    out << YAML::Key << "gop_cache_max_bytes" << YAML::Value << format_size(app.gop_cache_max_bytes);
+    out << YAML::Key << "wait_for_publisher" << YAML::Value << app.wait_for_publisher;
+    emit_cidrs(out, "publish_allow", app.publish_allow);
+    out << YAML::Key << "publish_token" << YAML::Value << secret(app.publish_token, secrets);
+    out << YAML::Key << "record" << YAML::Value << app.record;
+    // An empty path is "not set", which the loader spells by leaving the key out.
+    if (!app.record_path.empty()) out << YAML::Key << "record_path" << YAML::Value << app.record_path;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_http(YAML::Emitter& out, const HttpConfig& http, Secrets secrets) {
+  out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "enabled" << YAML::Value << http.enabled;
+  emit_listen(out, http.listen);
+  out << YAML::Key << "api" << YAML::Value << YAML::BeginMap;
+  emit_cidrs(out, "allow", http.api_allow);
+  out << YAML::EndMap;
+  out << YAML::Key << "upload" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "token" << YAML::Value << secret(http.upload_token, secrets);
+  out << YAML::Key << "max_size" << YAML::Value << format_size(http.upload_max_size);
+  out << YAML::Key << "extensions" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const auto& ext : http.upload_extensions) out << ext;
+  out << YAML::EndSeq;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string to_yaml(const Config& config, Secrets secrets) {
+  YAML::Emitter out;
+  out << YAML::Comment("Effective configuration, from " + (config.source.empty() ? "<none>" : config.source));
+  out << YAML::Newline;
+  out << YAML::BeginMap;
+  if (config.workers == 0) {
+    out << YAML::Key << "workers" << YAML::Value << "auto";
+  } else {
+    out << YAML::Key << "workers" << YAML::Value << config.workers;
+  }
+  emit_rtmp(out, config.rtmp);
+  out << YAML::Key << "apps" << YAML::Value << YAML::BeginMap;
+  for (const AppConfig& app : config.apps) emit_app(out, app, secrets);
+  out << YAML::EndMap;
+  emit_http(out, config.http, secrets);
+  out << YAML::Key << "log" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "level" << YAML::Value << std::string(log_level_name(config.log.level));
+  out << YAML::Key << "format" << YAML::Value << std::string(log_format_name(config.log.format));
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  std::string text = out.c_str();
+  text += "\n";
+  return text;
+}
+
+}  // namespace sluice::config

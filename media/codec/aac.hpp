@@ -1,0 +1,24 @@
+// AAC: the AudioSpecificConfig (ISO 14496-3 1.6.2.1) carried by AAC sequence headers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "protocol/result.hpp"
+
+namespace sluice::media {
+
+struct AacConfig {
+  uint8_t object_type = 0;       // 1 Main, 2 LC, 5 SBR (HE-AAC), 29 PS (HE-AACv2), ...
+  uint8_t sampling_index = 0;    // 15 = explicit frequency
+  uint32_t sample_rate = 0;      // output rate: the SBR extension rate for explicit HE-AAC
+  uint8_t channel_config = 0;    // 0 = defined in a program config element
+  uint8_t channels = 0;          // 0 when channel_config is 0 or reserved
+};
+
+protocol::Result<AacConfig> parse_aac_config(std::span<const uint8_t> asc);
+
+std::string_view aac_object_type_name(uint8_t object_type);  // "AAC-LC", "HE-AAC", ...
+
+}  // namespace sluice::media

@@ -1,0 +1,78 @@
+// FlvParser: push-fed FLV reader for uploads, HTTP-FLV pulls and file scans. Feed it bytes in
+// pieces of any size; it returns each tag as soon as its body is complete (without waiting for
+// the PreviousTagSize after it), so a file whose last tag is cut short yields every whole tag and
+// simply reports mid_tag().
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "media/flv.hpp"
+#include "protocol/bytes.hpp"
+#include "protocol/result.hpp"
+
+namespace sluice::media {
+
+struct FlvTag {
+  uint8_t type = 0;
+  bool filter = false;
+  uint32_t timestamp = 0;
+  uint32_t stream_id = 0;
+  protocol::Slice body;  // copied once from the input into its own payload
+};
+
+class FlvParser {
+ public:
+  struct Limits {
+    // Bodies above this are refused before any is buffered (an upload endpoint may want far less
+    // than the format's 16 MiB, so one request cannot pin that much memory).
+    uint32_t max_tag_size = kFlvMaxDataSize;
+  };
+
+  FlvParser() = default;
+  explicit FlvParser(Limits limits) : limits_(limits) {}
+
+  // Consumes all of `bytes`. Returns the tags completed by them. After an error the parser is
+  // failed and every later call returns the same error.
+  protocol::Result<std::vector<FlvTag>> feed(std::span<const uint8_t> bytes);
+
+  const std::optional<FlvFileHeader>& header() const { return header_; }
+  // True when the input so far ends inside a tag header or body: if the stream ends now, its last
+  // tag is truncated (and was not returned).
+  bool mid_tag() const { return state_ == State::TagHeader ? fill_ > 0 : state_ == State::TagBody; }
+  uint64_t tags_parsed() const { return tags_; }
+  // PreviousTagSize fields that disagree with the tag before them (tolerated: many writers get
+  // them wrong, and nothing here depends on them).
+  uint64_t previous_size_mismatches() const { return previous_size_mismatches_; }
+
+ private:
+  enum class State : uint8_t { FileHeader, SkipToBody, PreviousTagSize, TagHeader, TagBody, Failed };
+
+  // Each step consumes a prefix of `in` and returns how much; it may append to `out`.
+  protocol::Result<size_t> step(std::span<const uint8_t> in, std::vector<FlvTag>& out);
+  size_t fill_fixed(std::span<const uint8_t> in, size_t want);
+  protocol::Result<void> on_file_header();
+  protocol::Result<void> on_tag_header(std::vector<FlvTag>& out);
+  void on_previous_tag_size();
+  size_t take_body(std::span<const uint8_t> in, std::vector<FlvTag>& out);
+  void emit(protocol::Slice body, std::vector<FlvTag>& out);
+
+  Limits limits_;
+  State state_ = State::FileHeader;
+  protocol::Error error_;
+  std::array<uint8_t, kFlvTagHeaderSize> fixed_{};  // partial header bytes
+  size_t fill_ = 0;
+  uint64_t skip_ = 0;                               // bytes between the header and DataOffset
+  std::optional<FlvFileHeader> header_;
+  FlvTagHeader tag_;
+  std::vector<uint8_t> body_;                       // a body split across feeds
+  uint32_t last_tag_size_ = 0;                      // expected next PreviousTagSize
+  uint64_t tags_ = 0;
+  uint64_t previous_size_mismatches_ = 0;
+};
+
+}  // namespace sluice::media

@@ -1,1 +1,0 @@
-// Placeholder until media/ has its first module.

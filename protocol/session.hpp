@@ -1,0 +1,218 @@
+// protocol::Session: one RTMP connection's protocol state, sans I/O.
+//
+// The I/O layer feeds received bytes and gets events back; replies and media it asks for are
+// appended to an output buffer it drains and writes. The session runs handshake -> connect ->
+// streams, and handles chunk size, acknowledgements, window size and pings itself, so the
+// application only sees what it must decide on (connect, publish, play, ...) and media.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "protocol/amf_value.hpp"
+#include "protocol/chunk_reader.hpp"
+#include "protocol/chunk_writer.hpp"
+#include "protocol/commands.hpp"
+#include "protocol/control_messages.hpp"
+#include "protocol/handshake.hpp"
+#include "protocol/message.hpp"
+#include "protocol/result.hpp"
+
+namespace sluice::protocol {
+
+enum class SessionRole : uint8_t { Server, Client };
+
+struct SessionOptions {
+  SessionRole role = SessionRole::Server;
+  HandshakeOptions handshake;
+  ChunkReaderLimits chunk_limits;
+  // At most this many createStream per connection: bounds per-connection stream state.
+  uint32_t max_streams = 64;
+  // Window we announce to the peer (server: on connect) and our default ack window for a peer
+  // that never announces one (some encoders stall without acknowledgements).
+  uint32_t window_ack_size = 2'500'000;
+  // Our outgoing chunk size: server sends it on connect, client before connect.
+  uint32_t chunk_size = 4096;
+};
+
+inline SessionOptions options_for(SessionRole role) {
+  SessionOptions o;
+  o.role = role;
+  return o;
+}
+
+// ---- Events (what feed() reports) ----
+struct HandshakeDoneEvent {};
+struct ConnectEvent {
+  ConnectCommand connect;
+};
+struct StreamCreatedEvent {  // server: it answered createStream; client: the server answered ours
+  double transaction_id = 0;
+  uint32_t stream_id = 0;
+};
+struct PublishEvent {
+  uint32_t stream_id = 0;
+  PublishCommand publish;
+};
+struct PlayEvent {
+  uint32_t stream_id = 0;
+  PlayCommand play;
+};
+struct PauseEvent {
+  uint32_t stream_id = 0;
+  bool pause = true;
+  double position_ms = 0;
+};
+struct SeekEvent {
+  uint32_t stream_id = 0;
+  double position_ms = 0;
+};
+struct ReceiveMediaEvent {  // receiveAudio / receiveVideo
+  uint32_t stream_id = 0;
+  bool video = false;
+  bool enabled = true;
+};
+struct CloseStreamEvent {  // closeStream (stream stays allocated) or deleteStream
+  uint32_t stream_id = 0;
+  bool deleted = false;
+};
+struct UnpublishEvent {  // FCUnpublish: the session already answered _result
+  std::string name;
+};
+struct GetStreamLengthEvent {  // the application answers with reply_stream_length()
+  double transaction_id = 0;
+  uint32_t stream_id = 0;
+  std::string name;
+};
+struct SetBufferLengthEvent {
+  uint32_t stream_id = 0;
+  uint32_t buffer_ms = 0;
+};
+struct MediaEvent {  // audio (8), video (9), data (18, or 15 with its format byte removed); aggregates are split
+  Message message;
+};
+struct StatusEvent {  // onStatus / onFCPublish / onFCUnpublish received (client side mostly)
+  uint32_t stream_id = 0;
+  std::string name;
+  amf::Value info;
+  std::string level() const { return info.get_string("level"); }
+  std::string code() const { return info.get_string("code"); }
+};
+struct ResultEvent {  // _result / _error received (client side)
+  uint32_t stream_id = 0;
+  bool error = false;
+  Command command;
+};
+struct CommandEvent {  // any other command; the application may ignore it
+  uint32_t stream_id = 0;
+  Command command;
+};
+struct PingResponseEvent {
+  uint32_t timestamp = 0;
+};
+struct UserControlMessageEvent {  // any other user control event (client side: StreamBegin, StreamEOF, ...)
+  UserControl control;
+};
+
+using SessionEvent = std::variant<HandshakeDoneEvent, ConnectEvent, StreamCreatedEvent, PublishEvent, PlayEvent,
+                                  PauseEvent, SeekEvent, ReceiveMediaEvent, CloseStreamEvent, UnpublishEvent,
+                                  GetStreamLengthEvent, SetBufferLengthEvent, MediaEvent, StatusEvent, ResultEvent,
+                                  CommandEvent, PingResponseEvent, UserControlMessageEvent>;
+
+class Session {
+ public:
+  explicit Session(SessionOptions options = {});
+
+  // Consumes received bytes (any split) and appends what happened to `events`. On error the
+  // session is failed: the caller logs the error and closes the connection.
+  Result<void> feed(std::span<const uint8_t> in, std::vector<SessionEvent>& events);
+
+  // Output: queued wire bytes, in order.
+  void drain_output(std::vector<uint8_t>& out);
+  bool has_output() const { return !out_.empty(); }
+  size_t output_size() const { return out_.size(); }
+
+  bool handshake_done() const { return handshake_.done(); }
+  HandshakeScheme handshake_scheme() const { return handshake_.scheme(); }
+  bool failed() const { return failed_; }
+  // True after a reply that ends the connection (connect rejected): flush output, then close.
+  bool closing() const { return closing_; }
+  void close_after_flush() { closing_ = true; }
+  const ConnectCommand& connect_info() const { return connect_; }
+  uint64_t bytes_received() const;
+  SessionRole role() const { return options_.role; }
+
+  // For the fan-out path: the server writes media with the shared pre-chunked body directly. It
+  // must drain_output() before using the writer so bytes stay in order.
+  ChunkWriter& chunk_writer() { return writer_; }
+
+  // ---- Server replies ----
+  void accept_connect(const amf::Properties& extra_server_props = {});
+  void reject_connect(std::string_view description);
+  void accept_publish(uint32_t stream_id, std::string_view name);
+  void reject_publish(uint32_t stream_id, std::string_view code, std::string_view description);
+  // StreamIsRecorded (VOD), StreamBegin, Play.Reset (when reset), Play.Start, |RtmpSampleAccess.
+  void start_play(uint32_t stream_id, std::string_view name, bool reset, bool recorded);
+  void reply_stream_length(double transaction_id, double seconds);
+  void reply_unpublish(uint32_t stream_id, std::string_view name);  // onFCUnpublish + onStatus Unpublish.Success
+
+  // ---- Client requests ----
+  void connect(std::string_view app, std::string_view tc_url, const amf::Properties& extra = {});
+  double create_stream();  // returns the transaction id; StreamCreatedEvent follows
+  void publish(uint32_t stream_id, std::string_view name, std::string_view type = "live");
+  void play(uint32_t stream_id, std::string_view name, double start = -2, double duration = -1, bool reset = true);
+  void pause(uint32_t stream_id, bool pause, double position_ms);
+  void seek(uint32_t stream_id, double position_ms);
+  void delete_stream(uint32_t stream_id);
+  void set_buffer_length(uint32_t stream_id, uint32_t ms);
+
+  // ---- Both roles ----
+  void send_status(uint32_t stream_id, std::string_view level, std::string_view code, std::string_view description,
+                   amf::Properties extra = {});
+  void send_command(uint32_t stream_id, std::string_view name, double transaction_id, const amf::Value& object,
+                    std::span<const amf::Value> args = {});
+  void send_data(uint32_t stream_id, std::string_view name, std::span<const amf::Value> args = {});
+  void send_user_control(const UserControl& uc);
+  void send_ping_request(uint32_t timestamp);
+  void send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, std::span<const uint8_t> payload);
+  void send_set_chunk_size(uint32_t size);
+
+  static uint32_t media_csid(uint8_t type);
+
+ private:
+  Result<void> on_message(Message& m, std::vector<SessionEvent>& events);
+  Result<void> on_control(const Message& m, std::vector<SessionEvent>& events);
+  Result<void> on_command(const Message& m, std::vector<SessionEvent>& events);
+  Result<void> on_server_command(Command& cmd, uint32_t stream_id, std::vector<SessionEvent>& events);
+  Result<void> on_client_command(Command& cmd, uint32_t stream_id, std::vector<SessionEvent>& events);
+  Result<void> on_aggregate(const Message& m, std::vector<SessionEvent>& events);
+  void maybe_acknowledge();
+  void write_message(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
+                     std::span<const uint8_t> payload);
+  Result<uint32_t> allocate_stream();
+
+  SessionOptions options_;
+  Handshake handshake_;
+  ChunkReader reader_;
+  ChunkWriter writer_;
+  std::vector<uint8_t> out_;
+  // Messages a client asks to send before its handshake finished wait here.
+  std::vector<uint8_t> pending_until_handshake_;
+  std::vector<Message> messages_;  // scratch, reused between feeds
+  ConnectCommand connect_;
+  bool connected_ = false;
+  bool failed_ = false;
+  bool closing_ = false;
+  uint64_t handshake_bytes_ = 0;
+  uint32_t peer_window_ = 0;
+  uint64_t last_ack_at_ = 0;
+  std::vector<uint32_t> streams_;  // allocated message stream ids
+  uint32_t next_stream_id_ = 1;
+  double next_transaction_id_ = 2;
+  std::vector<double> pending_create_stream_;  // client: transaction ids of createStream calls
+};
+
+}  // namespace sluice::protocol

@@ -1,0 +1,212 @@
+// Connection: socket I/O, the write path, timeouts. The RTMP command handling is in rtmp_handlers.cpp.
+#include "server/connection.hpp"
+
+#include "server/live_player.hpp"
+#include "server/live_publisher.hpp"
+#include "server/logging.hpp"
+#include "server/server.hpp"
+
+namespace sluice::server {
+
+namespace {
+// One batch carries at most this much, so one fast connection cannot monopolise a loop iteration.
+constexpr size_t kBatchMaxBytes = 512 * 1024;
+
+protocol::SessionOptions session_options(const config::Config& cfg) {
+  protocol::SessionOptions o;
+  o.role = protocol::SessionRole::Server;
+  o.chunk_size = cfg.rtmp.chunk_size;
+  o.window_ack_size = cfg.rtmp.window_ack_size;
+  o.chunk_limits.max_message_size = cfg.rtmp.max_message_size;
+  return o;
+}
+}  // namespace
+
+Connection::Connection(Server& server, uint64_t id)
+    : server_(server), id_(id), session_(session_options(server.config())) {
+  started_ms_ = last_receive_ms_ = last_ping_ms_ = server.now_ms();
+}
+
+int Connection::accept(uv_stream_t* listener) {
+  uv_tcp_init(server_.loop(), &tcp_);
+  tcp_.data = this;
+  int rc = uv_accept(listener, reinterpret_cast<uv_stream_t*>(&tcp_));
+  if (rc != 0) return rc;
+  uv_tcp_nodelay(&tcp_, 1);
+  sockaddr_storage ss{};
+  int len = sizeof ss;
+  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    char host[INET6_ADDRSTRLEN] = {0};
+    if (ss.ss_family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+      uv_ip4_name(in, host, sizeof host);
+      peer_ = std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
+      auto* b = reinterpret_cast<const uint8_t*>(&in->sin_addr);
+      peer_address_.assign(b, b + 4);
+    } else {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+      uv_ip6_name(in6, host, sizeof host);
+      peer_ = "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
+      auto* b = reinterpret_cast<const uint8_t*>(&in6->sin6_addr);
+      peer_address_.assign(b, b + 16);
+    }
+  }
+  SLUICE_LOG_DEBUG("conn={} event=accept peer={}", id_, peer_);
+  return uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &Connection::on_alloc, &Connection::on_read);
+}
+
+void Connection::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  auto* self = static_cast<Connection*>(handle->data);
+  *buf = self->server_.read_buffer();
+}
+
+void Connection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  auto* self = static_cast<Connection*>(stream->data);
+  if (nread == 0) return;
+  if (nread < 0) {
+    self->close(nread == UV_EOF ? "peer closed" : std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
+    return;
+  }
+  self->on_bytes({reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread)});
+}
+
+void Connection::on_bytes(std::span<const uint8_t> bytes) {
+  if (closing_) return;
+  bytes_in_ += bytes.size();
+  last_receive_ms_ = server_.now_ms();
+  events_.clear();
+  auto fed = session_.feed(bytes, events_);
+  for (auto& ev : events_) {
+    if (closing_) break;
+    handle_event(ev);
+  }
+  events_.clear();
+  if (closing_) return;
+  if (!fed) {
+    SLUICE_LOG_WARN("conn={} peer={} event=protocol_error error=\"{}\"", id_, peer_, fed.error().message());
+    close("protocol error: " + fed.error().message());
+    return;
+  }
+  if (session_.has_output()) request_flush();
+}
+
+void Connection::request_flush() {
+  if (!closing_) server_.request_flush(this);
+}
+
+size_t Connection::write_queue_bytes() const {
+  return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
+}
+
+void Connection::flush() {
+  if (writing_ || closing_) return;
+  batch_.clear();
+  if (session_.has_output()) {
+    std::vector<uint8_t>& arena = batch_.arena();
+    size_t old = arena.size();
+    session_.drain_output(arena);
+    batch_.after_arena_append(old);
+  }
+  bool more = false;
+  for (auto& p : players_) {
+    if (batch_.bytes() >= kBatchMaxBytes) {
+      more = true;
+      break;
+    }
+    more |= p->fill(batch_, session_.chunk_writer(), kBatchMaxBytes - batch_.bytes());
+  }
+  if (batch_.empty()) {
+    if (session_.closing()) close("closed after reply");
+    return;
+  }
+  auto bufs = batch_.finalize();
+  batch_.req.data = this;
+  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data(),
+                    static_cast<unsigned>(bufs.size()), &Connection::on_write);
+  if (rc != 0) {
+    close(std::string("write failed: ") + uv_strerror(rc));
+    return;
+  }
+  writing_ = true;
+  bytes_out_ += batch_.bytes();
+  (void)more;  // the write callback flushes again if anything is left
+}
+
+void Connection::on_write(uv_write_t* req, int status) {
+  auto* self = static_cast<Connection*>(req->data);
+  self->writing_ = false;
+  self->batch_.clear();
+  if (status < 0) {
+    if (status != UV_ECANCELED) self->close(std::string("write error: ") + uv_strerror(status));
+    return;
+  }
+  if (self->closing_) return;
+  // Whatever queued up while this batch was in flight goes out now, as the next batch.
+  self->flush();
+}
+
+void Connection::on_tick(uint64_t now) {
+  const auto& rtmp = server_.config().rtmp;
+  if (!session_.handshake_done() || !connected_) {
+    if (now - started_ms_ > static_cast<uint64_t>(rtmp.handshake_timeout.count())) {
+      close(session_.handshake_done() ? "connect timeout" : "handshake timeout");
+    }
+    return;
+  }
+  uint64_t silent = now - last_receive_ms_;
+  if (rtmp.idle_timeout.count() > 0 && silent > static_cast<uint64_t>(rtmp.idle_timeout.count())) {
+    close("idle timeout (nothing received for " + std::to_string(silent / 1000) + " s)");
+    return;
+  }
+  // Players send little; a ping tells live peers from dead ones before the idle timeout.
+  if (rtmp.ping_interval.count() > 0 && silent > static_cast<uint64_t>(rtmp.ping_interval.count()) &&
+      now - last_ping_ms_ > static_cast<uint64_t>(rtmp.ping_interval.count())) {
+    last_ping_ms_ = now;
+    session_.send_ping_request(static_cast<uint32_t>(now));
+    request_flush();
+  }
+}
+
+void Connection::shutdown_gracefully() {
+  if (closing_) return;
+  end_streams();
+  session_.close_after_flush();
+  request_flush();
+}
+
+void Connection::schedule_close(std::string reason) {
+  if (closing_ || !pending_close_reason.empty()) return;
+  pending_close_reason = std::move(reason);
+  server_.request_flush(this);
+}
+
+void Connection::end_streams() {
+  // Publishers first: ending a publication notifies its players (maybe on this connection).
+  publishers_.clear();
+  players_.clear();
+}
+
+void Connection::close(const std::string& reason) {
+  if (closing_) return;
+  end_streams();
+  closing_ = true;
+  server_.cancel_flush(this);
+  uint64_t duration = server_.now_ms() - started_ms_;
+  SLUICE_LOG_INFO("conn={} peer={} app={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id_,
+                  peer_, app_.empty() ? "-" : app_, reason, bytes_in_, bytes_out_, duration);
+  if (uv_is_active(reinterpret_cast<uv_handle_t*>(&tcp_))) uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  if (tcp_.loop != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &Connection::on_closed);
+  } else {
+    server_.on_connection_closed(this);
+    delete this;
+  }
+}
+
+void Connection::on_closed(uv_handle_t* handle) {
+  auto* self = static_cast<Connection*>(handle->data);
+  self->server_.on_connection_closed(self);
+  delete self;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,37 @@
+// StreamRegistry: "app/stream" -> the live hub of that name and who publishes to it.
+// A hub exists while it has a publisher or players; the last one out removes it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "media/stream_hub.hpp"
+
+namespace sluice::server {
+
+class Connection;
+
+class StreamRegistry {
+ public:
+  struct Entry {
+    std::unique_ptr<media::StreamHub> hub;
+    Connection* publisher = nullptr;  // nullptr while nobody publishes
+  };
+
+  media::StreamHub* find(const std::string& key);
+  media::StreamHub& get_or_create(const std::string& key, const media::StreamHub::Options& options);
+  // Claims the name for a publisher; false if someone else already publishes it.
+  bool claim_publisher(const std::string& key, Connection* publisher, const media::StreamHub::Options& options);
+  void release_publisher(const std::string& key, Connection* publisher);
+  // Removes the hub when nobody publishes or plays it any more.
+  void remove_if_unused(const std::string& key);
+  size_t size() const { return entries_.size(); }
+  const std::unordered_map<std::string, Entry>& entries() const { return entries_; }
+
+ private:
+  std::unordered_map<std::string, Entry> entries_;
+};
+
+}  // namespace sluice::server
