@@ -5,7 +5,6 @@
 #include "media/codec/flv_audio.hpp"
 #include "media/codec/flv_video.hpp"
 #include "media/codec/hevc.hpp"
-#include "protocol/byte_io.hpp"
 
 namespace sluice::media {
 

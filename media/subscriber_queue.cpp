@@ -12,6 +12,7 @@ size_t track_index(uint32_t track) { return track < 256 ? track : 255; }
 
 SubscriberQueue::PushResult SubscriberQueue::push(FramePtr f, uint64_t extra_pending_bytes) {
   if (overflowed_) return PushResult::Overflow;
+  if (!f) return PushResult::Dropped;
   const uint64_t size = f->payload.size();
   const uint64_t pending = bytes_ + extra_pending_bytes;
   const uint32_t span = span_to(f->timestamp);

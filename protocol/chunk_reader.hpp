@@ -9,7 +9,11 @@
 //  3. Set Chunk Size (type 1) and Abort (type 2) are applied by the reader the moment they
 //     complete, because they change how the very next bytes parse; they are also delivered so
 //     the session can see them.
-//  4. After feed() fails the reader is unusable: failed() is true and every later feed()
+//  4. Lenient where real peers need it: fmt 1/2 on a fresh csid assume zero fields (librtmp
+//     pings); a fmt 0/1/2 header on a csid with a partial message discards the partial message
+//     and starts the new one (SRS rejects the stream); both extended-timestamp conventions on
+//     type-3 continuation chunks are detected (PROTOCOL.md 4.3).
+//  5. After feed() fails the reader is unusable: failed() is true and every later feed()
 //     returns the same error. The session should close the connection.
 //
 // feed() errors:

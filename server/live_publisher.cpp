@@ -26,7 +26,7 @@ void LivePublisher::on_message(protocol::Message& m) {
   protocol::Slice payload = std::move(m.payload);
   if (m.type == protocol::msg_type::kDataAmf0) {
     // "@setDataFrame onMetaData {...}" is stored and relayed as "onMetaData {...}".
-    payload = media::strip_set_data_frame(std::move(payload));
+    if (auto stripped = media::strip_set_data_frame(payload)) payload = std::move(*stripped);
   }
   ++frames_;
   bytes_ += payload.size();
@@ -34,7 +34,7 @@ void LivePublisher::on_message(protocol::Message& m) {
   hub_->publish(frame);
   if (!logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
     logged_codecs_ = true;
-    SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", conn_.id(), key_, hub_->info().to_string());
+    SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", conn_.id(), key_, hub_->info().summary());
   }
 }
 

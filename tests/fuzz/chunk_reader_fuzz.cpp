@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -82,10 +83,7 @@ std::vector<uint8_t> encode(const std::vector<Message>& messages) {
 bool same(const Message& a, const Message& b) {
   if (a.csid != b.csid || a.type != b.type || a.timestamp != b.timestamp || a.stream_id != b.stream_id) return false;
   if (a.payload.size() != b.payload.size()) return false;
-  for (size_t i = 0; i < a.payload.size(); ++i) {
-    if (a.payload[i] != b.payload[i]) return false;
-  }
-  return true;
+  return a.payload.empty() || std::memcmp(a.payload.data(), b.payload.data(), a.payload.size()) == 0;
 }
 
 void check_equal(const std::vector<Message>& a, const std::vector<Message>& b) {

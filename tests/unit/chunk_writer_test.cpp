@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -222,7 +223,7 @@ void check_decodes_to(const Bytes& wire, const std::vector<Msg>& sent, uint32_t 
 
 TEST_CASE("writer -> reader round trip for random messages and chunk sizes") {
   for (uint32_t chunk_size : {1u, 128u, 4096u, 65536u}) {
-    for (uint32_t seed = 1; seed <= 6; ++seed) {
+    for (uint32_t seed = 1; seed <= 3; ++seed) {
       CAPTURE(chunk_size);
       CAPTURE(seed);
       std::mt19937 rng(seed * 7919 + chunk_size);
@@ -236,7 +237,7 @@ TEST_CASE("writer -> reader round trip for random messages and chunk sizes") {
         sent.push_back({2, 1, 0, 0, u32_payload(chunk_size)});
         w.set_chunk_size(chunk_size);
       }
-      const int count = chunk_size == 1 ? 40 : 150;
+      const int count = chunk_size == 1 ? 40 : 120;
       for (int i = 0; i < count; ++i) {
         Msg m = random_message(rng, last_ts);
         w.write(m.csid, m.type, m.timestamp, m.stream_id, m.payload, wire);
@@ -307,6 +308,7 @@ TEST_CASE("write_first_header + body == write() for the same state sequence") {
       ChunkedBody body = chunk_body(m.payload, m.csid, chunk_size);
       uint8_t header[kMaxChunkHeaderSize];
       size_t header_len = 0;
+      const size_t before = shared_wire.size();
       if (shared.write_first_header(m.csid, m.type, m.timestamp, m.stream_id, body, header, header_len)) {
         ++used_shared;
         CHECK(header_len <= kMaxChunkHeaderSize);
@@ -317,7 +319,8 @@ TEST_CASE("write_first_header + body == write() for the same state sequence") {
         shared.write(m.csid, m.type, m.timestamp, m.stream_id, m.payload, shared_wire);
       }
       plain.write(m.csid, m.type, m.timestamp, m.stream_id, m.payload, plain_wire);
-      REQUIRE(shared_wire == plain_wire);
+      REQUIRE(shared_wire.size() == plain_wire.size());
+      REQUIRE(std::equal(shared_wire.begin() + long(before), shared_wire.end(), plain_wire.begin() + long(before)));
     }
     CHECK(used_shared > 0);
     CHECK(fell_back > 0);

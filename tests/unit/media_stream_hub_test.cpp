@@ -336,7 +336,7 @@ TEST_CASE("GopCache: nothing before the first key frame, audio rides along") {
   gop.push(video_seq());  // never cached here
   CHECK(gop.frame_count() == 2);
   // A key frame of another track does not start a GOP.
-  gop.push(frame(mt::kVideo, 50, {0x93, 0x00, 'a', 'v', 'c', '1', 1, 0x65}));
+  gop.push(frame(mt::kVideo, 50, {0x96, 0x03, 'a', 'v', 'c', '1', 1, 0x65}));
   CHECK(gop.frame_count() == 3);
   gop.clear();
   CHECK_FALSE(gop.video_seen());

@@ -93,15 +93,18 @@ TEST_CASE("key frames are kept above the soft limit") {
 }
 
 TEST_CASE("the wait for a key frame is per track") {
-  SubscriberQueue q({0, 0, 0, 0});
-  // Force track 1 into the waiting state with a soft limit, then lift it.
-  SubscriberQueue tight({1, 0, 0, 0});
-  CHECK(tight.push(track_key(1, 0)) == R::Queued);
-  CHECK(tight.push(track_inter(1, 40)) == R::Dropped);
-  CHECK(tight.push(track_key(2, 40)) == R::Queued);
-  CHECK(tight.push(track_inter(1, 80)) == R::Dropped);  // track 2's key frame does not help
-  CHECK(tight.push(track_key(1, 120)) == R::Queued);
-  CHECK(q.push(track_inter(1, 0)) == R::Queued);  // no limits: nothing dropped
+  SubscriberQueue q({10, 0, 0, 0});  // track frames below are 8 bytes: two exceed the soft limit
+  CHECK(q.push(track_key(1, 0)) == R::Queued);
+  CHECK(q.push(track_inter(1, 40)) == R::Dropped);
+  drain(q);
+  CHECK(q.push(track_key(2, 40)) == R::Queued);
+  drain(q);
+  CHECK(q.push(track_inter(1, 80)) == R::Dropped);  // track 2's key frame does not help track 1
+  CHECK(q.push(track_inter(2, 80)) == R::Queued);   // track 2 lost nothing
+  drain(q);
+  CHECK(q.push(track_key(1, 120)) == R::Queued);
+  drain(q);
+  CHECK(q.push(track_inter(1, 160)) == R::Queued);
 }
 
 TEST_CASE("overflow past the hard limit is sticky") {
@@ -120,10 +123,11 @@ TEST_CASE("overflow past the hard limit is sticky") {
 
 TEST_CASE("bytes already handed to the socket count") {
   SubscriberQueue q({250, 1000, 0, 0});
-  CHECK(q.push(key(0), 200) == R::Queued);  // a key frame is kept anyway
-  CHECK(q.push(inter(40), 0) == R::Dropped);
-  CHECK(q.push(key(80), 0) == R::Queued);
-  CHECK(q.push(audio(90), 900) == R::Overflow);
+  CHECK(q.push(key(0)) == R::Queued);
+  CHECK(q.push(inter(40)) == R::Queued);
+  CHECK(q.push(inter(80), 100) == R::Dropped);  // 200 queued + 100 in the socket + 100 > 250
+  CHECK(q.push(key(120), 100) == R::Queued);  // a key frame is kept anyway
+  CHECK(q.push(audio(130), 700) == R::Overflow);  // 300 + 700 + 100 > 1000
 }
 
 TEST_CASE("a single frame never overflows on its own") {

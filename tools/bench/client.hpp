@@ -1,0 +1,56 @@
+// Client: what the runner drives, whatever the protocol (RTMP player, RTMP publisher, and later
+// HTTP-FLV player), plus the per-client figures it records.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sluice::bench {
+
+enum class ClientRole : uint8_t { Player, Publisher };
+
+struct ClientStats {
+  ClientRole role = ClientRole::Player;
+  uint32_t index = 0;
+  uint32_t url_index = 0;
+  int64_t started_ns = 0;  // when the TCP connect was issued (0: never started)
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t messages_in = 0;   // audio, video and data messages received
+  uint64_t messages_out = 0;  // audio, video and data messages sent
+  // Time to first video picture from the moment play was sent; -1 until it arrives.
+  int64_t ttff_ns = -1;
+  bool first_frame_keyframe = false;
+  uint32_t stalls = 0;
+  uint32_t non_monotonic = 0;  // messages whose timestamp went back against the previous of their type
+  uint32_t loops = 0;          // publisher: times the file was restarted
+  uint64_t max_backlog = 0;    // publisher: largest unsent output seen, bytes
+  bool ok = false;             // player: media arrived; publisher: Publish.Start arrived
+  bool ended = false;          // the server said the play ended (VOD end, StreamEOF, Play.Stop)
+  bool failed = false;
+  std::string fail_reason;
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+  // Starts connecting. Called once, by the ramp-up.
+  virtual void start() = 0;
+  // Periodic housekeeping (stall detection), a few times a second.
+  virtual void tick(int64_t now_ns) = 0;
+  // End of the run: records what is still pending (a player with no media yet has failed) and
+  // closes the handles. The loop must then run until they are closed before destruction.
+  virtual void stop() = 0;
+  // Refreshes byte counters and returns the figures.
+  virtual const ClientStats& stats() = 0;
+
+ protected:
+  // Records the first reason only: later ones are usually consequences of it.
+  static void mark_failed(ClientStats& s, const std::string& reason) {
+    if (s.failed) return;
+    s.failed = true;
+    s.fail_reason = reason;
+  }
+};
+
+}  // namespace sluice::bench

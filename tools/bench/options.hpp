@@ -1,0 +1,38 @@
+// BenchOptions: everything the command line decides, as one plain struct the runner reads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::bench {
+
+enum class Mode : uint8_t {
+  Play,     // N players of one or several RTMP URLs
+  Publish,  // M publishers of an FLV file, paced in real time, looping
+  Latency,  // one publisher and K players in this process: delay through the server
+  HttpFlv,  // N HTTP-FLV players: reserved, see runner.cpp make_clients()
+};
+
+const char* mode_name(Mode m);
+
+struct BenchOptions {
+  Mode mode = Mode::Play;
+  // rtmp://host[:port]/app/stream; clients take them round-robin. "{i}" in a URL becomes the
+  // client's index, so one URL can address many streams.
+  std::vector<std::string> urls;
+  uint32_t clients = 1;         // players (play, latency) or publishers (publish)
+  double rate = 200;            // new connections per second during ramp-up; 0 = all at once
+  double duration_s = 30;       // the whole run, ramp-up included; always bounded
+  uint32_t chunk_size = 4096;   // our outgoing chunk size (Set Chunk Size sent before connect)
+  uint32_t buffer_ms = 3000;    // SetBufferLength sent after play (ffmpeg's default)
+  double start_s = -1;          // play start: -1 live (sent as -1000, like ffmpeg), >= 0 VOD seconds
+  uint32_t stall_ms = 1000;     // media time behind wall time by more than this is a stall
+  std::string flv_file;         // publish / latency: the FLV to send
+  std::string json_file;        // also write the summary as JSON here
+  bool per_client = false;      // include one record per client in the JSON
+  bool quiet = false;           // no progress lines
+  uint32_t allow_failures = 0;  // exit 0 while failed clients <= this
+};
+
+}  // namespace sluice::bench
