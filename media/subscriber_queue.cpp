@@ -49,11 +49,17 @@ bool SubscriberQueue::should_drop(const Frame& f, bool above_soft) {
 }
 
 // Timestamps wrap: the serial-number difference, clamped at 0 for frames that go backwards
-// (audio and video interleave a few ms out of order).
+// (audio and video interleave a few ms out of order). The span starts at the oldest queued media
+// frame: metadata and sequence headers replayed to a late joiner carry the publication's first
+// timestamps (often 0), which say nothing about how far behind the player is.
 uint32_t SubscriberQueue::span_to(uint32_t newest) const {
-  if (count_ == 0) return 0;
-  const int32_t d = static_cast<int32_t>(newest - slot(0)->timestamp);
-  return d > 0 ? static_cast<uint32_t>(d) : 0;
+  for (size_t i = 0; i < count_ && i < kSpanScanFrames; ++i) {
+    const Frame& f = *slot(i);
+    if (f.kind == FrameKind::Data || f.sequence_header) continue;
+    const int32_t d = static_cast<int32_t>(newest - f.timestamp);
+    return d > 0 ? static_cast<uint32_t>(d) : 0;
+  }
+  return 0;
 }
 
 uint32_t SubscriberQueue::span_ms() const { return span_to(newest_ts_); }

@@ -55,6 +55,8 @@ class SubscriberQueue {
 
  private:
   static constexpr size_t kMaxTracks = 256;  // E-RTMP track ids are a u8
+  // Leading non-media frames (metadata, sequence headers per track) skipped when measuring the span.
+  static constexpr size_t kSpanScanFrames = 16;
 
   uint32_t span_to(uint32_t newest) const;
   bool over_hard(uint64_t pending, uint64_t size, uint32_t span) const;

@@ -194,3 +194,105 @@ def stop_proc(p, timeout=5):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+def media_runs(tags):
+    """Per media type, the list of payload hashes of non-sequence-header audio/video tags."""
+    runs = {8: [], 9: []}
+    for t, ts, md5, size, head in tags:
+        if t not in runs:
+            continue
+        if t == 9 and len(head) >= 2 and (head[0] & 0x0F) == 7 and head[1] == 0:
+            continue
+        if t == 8 and len(head) >= 2 and (head[0] >> 4) == 10 and head[1] == 0:
+            continue
+        runs[t].append(md5)
+    return runs
+
+
+def contiguous_in(needle, haystack):
+    """Index where `needle` occurs as a contiguous run in `haystack`, or -1."""
+    if not needle:
+        return -1
+    first = needle[0]
+    for i, h in enumerate(haystack):
+        if h == first and haystack[i:i + len(needle)] == needle:
+            return i
+    return -1
+
+
+def check_same_packets(name, received_path, source_tags, min_video=20, min_audio=20, trim_tail=2):
+    """The received FLV's audio/video payloads are a contiguous run of the source's, starting on a
+    keyframe, with monotonic timestamps. The last `trim_tail` packets may be cut by the kill."""
+    tags = flv_tags(received_path)
+    check(len(tags) > 0, f"{name}: received an FLV stream ({len(tags)} tags)")
+    src = media_runs(source_tags)
+    got = media_runs(tags)
+    for t, minimum, label in ((9, min_video, "video"), (8, min_audio, "audio")):
+        run = got[t][:-trim_tail] if trim_tail and len(got[t]) > trim_tail else got[t]
+        check(len(run) >= minimum, f"{name}: {len(run)} {label} packets (>= {minimum})")
+        pos = contiguous_in(run, src[t])
+        check(pos >= 0, f"{name}: {label} payloads are a contiguous run of the source's (at packet {pos})")
+    first_video = next((tg for tg in tags if tg[0] == 9 and not ((tg[4][0] & 0x0F) == 7 and tg[4][1] == 0)), None)
+    check(first_video is not None and (first_video[4][0] >> 4) == 1, f"{name}: first video packet is a keyframe")
+    for t in (8, 9):
+        stamps = [tg[1] for tg in tags if tg[0] == t]
+        check(all(b >= a for a, b in zip(stamps, stamps[1:])), f"{name}: type {t} timestamps are monotonic")
+    return tags
+
+
+def probe(url, *args, timeout=30):
+    """Runs tools/rtmp-probe and returns its output lines."""
+    cmd = ["timeout", "-k", "2", str(timeout), binary("tools/rtmp-probe"), url] + [str(a) for a in args]
+    return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()
+
+
+def probe_async(url, *args, timeout=60):
+    cmd = ["timeout", "-k", "2", str(timeout), binary("tools/rtmp-probe"), url] + [str(a) for a in args]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def probe_events(lines, kind):
+    """Parsed probe lines of a kind ('video', 'audio', 'status', ...): (ms, fields dict, raw)."""
+    out = []
+    for line in lines:
+        parts = line.split()
+        if not parts or parts[0] != kind:
+            continue
+        ms = int(parts[1].lstrip("+")) if len(parts) > 1 and parts[1].startswith("+") else 0
+        fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
+        fields["_words"] = [p for p in parts[2:] if "=" not in p]
+        out.append((ms, fields, line))
+    return out
+
+
+def rtmp_handshake(port):
+    """A raw socket past the simple handshake, for sending hostile bytes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    c1 = bytes(8) + os.urandom(1528)
+    s.sendall(b"\x03" + c1)
+    need = 1 + 1536 * 2
+    got = b""
+    while len(got) < need:
+        chunk = s.recv(need - len(got))
+        if not chunk:
+            raise RuntimeError("server closed during handshake")
+        got += chunk
+    s.sendall(got[1:1537])  # C2 = echo of S1
+    return s
+
+
+def closed_by_peer(sock, timeout=5.0):
+    """True when the server closes the socket (reads EOF or reset) within the timeout."""
+    sock.settimeout(timeout)
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline:
+            data = sock.recv(65536)
+            if not data:
+                return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+    return False

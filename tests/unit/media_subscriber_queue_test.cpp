@@ -155,6 +155,20 @@ TEST_CASE("millisecond limits use the timestamp span of the queue") {
   CHECK(w.push(audio(0x00000D00u)) == R::Overflow);
 }
 
+TEST_CASE("a late joiner's replay (metadata and sequence headers at 0, GOP much later) is not a backlog") {
+  SubscriberQueue q({0, 0, 3000, 15000});
+  CHECK(q.push(metadata(0)) == R::Queued);
+  CHECK(q.push(video_seq(0)) == R::Queued);
+  CHECK(q.push(frame(mt::kAudio, 0, {0xaf, 0, 0x12, 0x10})) == R::Queued);
+  CHECK(q.push(key(60000)) == R::Queued);
+  for (uint32_t ts = 60040; ts < 61900; ts += 40) CHECK(q.push(inter(ts)) == R::Queued);
+  CHECK(q.dropped_frames() == 0);
+  CHECK(q.span_ms() == 1880);
+  // Real backlog still counts from the first media frame.
+  CHECK(q.push(inter(63100)) == R::Dropped);
+  CHECK(q.push(audio(76000)) == R::Overflow);
+}
+
 TEST_CASE("pop_batch honours frame and byte budgets") {
   SubscriberQueue q({0, 0, 0, 0});
   std::vector<FramePtr> sent;
