@@ -48,7 +48,7 @@ check(closed_by_peer(s), "Set Chunk Size 0: connection closed")
 
 # A client that never completes the handshake is closed by the handshake timeout (10 s default) -
 # checked in the log only if it happened within the test; the other checks do not wait for it.
-lines = watcher.communicate()[0].splitlines()
+lines = watcher.lines()
 stop_proc(pub)
 check(server.alive(), "server still running")
 rc = server.stop()

@@ -29,8 +29,8 @@ pub2 = publish_ffmpeg(src, url)
 time.sleep(4)
 late = probe(url, "--duration", "2")
 stop_proc(pub2)
-early_lines = early.communicate()[0].splitlines()
-waiting_lines = waiting.communicate()[0].splitlines()
+early_lines = early.lines()
+waiting_lines = waiting.lines()
 rc = server.stop()
 
 for name, lines in (("early player", early_lines), ("waiting player", waiting_lines)):
