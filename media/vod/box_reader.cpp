@@ -70,6 +70,18 @@ Result<BoxWalker> BoxWalker::children(const Box& box, size_t skip) const {
   return BoxWalker(box.payload.subspan(skip), *budget_, depth_ + 1);
 }
 
+Result<std::optional<FoundBox>> find_child(const BoxWalker& walker, const Box& box, uint32_t type, size_t skip) {
+  auto children = walker.children(box, skip);
+  if (!children) return std::move(children).error();
+  Box child;
+  for (;;) {
+    auto more = children->next(child);
+    if (!more) return std::move(more).error();
+    if (!*more) return std::optional<FoundBox>{};
+    if (child.type == type) return std::optional<FoundBox>{FoundBox{child, *children}};
+  }
+}
+
 Result<FullBox> full_box(const Box& box) {
   if (box.payload.size() < kFullBoxHeaderSize) return Error(Errc::Truncated, "box '" + box_type_name(box.type) + "'");
   FullBox f;

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -84,6 +85,16 @@ class BoxWalker {
   BoxBudget* budget_;
   uint32_t depth_;
 };
+
+// A box found among another box's children, with the walker of its level, to descend into it.
+struct FoundBox {
+  Box box;
+  BoxWalker level;
+};
+// The first child of type `type` of `box` (produced by `walker`; its children start `skip` bytes
+// into its payload), or nullopt. Errors from walking the children.
+protocol::Result<std::optional<FoundBox>> find_child(const BoxWalker& walker, const Box& box, uint32_t type,
+                                                     size_t skip = 0);
 
 // A full box's version, flags and the body after them.
 struct FullBox {

@@ -26,8 +26,10 @@ uint32_t MediaIndex::seek(uint32_t ms) const {
                                [](uint32_t t, const Keyframe& k) { return t < k.time_ms; });
     return it == keyframes.begin() ? keyframes.front().sample : std::prev(it)->sample;
   }
-  auto it = std::upper_bound(samples.begin(), samples.end(), ms,
-                             [](uint32_t t, const Sample& s) { return t < s.dts_ms; });
+  // No video keyframes (audio only): the sample before the first one later than `ms`. A linear
+  // scan, because FLV tags in file order need not be sorted by time; this is a rare path
+  // (audio-only files) and a 2-hour AAC file has 300k samples.
+  auto it = std::find_if(samples.begin(), samples.end(), [ms](const Sample& s) { return s.dts_ms > ms; });
   return it == samples.begin() ? 0 : static_cast<uint32_t>(std::prev(it) - samples.begin());
 }
 

@@ -12,7 +12,7 @@ using protocol::Errc;
 using protocol::Error;
 using protocol::Result;
 
-Mp4Demuxer::Mp4Demuxer(uint64_t file_size) : file_size_(file_size) {}
+Mp4Demuxer::Mp4Demuxer(uint64_t file_size, Limits limits) : file_size_(file_size), limits_(limits) {}
 
 ByteRange Mp4Demuxer::next_request() const {
   switch (state_) {
@@ -61,7 +61,7 @@ Result<bool> Mp4Demuxer::step_box_header(std::span<const uint8_t> avail) {
   if (!h) return std::move(h).error().wrap("top-level box at " + std::to_string(pos_));
   if (h->type == box_type("moof")) return Error(Errc::Unsupported, "fragmented MP4 is not supported");
   if (h->type == box_type("moov")) {
-    if (h->size > kMaxMoovBytes) return Error(Errc::LimitExceeded, "moov box of " + std::to_string(h->size) + " bytes");
+    if (h->size > limits_.max_moov_bytes) return Error(Errc::LimitExceeded, "moov box of " + std::to_string(h->size) + " bytes");
     moov_size_ = h->size;
     moov_header_ = h->header_size;
     state_ = State::Movie;
@@ -73,7 +73,8 @@ Result<bool> Mp4Demuxer::step_box_header(std::span<const uint8_t> avail) {
 
 Result<bool> Mp4Demuxer::step_movie(std::span<const uint8_t> avail) {
   if (avail.size() < moov_size_) return false;
-  auto index = parse_mp4_movie(avail.subspan(moov_header_, static_cast<size_t>(moov_size_ - moov_header_)), file_size_);
+  const auto payload = avail.subspan(moov_header_, static_cast<size_t>(moov_size_ - moov_header_));
+  auto index = parse_mp4_movie(payload, file_size_, limits_.max_samples);
   if (!index) return std::move(index).error().wrap("moov");
   index_ = std::move(*index);
   state_ = State::Done;

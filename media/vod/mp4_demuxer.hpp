@@ -10,8 +10,8 @@
 //  3. finish() once, to get the index.
 //
 // Rules:
-//  1. moov may be before or after mdat. A moov larger than kMaxMoovBytes is refused before the
-//     caller is asked to read it.
+//  1. moov may be before or after mdat. A moov larger than Limits::max_moov_bytes is refused
+//     before the caller is asked to read it.
 //  2. Fragmented MP4 (a moof box, or mvex inside moov) is refused: Errc::Unsupported "fragmented
 //     MP4 is not supported".
 //  3. A top-level box that claims to extend past the end of the file is an error. The scan stops
@@ -24,6 +24,7 @@
 #include <span>
 
 #include "media/vod/media_index.hpp"
+#include "media/vod/mp4_sample_table.hpp"
 #include "protocol/result.hpp"
 
 namespace sluice::media::vod {
@@ -37,7 +38,16 @@ inline constexpr uint32_t kMaxTopLevelBoxes = 1000;
 
 class Mp4Demuxer {
  public:
-  explicit Mp4Demuxer(uint64_t file_size);
+  struct Limits {
+    uint64_t max_moov_bytes = kMaxMoovBytes;
+    // A constant-size stsz can declare up to file_size / sample_size samples without a byte of
+    // table: a server that indexes untrusted uploads may want far fewer than kMaxMp4Samples
+    // (24 bytes of index each).
+    uint32_t max_samples = kMaxMp4Samples;
+  };
+
+  explicit Mp4Demuxer(uint64_t file_size) : Mp4Demuxer(file_size, Limits{}) {}
+  Mp4Demuxer(uint64_t file_size, Limits limits);
 
   // The bytes needed next. Empty once done() or failed.
   ByteRange next_request() const;
@@ -63,6 +73,7 @@ class Mp4Demuxer {
   protocol::Result<void> fail(protocol::Error e);
 
   uint64_t file_size_;
+  Limits limits_;
   uint64_t pos_ = 0;        // the next top-level box, or the moov box
   uint64_t moov_size_ = 0;  // whole box once found
   uint8_t moov_header_ = 0;

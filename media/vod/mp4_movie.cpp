@@ -96,15 +96,14 @@ Result<std::vector<Sample>> track_samples(const std::optional<Mp4Track>& t, uint
   return samples;
 }
 
-// Decode order; at equal times, file order, so that reads stay sequential.
+// Decode order (each track already is); at equal times video first (std::merge is stable).
 std::vector<Sample> merge(std::vector<Sample> a, std::vector<Sample> b) {
   if (b.empty()) return a;
   if (a.empty()) return b;
   std::vector<Sample> out;
   out.reserve(a.size() + b.size());
-  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out), [](const Sample& x, const Sample& y) {
-    return x.dts_ms != y.dts_ms ? x.dts_ms < y.dts_ms : x.file_offset < y.file_offset;
-  });
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out),
+             [](const Sample& x, const Sample& y) { return x.dts_ms < y.dts_ms; });
   return out;
 }
 
@@ -144,7 +143,8 @@ uint32_t movie_duration_ms(const MediaIndex& index, const MovieHeader& h) {
 
 }  // namespace
 
-Result<MediaIndex> parse_mp4_movie(std::span<const uint8_t> moov_payload, uint64_t file_size) {
+Result<MediaIndex> parse_mp4_movie(std::span<const uint8_t> moov_payload, uint64_t file_size, uint32_t max_samples) {
+  max_samples = std::min(max_samples, kMaxMp4Samples);
   BoxBudget budget;
   auto movie = walk_movie(moov_payload, budget);
   if (!movie) return std::move(movie).error();
@@ -152,9 +152,9 @@ Result<MediaIndex> parse_mp4_movie(std::span<const uint8_t> moov_payload, uint64
   if (!offset_ms) return std::move(offset_ms).error();
 
   const uint32_t movie_ts = movie->header.timescale;
-  auto video = track_samples(movie->video, kSampleVideo, movie_ts, *offset_ms, file_size, kMaxMp4Samples);
+  auto video = track_samples(movie->video, kSampleVideo, movie_ts, *offset_ms, file_size, max_samples);
   if (!video) return std::move(video).error();
-  const auto left = kMaxMp4Samples - static_cast<uint32_t>(video->size());
+  const auto left = max_samples - static_cast<uint32_t>(video->size());
   auto audio = track_samples(movie->audio, kSampleAudio, movie_ts, *offset_ms, file_size, left);
   if (!audio) return std::move(audio).error();
 

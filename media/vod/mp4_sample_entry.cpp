@@ -1,6 +1,6 @@
 #include "media/vod/mp4_sample_entry.hpp"
 
-#include <cstring>
+#include <algorithm>
 
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
@@ -41,19 +41,6 @@ constexpr uint8_t kObjectAacMpeg2Ssr = 0x68;
 constexpr uint8_t kObjectMp3Mpeg2 = 0x69;
 constexpr uint8_t kObjectMp3Mpeg1 = 0x6B;
 
-// Finds the first child of `type` among the children of `box` (skipping `skip` leading bytes).
-Result<std::optional<Box>> find_child(const BoxWalker& parent, const Box& box, size_t skip, uint32_t type) {
-  auto walker = parent.children(box, skip);
-  if (!walker) return std::move(walker).error();
-  Box child;
-  for (;;) {
-    auto more = walker->next(child);
-    if (!more) return std::move(more).error();
-    if (!*more) return std::optional<Box>{};
-    if (child.type == type) return std::optional<Box>{child};
-  }
-}
-
 Result<std::optional<CodecSetup>> parse_visual(const Box& entry, const BoxWalker& parent) {
   if (entry.payload.size() < kVisualEntrySize) return Error(Errc::Truncated, "visual sample entry");
   CodecSetup c;
@@ -62,11 +49,11 @@ Result<std::optional<CodecSetup>> parse_visual(const Box& entry, const BoxWalker
   const bool avc = entry.type == box_type("avc1") || entry.type == box_type("avc3");
   const bool hevc = entry.type == box_type("hvc1") || entry.type == box_type("hev1");
   if (!avc && !hevc) return std::optional<CodecSetup>{};
-  auto config = find_child(parent, entry, kVisualEntrySize, avc ? box_type("avcC") : box_type("hvcC"));
+  auto config = find_child(parent, entry, avc ? box_type("avcC") : box_type("hvcC"), kVisualEntrySize);
   if (!config) return std::move(config).error();
   if (!*config) return std::optional<CodecSetup>{};  // nothing to build a sequence header from
   c.video_codec = avc ? VideoCodec::Avc : VideoCodec::Hevc;
-  c.config = (*config)->payload;
+  c.config = (*config)->box.payload;
   // The SPS knows the coded size; the sample entry's is only a display hint.
   uint32_t w = 0, h = 0;
   if (avc) {
@@ -121,13 +108,15 @@ std::optional<EsdsInfo> parse_esds(std::span<const uint8_t> esds_body) {
 
 // The esds of an mp4a entry: a direct child, or inside QuickTime's 'wave' atom.
 Result<std::optional<Box>> find_esds(const Box& entry, const BoxWalker& parent, size_t skip) {
-  auto esds = find_child(parent, entry, skip, box_type("esds"));
-  if (!esds || *esds) return esds;
-  auto wave = find_child(parent, entry, skip, box_type("wave"));
-  if (!wave || !*wave) return wave;
-  auto inner = parent.children(entry, skip);  // one level deeper for the wave's own children
+  auto esds = find_child(parent, entry, box_type("esds"), skip);
+  if (!esds) return std::move(esds).error();
+  if (*esds) return std::optional<Box>{(*esds)->box};
+  auto wave = find_child(parent, entry, box_type("wave"), skip);
+  if (!wave) return std::move(wave).error();
+  if (!*wave) return std::optional<Box>{};
+  auto inner = find_child((*wave)->level, (*wave)->box, box_type("esds"));
   if (!inner) return std::move(inner).error();
-  return find_child(*inner, **wave, 0, box_type("esds"));
+  return *inner ? std::optional<Box>{(*inner)->box} : std::optional<Box>{};
 }
 
 Result<void> apply_esds(const Box& esds, CodecSetup& c) {

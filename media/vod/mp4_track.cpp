@@ -15,27 +15,6 @@ namespace {
 
 constexpr int64_t kEmptyEdit = -1;  // elst media_time of an edit that shows nothing
 
-// Finds the first child of `type`; returns it with a walker over its own children.
-struct Found {
-  Box box;
-  bool present = false;
-};
-
-Result<Found> find(const BoxWalker& parent, const Box& box, uint32_t type) {
-  auto walker = parent.children(box);
-  if (!walker) return std::move(walker).error();
-  Found f;
-  for (;;) {
-    auto more = walker->next(f.box);
-    if (!more) return std::move(more).error();
-    if (!*more) return Found{};
-    if (f.box.type == type) {
-      f.present = true;
-      return f;
-    }
-  }
-}
-
 // hdlr: full box, pre_defined, handler_type.
 Result<uint32_t> parse_handler(const Box& hdlr) {
   auto f = full_box(hdlr);
@@ -104,7 +83,7 @@ void note_table(const Box& b, SampleTables& t) {
   }
 }
 
-// stbl: the sample description and the tables. nullopt when the codec is not one we send.
+// stbl: the sample description and the tables. False when the codec is not one we send.
 Result<bool> parse_sample_table(const Box& stbl, const BoxWalker& parent, Mp4Track& t) {
   auto walker = parent.children(stbl);
   if (!walker) return std::move(walker).error();
@@ -132,33 +111,29 @@ Result<bool> parse_sample_table(const Box& stbl, const BoxWalker& parent, Mp4Tra
 }
 
 // mdia: mdhd, hdlr, minf/stbl.
-Result<bool> parse_media(const Box& mdia, const BoxWalker& parent, TrackWanted wanted, Mp4Track& t) {
-  auto hdlr = find(parent, mdia, box_type("hdlr"));
+Result<bool> parse_media(const Box& mdia, const BoxWalker& walker, TrackWanted wanted, Mp4Track& t) {
+  auto hdlr = find_child(walker, mdia, box_type("hdlr"));
   if (!hdlr) return std::move(hdlr).error();
-  if (!hdlr->present) return false;
-  auto handler = parse_handler(hdlr->box);
+  if (!*hdlr) return false;
+  auto handler = parse_handler((*hdlr)->box);
   if (!handler) return std::move(handler).error();
   t.handler = *handler;
   if (!(t.handler == kHandlerVideo && wanted.video) && !(t.handler == kHandlerAudio && wanted.audio)) return false;
 
-  auto mdhd = find(parent, mdia, box_type("mdhd"));
+  auto mdhd = find_child(walker, mdia, box_type("mdhd"));
   if (!mdhd) return std::move(mdhd).error();
-  if (!mdhd->present) return Error(Errc::Malformed, "track without mdhd");
-  auto timescale = parse_media_timescale(mdhd->box);
+  if (!*mdhd) return Error(Errc::Malformed, "track without mdhd");
+  auto timescale = parse_media_timescale((*mdhd)->box);
   if (!timescale) return std::move(timescale).error();
   t.timescale = *timescale;
 
-  auto inner = parent.children(mdia);  // the walker that produced minf
-  if (!inner) return std::move(inner).error();
-  auto minf = find(parent, mdia, box_type("minf"));
+  auto minf = find_child(walker, mdia, box_type("minf"));
   if (!minf) return std::move(minf).error();
-  if (!minf->present) return Error(Errc::Malformed, "track without minf");
-  auto stbl = find(*inner, minf->box, box_type("stbl"));
+  if (!*minf) return Error(Errc::Malformed, "track without minf");
+  auto stbl = find_child((*minf)->level, (*minf)->box, box_type("stbl"));
   if (!stbl) return std::move(stbl).error();
-  if (!stbl->present) return Error(Errc::Malformed, "track without stbl");
-  auto minf_walker = inner->children(minf->box);
-  if (!minf_walker) return std::move(minf_walker).error();
-  return parse_sample_table(stbl->box, *minf_walker, t);
+  if (!*stbl) return Error(Errc::Malformed, "track without stbl");
+  return parse_sample_table((*stbl)->box, (*stbl)->level, t);
 }
 
 }  // namespace
@@ -195,9 +170,9 @@ Result<std::optional<Mp4Track>> parse_track(const Box& trak, const BoxWalker& wa
       if (!*media) return std::optional<Mp4Track>{};
       usable = true;
     } else if (b.type == box_type("edts") && !have_elst) {
-      auto elst = find(*children, b, box_type("elst"));
+      auto elst = find_child(*children, b, box_type("elst"));
       if (!elst) return std::move(elst).error();
-      if (elst->present) elst_box = elst->box, have_elst = true;
+      if (*elst) elst_box = (*elst)->box, have_elst = true;
     }
   }
   if (!usable) return std::optional<Mp4Track>{};

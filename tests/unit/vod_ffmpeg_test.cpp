@@ -271,6 +271,14 @@ TEST_CASE("ffmpeg faststart MP4 matches ffprobe") {
   check_ffmpeg_mp4("-c:v libx264 -g 25 -c:a aac -movflags +faststart", "fast.mp4", true);
 }
 
+TEST_CASE("ffmpeg QuickTime MOV (esds inside the sound description's wave atom) matches ffprobe") {
+  if (!have_tools()) {
+    MESSAGE("ffmpeg/ffprobe not installed: skipped");
+    return;
+  }
+  check_ffmpeg_mp4("-c:v libx264 -g 25 -c:a aac", "x.mov", true);
+}
+
 TEST_CASE("ffmpeg HEVC + MP3 MP4 matches ffprobe") {
   if (!have_tools() || !run("ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265 && "
                             "ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libmp3lame")) {

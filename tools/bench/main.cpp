@@ -62,6 +62,8 @@ void add_player(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--buffer-ms", o.buffer_ms, "SetBufferLength sent after play");
   cmd->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
       ->check(CLI::Range(1u, 600000u));
+  cmd->add_option("--rcvlowat", o.rcvlowat,
+                  "players: SO_RCVLOWAT bytes, fewer and larger reads (delays delivery by up to bytes/bitrate)");
 }
 
 int write_json(const BenchOptions& o, const Summary& s, Runner& runner) {

@@ -28,6 +28,7 @@ struct BenchOptions {
   uint32_t buffer_ms = 3000;    // SetBufferLength sent after play (ffmpeg's default)
   double start_s = -1;          // play start: -1 live (sent as -1000, like ffmpeg), >= 0 VOD seconds
   uint32_t stall_ms = 1000;     // media time behind wall time by more than this is a stall
+  uint32_t rcvlowat = 0;        // players: SO_RCVLOWAT in bytes (fewer, larger reads); 0 = off
   std::string flv_file;         // publish / latency: the FLV to send
   std::string json_file;        // also write the summary as JSON here
   bool per_client = false;      // include one record per client in the JSON

@@ -34,6 +34,7 @@ PlayerClient::PlayerClient(uv_loop_t* loop, RtmpUrl url, const BenchOptions& opt
       monitor_(options.stall_ms),
       stats_(std::move(identity)) {
   stats_.role = ClientRole::Player;
+  conn_.set_receive_low_water(options.rcvlowat);
 }
 
 void PlayerClient::start() {

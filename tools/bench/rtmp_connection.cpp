@@ -1,5 +1,7 @@
 #include "tools/bench/rtmp_connection.hpp"
 
+#include <sys/socket.h>
+
 #include <array>
 #include <variant>
 
@@ -16,6 +18,8 @@ namespace {
 constexpr size_t kReadBufferSize = 64 * 1024;
 alignas(64) std::array<char, kReadBufferSize> g_read_buffer;
 std::vector<protocol::SessionEvent> g_events;
+uint64_t g_reads = 0;
+uint64_t g_read_bytes = 0;
 
 std::string uv_error_text(const char* what, int status) { return std::string(what) + ": " + uv_strerror(status); }
 
@@ -48,6 +52,13 @@ void RtmpConnection::on_connect(uv_connect_t* req, int status) {
     return;
   }
   self->connected_ = true;
+  if (self->rcvlowat_ > 0) {
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(&self->tcp_), &fd) == 0) {
+      const int lowat = static_cast<int>(self->rcvlowat_);
+      setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
+    }
+  }
   // Small messages (commands, acknowledgements, the publisher's audio) must not wait for Nagle.
   uv_tcp_nodelay(&self->tcp_, 1);
   if (int rc = uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), on_alloc, on_read); rc != 0) {
@@ -61,6 +72,9 @@ void RtmpConnection::on_connect(uv_connect_t* req, int status) {
   if (!ok) self->fail("internal error after connect");
 }
 
+uint64_t RtmpConnection::total_reads() { return g_reads; }
+uint64_t RtmpConnection::total_read_bytes() { return g_read_bytes; }
+
 void RtmpConnection::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
   buf->base = g_read_buffer.data();
   buf->len = g_read_buffer.size();
@@ -69,6 +83,8 @@ void RtmpConnection::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
 void RtmpConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
   auto* self = static_cast<RtmpConnection*>(stream->data);
   if (nread > 0) {
+    ++g_reads;
+    g_read_bytes += static_cast<uint64_t>(nread);
     const bool ok = guarded("read", [&] {
       self->handle_read(reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread));
     });

@@ -9,6 +9,7 @@
 #include "tools/bench/clock.hpp"
 #include "tools/bench/player_client.hpp"
 #include "tools/bench/publisher_client.hpp"
+#include "tools/bench/rtmp_connection.hpp"
 #include "tools/bench/rtmp_url.hpp"
 
 namespace sluice::bench {
@@ -269,6 +270,8 @@ Summary Runner::summarize() {
   s.duration_s = options_.duration_s;
   s.elapsed_s = static_cast<double>(stop_ns_ - t0_ns_) / kNsPerSec;
   s.cpu = cpu_since(usage_start_);
+  s.reads = RtmpConnection::total_reads();
+  s.read_bytes = RtmpConnection::total_read_bytes();
   auto collect = [](std::vector<std::unique_ptr<Client>>& clients) {
     std::vector<const ClientStats*> out;
     for (auto& c : clients) out.push_back(&c->stats());

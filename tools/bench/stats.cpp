@@ -168,6 +168,10 @@ void print_summary(std::FILE* out, const Summary& s) {
   const double cpu = s.cpu.user_s + s.cpu.sys_s;
   std::fprintf(out, "bench cpu: %.2f s (user %.2f, sys %.2f) = %.0f%% of one core; max rss %ld KiB\n", cpu,
                s.cpu.user_s, s.cpu.sys_s, s.elapsed_s > 0 ? 100 * cpu / s.elapsed_s : 0, s.cpu.max_rss_kb);
+  const double gb = static_cast<double>(s.read_bytes) / 1e9;
+  std::fprintf(out, "bench reads: %llu, %.1f KiB each on average; %.2f cpu-s per GB received\n",
+               (unsigned long long)s.reads, s.reads ? static_cast<double>(s.read_bytes) / 1024 / static_cast<double>(s.reads) : 0,
+               gb > 0 ? cpu / gb : 0);
 }
 
 nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStats*>& clients, bool per_client) {
@@ -182,7 +186,10 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
         {"sys_s", s.cpu.sys_s},
         {"total_s", cpu},
         {"percent_of_one_core", s.elapsed_s > 0 ? 100 * cpu / s.elapsed_s : 0},
-        {"max_rss_kb", s.cpu.max_rss_kb}}},
+        {"max_rss_kb", s.cpu.max_rss_kb},
+        {"reads", s.reads},
+        {"read_bytes", s.read_bytes},
+        {"cpu_s_per_gb_received", s.read_bytes ? cpu / (static_cast<double>(s.read_bytes) / 1e9) : 0}}},
   };
   if (s.players.clients) j["players"] = role_json(s.players, s.elapsed_s);
   if (s.publishers.clients) j["publishers"] = role_json(s.publishers, s.elapsed_s);

@@ -66,6 +66,8 @@ struct Summary {
   Distribution delay_ms;
   uint64_t delay_unmatched = 0;
   CpuUsage cpu;
+  uint64_t reads = 0;  // read callbacks with data, all connections
+  uint64_t read_bytes = 0;
 };
 
 // Client figures must be fresh (Client::stats() refreshes them).
