@@ -39,6 +39,8 @@ Result<MovieHeader> parse_movie_header(const Box& mvhd) {
   h.timescale = r.u32be();
   h.duration = f->version == 1 ? r.u64be() : r.u32be();
   if (r.failed()) return Error(Errc::Truncated, "mvhd");
+  // All ones means "unknown" (ISO 14496-12 8.2.2.3).
+  if (h.duration == (f->version == 1 ? UINT64_MAX : UINT32_MAX)) h.duration = 0;
   return h;
 }
 

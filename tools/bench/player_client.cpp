@@ -34,7 +34,6 @@ PlayerClient::PlayerClient(uv_loop_t* loop, RtmpUrl url, const BenchOptions& opt
       monitor_(options.stall_ms),
       stats_(std::move(identity)) {
   stats_.role = ClientRole::Player;
-  conn_.set_receive_low_water(options.rcvlowat);
 }
 
 void PlayerClient::start() {
@@ -89,7 +88,10 @@ void PlayerClient::on_session_event(protocol::SessionEvent& event) {
 
 void PlayerClient::on_media(protocol::Message& m) {
   const int64_t now = now_ns();
+  const bool had_picture = stats_.ttff_ns >= 0;
   monitor_.on_media(m.type, m.timestamp, m.payload.span(), now, stats_);
+  // Low-water reads start after the first picture so that they never delay what TTFF measures.
+  if (!had_picture && stats_.ttff_ns >= 0 && options_.rcvlowat > 0) conn_.set_receive_low_water(options_.rcvlowat);
   if (m.type == kAudio || m.type == kVideo) {
     stats_.ok = !stats_.failed;
     if (tracker_) tracker_->on_received(m.type, m.timestamp, now);

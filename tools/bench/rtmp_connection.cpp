@@ -52,13 +52,6 @@ void RtmpConnection::on_connect(uv_connect_t* req, int status) {
     return;
   }
   self->connected_ = true;
-  if (self->rcvlowat_ > 0) {
-    uv_os_fd_t fd;
-    if (uv_fileno(reinterpret_cast<uv_handle_t*>(&self->tcp_), &fd) == 0) {
-      const int lowat = static_cast<int>(self->rcvlowat_);
-      setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
-    }
-  }
   // Small messages (commands, acknowledgements, the publisher's audio) must not wait for Nagle.
   uv_tcp_nodelay(&self->tcp_, 1);
   if (int rc = uv_read_start(reinterpret_cast<uv_stream_t*>(&self->tcp_), on_alloc, on_read); rc != 0) {
@@ -70,6 +63,13 @@ void RtmpConnection::on_connect(uv_connect_t* req, int status) {
     self->flush();
   });
   if (!ok) self->fail("internal error after connect");
+}
+
+void RtmpConnection::set_receive_low_water(uint32_t bytes) {
+  uv_os_fd_t fd;
+  if (!connected_ || closing_ || uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) != 0) return;
+  const int lowat = static_cast<int>(bytes);
+  setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
 }
 
 uint64_t RtmpConnection::total_reads() { return g_reads; }

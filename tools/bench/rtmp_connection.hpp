@@ -62,9 +62,9 @@ class RtmpConnection {
   uint64_t bytes_out() const { return bytes_out_; }
   // Bytes handed to the socket layer but not yet written (ours plus libuv's queue).
   size_t write_backlog() const;
-  // Ask the kernel not to wake us before this many bytes are buffered (SO_RCVLOWAT); 0 = off.
-  // Call before start().
-  void set_receive_low_water(uint32_t bytes) { rcvlowat_ = bytes; }
+  // Asks the kernel not to wake us before this many bytes are buffered (SO_RCVLOWAT); 0 = off.
+  // Only once media flows: during the handshake and commands it would hold small replies back.
+  void set_receive_low_water(uint32_t bytes);
 
   // Reads done by all connections of the process, and their bytes: the average read size says
   // how many syscalls the bench paid per byte.
@@ -90,7 +90,6 @@ class RtmpConnection {
   size_t out_offset_ = 0;     // bytes of out_ uv_try_write already sent
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
-  uint32_t rcvlowat_ = 0;
   bool handle_inited_ = false;
   bool connected_ = false;
   bool writing_ = false;
