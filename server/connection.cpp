@@ -5,6 +5,7 @@
 #include "server/live_publisher.hpp"
 #include "server/logging.hpp"
 #include "server/server.hpp"
+#include "server/vod_player.hpp"
 
 namespace sluice::server {
 
@@ -143,6 +144,8 @@ void Connection::on_write(uv_write_t* req, int status) {
   if (self->closing_) return;
   // Whatever queued up while this batch was in flight goes out now, as the next batch.
   self->flush();
+  // VOD players wait for the connection to drain before reading more of their file.
+  for (size_t i = 0; i < self->vod_players_.size() && !self->closing_; ++i) self->vod_players_[i]->on_drain();
 }
 
 void Connection::on_tick(uint64_t now) {
@@ -184,6 +187,7 @@ void Connection::end_streams() {
   // Publishers first: ending a publication notifies its players (maybe on this connection).
   publishers_.clear();
   players_.clear();
+  vod_players_.clear();
 }
 
 void Connection::close(const std::string& reason) {
@@ -204,6 +208,7 @@ void Connection::close(const std::string& reason) {
 }
 
 void Connection::on_closed(uv_handle_t* handle) {
+  *static_cast<Connection*>(handle->data)->alive_ = false;
   auto* self = static_cast<Connection*>(handle->data);
   self->server_.on_connection_closed(self);
   delete self;

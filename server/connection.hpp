@@ -25,6 +25,7 @@ namespace sluice::server {
 class Server;
 class LivePlayer;
 class LivePublisher;
+class VodPlayer;
 
 class Connection {
  public:
@@ -73,6 +74,9 @@ class Connection {
   void on_publish(protocol::PublishEvent& e);
   void on_play(protocol::PlayEvent& e);
   void on_pause(const protocol::PauseEvent& e);
+  void on_seek(const protocol::SeekEvent& e);
+  void on_get_stream_length(const protocol::GetStreamLengthEvent& e);
+  void on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e);
   void on_receive_media(const protocol::ReceiveMediaEvent& e);
   void on_close_stream(uint32_t stream_id, const char* why);
   void on_unpublish(const protocol::UnpublishEvent& e);
@@ -80,6 +84,7 @@ class Connection {
   bool publish_allowed(const config::AppConfig& app, const protocol::PublishCommand& p, std::string& why) const;
   LivePlayer* find_player(uint32_t stream_id);
   LivePublisher* find_publisher(uint32_t stream_id);
+  VodPlayer* find_vod_player(uint32_t stream_id);
   void end_streams();
 
   uv_tcp_t tcp_{};
@@ -93,6 +98,9 @@ class Connection {
   std::vector<protocol::SessionEvent> events_;
   std::vector<std::unique_ptr<LivePlayer>> players_;
   std::vector<std::unique_ptr<LivePublisher>> publishers_;
+  std::vector<std::unique_ptr<VodPlayer>> vod_players_;
+  // Callbacks from the threadpool (file lookups) check this before touching the connection.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool writing_ = false;
   bool closing_ = false;
   bool connected_ = false;

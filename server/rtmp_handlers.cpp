@@ -6,6 +6,7 @@
 #include "server/live_publisher.hpp"
 #include "server/logging.hpp"
 #include "server/server.hpp"
+#include "server/vod_player.hpp"
 
 namespace sluice::server {
 
@@ -61,10 +62,13 @@ void Connection::handle_event(protocol::SessionEvent& event) {
           on_unpublish(e);
         } else if constexpr (std::is_same_v<T, protocol::MediaEvent>) {
           on_media(e);
+        } else if constexpr (std::is_same_v<T, protocol::SeekEvent>) {
+          on_seek(e);
         } else if constexpr (std::is_same_v<T, protocol::GetStreamLengthEvent>) {
-          session_.reply_stream_length(e.transaction_id, 0);  // live streams have no length
+          on_get_stream_length(e);
         } else if constexpr (std::is_same_v<T, protocol::SetBufferLengthEvent>) {
           if (auto* p = find_player(e.stream_id)) p->set_buffer_length(e.buffer_ms);
+          if (auto* v = find_vod_player(e.stream_id)) v->set_buffer_length(e.buffer_ms);
         } else if constexpr (std::is_same_v<T, protocol::CommandEvent>) {
           SLUICE_LOG_DEBUG("conn={} event=ignored_command name={}", id_, e.command.name);
         }
@@ -143,12 +147,13 @@ void Connection::on_publish(protocol::PublishEvent& e) {
 void Connection::on_play(protocol::PlayEvent& e) {
   const config::AppConfig* app = server_.config().find_app(app_);
   const std::string& name = e.play.name;
-  if (!app || !valid_stream_name(name)) {
-    session_.send_status(e.stream_id, "error", "NetStream.Play.StreamNotFound", "Invalid stream name.");
+  // VOD names are file paths, checked by the path resolver (they may contain spaces).
+  if (app && app->type == config::AppType::Vod) {
+    on_play_vod(*app, e);
     return;
   }
-  if (app->type != config::AppType::Live) {
-    session_.send_status(e.stream_id, "error", "NetStream.Play.StreamNotFound", "VOD is not available yet.");
+  if (!app || !valid_stream_name(name)) {
+    session_.send_status(e.stream_id, "error", "NetStream.Play.StreamNotFound", "Invalid stream name.");
     return;
   }
   std::string key = app_ + "/" + name;
@@ -170,8 +175,51 @@ void Connection::on_play(protocol::PlayEvent& e) {
                   h.has_publisher() ? "yes" : "waiting");
 }
 
+void Connection::on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e) {
+  if (find_publisher(e.stream_id)) {
+    session_.send_status(e.stream_id, "error", "NetStream.Play.Failed", "Stream id is publishing.");
+    return;
+  }
+  VodPlayer* player = find_vod_player(e.stream_id);
+  if (!player) {
+    std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });
+    vod_players_.push_back(std::make_unique<VodPlayer>(*this, e.stream_id, app.root));
+    player = vod_players_.back().get();
+  }
+  // FFmpeg sends start -2000 (live or recorded) for VOD too: anything negative means "from the start".
+  VodPlayer::Item item{e.play.name, e.play.start, e.play.duration};
+  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream=\"{}\" start_ms={} duration_ms={} reset={}", id_, peer_,
+                  app_, e.play.name, e.play.start, e.play.duration, e.play.reset);
+  player->play(std::move(item), e.play.reset);
+}
+
 void Connection::on_pause(const protocol::PauseEvent& e) {
   if (auto* p = find_player(e.stream_id)) p->set_paused(e.pause, static_cast<uint32_t>(e.position_ms));
+  if (auto* v = find_vod_player(e.stream_id)) v->pause(e.pause);
+}
+
+void Connection::on_seek(const protocol::SeekEvent& e) {
+  if (auto* v = find_vod_player(e.stream_id)) {
+    v->seek(e.position_ms);
+  } else {
+    session_.send_status(e.stream_id, "error", "NetStream.Seek.Failed", "Live streams cannot seek.");
+  }
+}
+
+void Connection::on_get_stream_length(const protocol::GetStreamLengthEvent& e) {
+  const config::AppConfig* app = server_.config().find_app(app_);
+  if (!app || app->type != config::AppType::Vod) {
+    session_.reply_stream_length(e.transaction_id, 0);  // live streams have no length
+    return;
+  }
+  std::weak_ptr<bool> alive = alive_;
+  double txn = e.transaction_id;
+  server_.vod_files().open(app->root, e.name, [this, alive, txn](protocol::Result<VodFilePtr> f) {
+    auto a = alive.lock();
+    if (!a || !*a || closing_) return;
+    session_.reply_stream_length(txn, f ? (*f)->index.duration_ms / 1000.0 : 0);
+    request_flush();
+  });
 }
 
 void Connection::on_receive_media(const protocol::ReceiveMediaEvent& e) {
@@ -191,6 +239,11 @@ void Connection::on_close_stream(uint32_t stream_id, const char* why) {
     SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream={} reason={}", id_, peer_, app_, (*play)->name(), why);
     players_.erase(play);
   }
+  auto vod = std::find_if(vod_players_.begin(), vod_players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
+  if (vod != vod_players_.end()) {
+    SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream=\"{}\" reason={}", id_, peer_, app_, (*vod)->name(), why);
+    vod_players_.erase(vod);
+  }
 }
 
 void Connection::on_unpublish(const protocol::UnpublishEvent& e) {
@@ -208,6 +261,12 @@ void Connection::on_media(protocol::MediaEvent& e) {
 
 LivePlayer* Connection::find_player(uint32_t stream_id) {
   for (auto& p : players_)
+    if (p->stream_id() == stream_id) return p.get();
+  return nullptr;
+}
+
+VodPlayer* Connection::find_vod_player(uint32_t stream_id) {
+  for (auto& p : vod_players_)
     if (p->stream_id() == stream_id) return p.get();
   return nullptr;
 }

@@ -31,7 +31,7 @@ std::string format_sockaddr(const sockaddr_storage& ss) {
 }  // namespace
 
 Server::Server(uv_loop_t* loop, config::Config config)
-    : loop_(loop), config_(std::move(config)), read_buffer_(kReadBufferSize) {}
+    : loop_(loop), config_(std::move(config)), vod_files_(loop), read_buffer_(kReadBufferSize) {}
 
 Server::~Server() = default;
 

@@ -14,6 +14,7 @@
 #include "config/config.hpp"
 #include "protocol/result.hpp"
 #include "server/stream_registry.hpp"
+#include "server/vod_files.hpp"
 
 namespace sluice::server {
 
@@ -33,6 +34,7 @@ class Server {
 
   const config::Config& config() const { return config_; }
   StreamRegistry& registry() { return registry_; }
+  VodFiles& vod_files() { return vod_files_; }
   uv_loop_t* loop() { return loop_; }
   uint64_t now_ms() const { return uv_now(loop_); }
 
@@ -62,6 +64,7 @@ class Server {
   uv_loop_t* loop_;
   config::Config config_;
   StreamRegistry registry_;
+  VodFiles vod_files_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unordered_set<Connection*> connections_;
   std::vector<Connection*> flush_list_;

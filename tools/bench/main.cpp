@@ -62,8 +62,9 @@ void add_player(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--buffer-ms", o.buffer_ms, "SetBufferLength sent after play");
   cmd->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
       ->check(CLI::Range(1u, 600000u));
-  cmd->add_option("--rcvlowat", o.rcvlowat,
-                  "players: SO_RCVLOWAT bytes, fewer and larger reads (delays delivery by up to bytes/bitrate)");
+  cmd->add_option("--read-batch-ms", o.read_batch_ms,
+                  "let this much media build up before reading (cheaper bench; 0 = read at once; default 100, latency 0)")
+      ->check(CLI::Range(0, 1000));
 }
 
 int write_json(const BenchOptions& o, const Summary& s, Runner& runner) {
@@ -99,6 +100,7 @@ int main(int argc, char** argv) {
   if (play->parsed()) o.mode = Mode::Play;
   if (publish->parsed()) o.mode = Mode::Publish;
   if (latency->parsed()) o.mode = Mode::Latency;
+  if (o.read_batch_ms < 0) o.read_batch_ms = o.mode == Mode::Latency ? 0 : 100;
   if (http_flv->parsed()) {
     std::fprintf(stderr, "sluice-bench: http-flv mode is not implemented yet\n");
     return kExitUsage;

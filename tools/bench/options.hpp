@@ -28,7 +28,10 @@ struct BenchOptions {
   uint32_t buffer_ms = 3000;    // SetBufferLength sent after play (ffmpeg's default)
   double start_s = -1;          // play start: -1 live (sent as -1000, like ffmpeg), >= 0 VOD seconds
   uint32_t stall_ms = 1000;     // media time behind wall time by more than this is a stall
-  uint32_t rcvlowat = 0;        // players: SO_RCVLOWAT in bytes (fewer, larger reads); 0 = off
+  // Players: let about this much media accumulate in the socket before waking up (SO_RCVLOWAT
+  // tuned from each player's own bitrate), so the bench reads in large blocks. -1 = the mode's
+  // default: 100 ms for play, 0 (read at once) for latency, whose figures it would skew.
+  int32_t read_batch_ms = -1;
   std::string flv_file;         // publish / latency: the FLV to send
   std::string json_file;        // also write the summary as JSON here
   bool per_client = false;      // include one record per client in the JSON
