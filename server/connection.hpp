@@ -93,6 +93,7 @@ class Connection {
   std::string peer_;
   std::vector<uint8_t> peer_address_;  // raw bytes for CIDR checks
   std::string app_;
+  std::string stream_prefix_;  // from an app of the form "app/instance" (librtmp URLs)
   protocol::Session session_;
   WriteBatch batch_;
   std::vector<protocol::SessionEvent> events_;

@@ -79,6 +79,16 @@ void Connection::handle_event(protocol::SessionEvent& event) {
 void Connection::on_connect(protocol::ConnectEvent& e) {
   const config::AppConfig* app = server_.config().find_app(e.connect.app);
   if (!app) {
+    // librtmp (rtmpdump, GStreamer rtmpsrc) splits rtmp://host/vod/mp4:sub/file.mp4 into the app
+    // "vod/mp4:sub" and the name "file.mp4": the app is the first segment, the rest belongs to
+    // every stream name of this connection.
+    size_t slash = e.connect.app.find('/');
+    if (slash != std::string::npos) {
+      app = server_.config().find_app(std::string_view(e.connect.app).substr(0, slash));
+      if (app) stream_prefix_ = e.connect.app.substr(slash + 1) + "/";
+    }
+  }
+  if (!app) {
     SLUICE_LOG_WARN("conn={} peer={} event=connect_rejected app=\"{}\" reason=\"unknown app\"", id_, peer_,
                     e.connect.app);
     session_.reject_connect("Unknown application '" + e.connect.app + "'.");
@@ -110,6 +120,7 @@ bool Connection::publish_allowed(const config::AppConfig& app, const protocol::P
 }
 
 void Connection::on_publish(protocol::PublishEvent& e) {
+  if (!stream_prefix_.empty()) e.publish.name = stream_prefix_ + e.publish.name;
   const config::AppConfig* app = server_.config().find_app(app_);
   const std::string& name = e.publish.name;
   std::string why;
@@ -145,6 +156,7 @@ void Connection::on_publish(protocol::PublishEvent& e) {
 }
 
 void Connection::on_play(protocol::PlayEvent& e) {
+  if (!stream_prefix_.empty()) e.play.name = stream_prefix_ + e.play.name;
   const config::AppConfig* app = server_.config().find_app(app_);
   const std::string& name = e.play.name;
   // VOD names are file paths, checked by the path resolver (they may contain spaces).
@@ -214,7 +226,7 @@ void Connection::on_get_stream_length(const protocol::GetStreamLengthEvent& e) {
   }
   std::weak_ptr<bool> alive = alive_;
   double txn = e.transaction_id;
-  server_.vod_files().open(app->root, e.name, [this, alive, txn](protocol::Result<VodFilePtr> f) {
+  server_.vod_files().open(app->root, stream_prefix_ + e.name, [this, alive, txn](protocol::Result<VodFilePtr> f) {
     auto a = alive.lock();
     if (!a || !*a || closing_) return;
     session_.reply_stream_length(txn, f ? (*f)->index.duration_ms / 1000.0 : 0);

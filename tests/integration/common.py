@@ -323,3 +323,23 @@ def closed_by_peer(sock, timeout=5.0):
     except socket.timeout:
         return False
     return False
+
+
+def ffprobe_packets(path_or_url, timeout=60):
+    """[(codec_type, dts_ms, md5)] of every packet, via ffprobe -show_data_hash."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_packets", "-show_data_hash", "md5",
+                          "-show_entries", "packet=codec_type,dts_time,data_hash", "-of", "csv=p=0", path_or_url],
+                         capture_output=True, text=True, timeout=timeout).stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.split(",")
+        if len(parts) >= 3 and parts[1] not in ("", "N/A"):
+            rows.append((parts[0], round(float(parts[1]) * 1000), parts[2].replace("MD5:", "")))
+    return rows
+
+
+def vod_server(name, extra_apps=""):
+    """A server with a `vod` app whose root is <dir>/media."""
+    s = Server(name, apps="  vod: { type: vod, root: ./media }\n  live: { type: live }\n" + extra_apps)
+    os.makedirs(os.path.join(s.dir, "media"), exist_ok=True)
+    return s

@@ -1,5 +1,7 @@
 #include "tools/bench/player_client.hpp"
 
+#include <algorithm>
+
 #include "tools/bench/clock.hpp"
 #include "tools/bench/latency_tracker.hpp"
 #include "tools/bench/rtmp_status.hpp"
@@ -32,6 +34,7 @@ PlayerClient::PlayerClient(uv_loop_t* loop, RtmpUrl url, const BenchOptions& opt
       tracker_(tracker),
       conn_(loop, *this, session_options(options)),
       monitor_(options.stall_ms),
+      batching_(static_cast<uint32_t>(std::max(0, options.read_batch_ms))),
       stats_(std::move(identity)) {
   stats_.role = ClientRole::Player;
 }
@@ -88,10 +91,7 @@ void PlayerClient::on_session_event(protocol::SessionEvent& event) {
 
 void PlayerClient::on_media(protocol::Message& m) {
   const int64_t now = now_ns();
-  const bool had_picture = stats_.ttff_ns >= 0;
   monitor_.on_media(m.type, m.timestamp, m.payload.span(), now, stats_);
-  // Low-water reads start after the first picture so that they never delay what TTFF measures.
-  if (!had_picture && stats_.ttff_ns >= 0 && options_.rcvlowat > 0) conn_.set_receive_low_water(options_.rcvlowat);
   if (m.type == kAudio || m.type == kVideo) {
     stats_.ok = !stats_.failed;
     if (tracker_) tracker_->on_received(m.type, m.timestamp, now);
@@ -99,7 +99,13 @@ void PlayerClient::on_media(protocol::Message& m) {
 }
 
 void PlayerClient::tick(int64_t now_ns) {
-  if (state_ == State::Playing && stats_.ok && !stats_.ended) monitor_.check(now_ns, stats_);
+  if (state_ != State::Playing) return;
+  if (stats_.ok && !stats_.ended) monitor_.check(now_ns, stats_);
+  // Batching starts after the first picture so that it never delays what TTFF measures.
+  if (stats_.ttff_ns >= 0) {
+    if (const int64_t lowat = batching_.update(now_ns, conn_.bytes_in()); lowat > 0)
+      conn_.set_receive_low_water(static_cast<uint32_t>(lowat));
+  }
 }
 
 void PlayerClient::on_connection_closed(const std::string& reason) {

@@ -9,6 +9,7 @@
 #include "tools/bench/client.hpp"
 #include "tools/bench/options.hpp"
 #include "tools/bench/playback_monitor.hpp"
+#include "tools/bench/read_batching.hpp"
 #include "tools/bench/rtmp_connection.hpp"
 #include "tools/bench/rtmp_url.hpp"
 
@@ -40,6 +41,7 @@ class PlayerClient final : public Client, private RtmpConnectionHandler {
   LatencyTracker* tracker_;
   RtmpConnection conn_;
   PlaybackMonitor monitor_;
+  ReadBatching batching_;
   ClientStats stats_;
   State state_ = State::Idle;
   uint32_t stream_id_ = 0;
