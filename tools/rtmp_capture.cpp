@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
                     pub->publish.type.c_str());
         session.accept_publish(pub->stream_id, pub->publish.name);
       } else if (auto* play = std::get_if<PlayEvent>(&ev)) {
-        std::printf("play stream=%u name=%s start=%g\n", play->stream_id, play->play.name.c_str(), play->play.start);
+        std::printf("play stream=%u name=%s start=%g duration=%g\n", play->stream_id, play->play.name.c_str(), play->play.start, play->play.duration);
         session.start_play(play->stream_id, play->play.name, play->play.reset, false);
         // Nothing to play: tell the client the stream ended so it exits on its own.
         session.send_status(play->stream_id, "status", "NetStream.Play.Stop", "Stopped.");

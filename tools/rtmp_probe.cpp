@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/amf0.hpp"
 #include "protocol/session.hpp"
 
 using namespace sluice::protocol;
@@ -218,10 +219,12 @@ int main(int argc, char** argv) {
         const char* kind = msg.type == msg_type::kVideo ? "video" : msg.type == msg_type::kAudio ? "audio" : "data";
         if (msg.type == msg_type::kDataAmf0) {
           // Print the data message's name: onMetaData, |RtmpSampleAccess, onPlayStatus (with its code).
-          auto cmd = parse_command(msg_type::kCommandAmf0, msg.payload.span());
-          std::string name = cmd ? cmd->name : "?";
+          auto values = amf::decode_amf0_all(msg.payload.span());
+          std::string name = values && !values->empty() ? (*values)[0].as_string() : "?";
           std::string code;
-          if (cmd && cmd->command_object.is_object_like()) code = cmd->command_object.get_string("code");
+          if (values)
+            for (const auto& v : *values)
+              if (v.is_object_like() && code.empty()) code = v.get_string("code");
           std::printf("data +%ld ts=%u size=%zu name=%s %s md5=%s\n", rel(), msg.timestamp, msg.payload.size(),
                       name.c_str(), code.c_str(), md5_hex(msg.payload.span()).c_str());
           continue;

@@ -71,7 +71,7 @@ struct MediaIndex {
 
   // The sample to start playing at for a start time: the video keyframe at or before `ms` (the
   // first keyframe when `ms` precedes it); for files without video keyframes, the last sample at
-  // or before `ms`. Returns samples.size() only when there are no samples.
+  // or before `ms`. 0 when there are no samples.
   uint32_t seek(uint32_t ms) const;
 
   // The latest in-stream sequence header of `type` before sample `before`, if any.

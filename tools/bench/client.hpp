@@ -18,6 +18,8 @@ struct ClientStats {
   uint64_t bytes_out = 0;
   uint64_t messages_in = 0;   // audio, video and data messages received
   uint64_t messages_out = 0;  // audio, video and data messages sent
+  // TCP connect + handshake + connect + createStream: from start to play/publish sent; -1 until then.
+  int64_t setup_ns = -1;
   // Time to first video picture from the moment play was sent; -1 until it arrives.
   int64_t ttff_ns = -1;
   bool first_frame_keyframe = false;

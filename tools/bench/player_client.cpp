@@ -71,7 +71,9 @@ void PlayerClient::on_session_event(protocol::SessionEvent& event) {
     auto& session = conn_.session();
     session.play(stream_id_, url_.stream, play_start_arg(options_.start_s), -1, true);
     session.set_buffer_length(stream_id_, options_.buffer_ms);
-    monitor_.on_play_sent(now_ns());
+    const int64_t now = now_ns();
+    monitor_.on_play_sent(now);
+    stats_.setup_ns = now - stats_.started_ns;
     state_ = State::Playing;
     return;
   }

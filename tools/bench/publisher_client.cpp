@@ -74,6 +74,7 @@ void PublisherClient::on_session_event(protocol::SessionEvent& event) {
     if (state_ != State::CreatingStream) return;
     stream_id_ = created->stream_id;
     conn_.session().publish(stream_id_, url_.stream, "live");
+    stats_.setup_ns = now_ns() - stats_.started_ns;
     state_ = State::Publishing;
     return;
   }
@@ -134,7 +135,7 @@ void PublisherClient::advance() {
   loop_offset_ms_ += int64_t{file_.last_timestamp()} - int64_t{file_.first_timestamp()} + file_.loop_gap_ms();
 }
 
-void PublisherClient::on_timer(uv_timer_t* timer) {
+void PublisherClient::on_timer(uv_timer_t* timer) noexcept {
   auto* self = static_cast<PublisherClient*>(timer->data);
   if (self->state_ != State::Publishing) return;
   if (!guarded("publisher timer", [&] { self->pump(); })) self->fail("internal error while sending");
@@ -167,11 +168,9 @@ void PublisherClient::stop() {
   }
   state_ = State::Done;
   uv_timer_stop(&timer_);
-  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_timer_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
   conn_.close();
 }
-
-void PublisherClient::on_timer_closed(uv_handle_t*) {}
 
 const ClientStats& PublisherClient::stats() {
   stats_.bytes_in = conn_.bytes_in();

@@ -41,8 +41,7 @@ class PublisherClient final : public Client, private RtmpConnectionHandler {
   void pump();
   void advance();
   void fail(const std::string& reason);
-  static void on_timer(uv_timer_t* timer);
-  static void on_timer_closed(uv_handle_t* handle);
+  static void on_timer(uv_timer_t* timer) noexcept;
 
   RtmpUrl url_;
   const BenchOptions& options_;

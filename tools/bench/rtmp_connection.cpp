@@ -44,7 +44,7 @@ int RtmpConnection::start(const sockaddr* addr) {
   return 0;
 }
 
-void RtmpConnection::on_connect(uv_connect_t* req, int status) {
+void RtmpConnection::on_connect(uv_connect_t* req, int status) noexcept {
   auto* self = static_cast<RtmpConnection*>(req->data);
   if (self->closing_) return;  // closed locally while connecting: status is UV_ECANCELED
   if (status != 0) {
@@ -75,12 +75,12 @@ void RtmpConnection::set_receive_low_water(uint32_t bytes) {
 uint64_t RtmpConnection::total_reads() { return g_reads; }
 uint64_t RtmpConnection::total_read_bytes() { return g_read_bytes; }
 
-void RtmpConnection::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
+void RtmpConnection::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) noexcept {
   buf->base = g_read_buffer.data();
   buf->len = g_read_buffer.size();
 }
 
-void RtmpConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+void RtmpConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept {
   auto* self = static_cast<RtmpConnection*>(stream->data);
   if (nread > 0) {
     ++g_reads;
@@ -136,9 +136,6 @@ void RtmpConnection::start_write() {
     if (out_offset_ == out_.size()) {
       out_.clear();
       out_offset_ = 0;
-      // The session may have queued more while we wrote (never, today: all on one thread), but
-      // checking keeps flush() the single place that decides.
-      if (session_.has_output()) flush();
       return;
     }
   } else if (n != UV_EAGAIN && n != UV_ENOSYS) {
@@ -154,7 +151,7 @@ void RtmpConnection::start_write() {
   writing_ = true;
 }
 
-void RtmpConnection::on_write(uv_write_t* req, int status) {
+void RtmpConnection::on_write(uv_write_t* req, int status) noexcept {
   auto* self = static_cast<RtmpConnection*>(req->data);
   self->writing_ = false;
   if (status == UV_ECANCELED || self->closing_) return;
@@ -186,7 +183,7 @@ void RtmpConnection::close() {
   if (handle_inited_) uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), on_close);
 }
 
-void RtmpConnection::on_close(uv_handle_t* handle) {
+void RtmpConnection::on_close(uv_handle_t* handle) noexcept {
   auto* self = static_cast<RtmpConnection*>(handle->data);
   self->closed_cb_done_ = true;
   // Free what a closed connection no longer needs; the object itself lives to the run's end.

@@ -72,11 +72,11 @@ class RtmpConnection {
   static uint64_t total_read_bytes();
 
  private:
-  static void on_connect(uv_connect_t* req, int status);
-  static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
-  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void on_write(uv_write_t* req, int status);
-  static void on_close(uv_handle_t* handle);
+  static void on_connect(uv_connect_t* req, int status) noexcept;
+  static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf) noexcept;
+  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept;
+  static void on_write(uv_write_t* req, int status) noexcept;
+  static void on_close(uv_handle_t* handle) noexcept;
 
   void handle_read(const uint8_t* data, size_t len);
   void start_write();

@@ -54,7 +54,11 @@ Runner::Runner(const BenchOptions& options, std::unique_ptr<FlvFile> file)
 }
 
 Runner::~Runner() {
-  // Clients own handles; they are all closed by stop() and the loop has run dry by now.
+  // Clients own handles: close them all and let the close callbacks run before freeing them.
+  // After a normal run this is already done; after a set-up error (a bad URL halfway through
+  // the list) the clients made so far still hold initialised handles.
+  stop();
+  uv_run(&loop_, UV_RUN_DEFAULT);
   players_.clear();
   publishers_.clear();
   uv_loop_close(&loop_);
@@ -138,6 +142,7 @@ protocol::Result<Summary> Runner::run() {
 }
 
 void Runner::start_timers() {
+  timers_started_ = true;
   for (uv_timer_t* t : {&ramp_timer_, &tick_timer_, &progress_timer_, &end_timer_}) {
     uv_timer_init(&loop_, t);
     t->data = this;
@@ -154,7 +159,7 @@ void Runner::start_timers() {
   uv_signal_start(&sigterm_, on_signal, SIGTERM);
 }
 
-void Runner::on_timer(uv_timer_t* timer) {
+void Runner::on_timer(uv_timer_t* timer) noexcept {
   auto* self = static_cast<Runner*>(timer->data);
   guarded("timer", [&] {
     if (self->stopped_) return;
@@ -165,7 +170,7 @@ void Runner::on_timer(uv_timer_t* timer) {
   });
 }
 
-void Runner::on_signal(uv_signal_t* signal, int) {
+void Runner::on_signal(uv_signal_t* signal, int) noexcept {
   auto* self = static_cast<Runner*>(signal->data);
   std::fprintf(stderr, "sluice-bench: interrupted, stopping\n");
   guarded("signal", [&] { self->stop(); });
@@ -227,16 +232,25 @@ void Runner::on_progress() {
                 clients.size(), rate, players_mode ? "" : " out");
   line += buf;
   if (players_mode) {
-    std::snprintf(buf, sizeof buf, ", ttff p50=%.0fms", distribution(ttff).p50);
-    line += buf;
+    const Distribution d = distribution(ttff);
+    if (d.count) {
+      std::snprintf(buf, sizeof buf, ", ttff p50=%.0fms", d.p50);
+      line += buf;
+    } else {
+      line += ", ttff p50=-";
+    }
   }
   if (options_.mode == Mode::Latency) {
     const auto& all = tracker_.delays_ms();
     std::vector<double> recent(all.begin() + static_cast<std::ptrdiff_t>(last_delay_index_), all.end());
     last_delay_index_ = all.size();
     const Distribution d = distribution(recent);
-    std::snprintf(buf, sizeof buf, ", delay p50=%.1fms p99=%.1fms", d.p50, d.p99);
-    line += buf;
+    if (d.count) {
+      std::snprintf(buf, sizeof buf, ", delay p50=%.1fms p99=%.1fms", d.p50, d.p99);
+      line += buf;
+    } else {
+      line += ", delay -";
+    }
   }
   if (players_mode) line += ", stalls=" + std::to_string(stalls);
   std::snprintf(buf, sizeof buf, ", failed=%u, cpu=%.0f%%", failed, cpu_pct);
@@ -248,9 +262,11 @@ void Runner::stop() {
   if (stopped_) return;
   stopped_ = true;
   stop_ns_ = now_ns();
-  for (uv_timer_t* t : {&ramp_timer_, &tick_timer_, &progress_timer_, &end_timer_})
-    uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
-  for (uv_signal_t* s : {&sigint_, &sigterm_}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
+  if (timers_started_) {
+    for (uv_timer_t* t : {&ramp_timer_, &tick_timer_, &progress_timer_, &end_timer_})
+      uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
+    for (uv_signal_t* s : {&sigint_, &sigterm_}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
+  }
   // Clients never started get stop() too: they count as failed and their handles get closed.
   for (auto& c : publishers_) c->stop();
   for (auto& c : players_) c->stop();
@@ -267,6 +283,7 @@ Summary Runner::summarize() {
   Summary s;
   s.mode = options_.mode;
   s.urls = options_.urls;
+  s.options = &options_;
   s.duration_s = options_.duration_s;
   s.elapsed_s = static_cast<double>(stop_ns_ - t0_ns_) / kNsPerSec;
   s.cpu = cpu_since(usage_start_);

@@ -41,8 +41,8 @@ class Runner {
   void stop();
   Summary summarize();
 
-  static void on_timer(uv_timer_t* timer);
-  static void on_signal(uv_signal_t* signal, int signum);
+  static void on_timer(uv_timer_t* timer) noexcept;
+  static void on_signal(uv_signal_t* signal, int signum) noexcept;
 
   const BenchOptions& options_;
   std::unique_ptr<FlvFile> file_;
@@ -63,6 +63,7 @@ class Runner {
   int64_t ramp_t0_ns_ = 0;  // ramp start (later than t0 in latency mode)
   int64_t stop_ns_ = 0;
   bool stopped_ = false;
+  bool timers_started_ = false;
   rusage usage_start_{};
   // Progress line state: what the previous line saw.
   int64_t last_progress_ns_ = 0;

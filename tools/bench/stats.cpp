@@ -37,6 +37,7 @@ nlohmann::json role_json(const RoleSummary& r, double elapsed_s) {
       {"mbps_out", mbps(r.bytes_out, elapsed_s)},
       {"messages_in", r.messages_in},
       {"messages_out", r.messages_out},
+      {"setup_ms", distribution_json(r.setup_ms)},
       {"ttff_ms", distribution_json(r.ttff_ms)},
       {"keyframe_first", r.keyframe_first},
       {"stalls", r.stalls},
@@ -47,6 +48,19 @@ nlohmann::json role_json(const RoleSummary& r, double elapsed_s) {
       {"loops", r.loops},
       {"max_backlog_bytes", r.max_backlog},
   };
+}
+
+nlohmann::json ms_or_null(int64_t ns) {
+  return ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(static_cast<double>(ns) / kNsPerMs);
+}
+
+// "p50=21.0 p90=... (n=500)", or "none" when nothing was measured.
+std::string distribution_text(const Distribution& d, int decimals) {
+  if (d.count == 0) return "none";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "p50=%.*f p90=%.*f p99=%.*f max=%.*f (n=%zu)", decimals, d.p50, decimals, d.p90,
+                decimals, d.p99, decimals, d.max, d.count);
+  return buf;
 }
 
 nlohmann::json client_json(const ClientStats& c) {
@@ -61,7 +75,8 @@ nlohmann::json client_json(const ClientStats& c) {
       {"bytes_out", c.bytes_out},
       {"messages_in", c.messages_in},
       {"messages_out", c.messages_out},
-      {"ttff_ms", c.ttff_ns < 0 ? nlohmann::json(nullptr) : nlohmann::json(double(c.ttff_ns) / kNsPerMs)},
+      {"setup_ms", ms_or_null(c.setup_ns)},
+      {"ttff_ms", ms_or_null(c.ttff_ns)},
       {"first_frame_keyframe", c.first_frame_keyframe},
       {"stalls", c.stalls},
       {"non_monotonic", c.non_monotonic},
@@ -69,13 +84,20 @@ nlohmann::json client_json(const ClientStats& c) {
   };
 }
 
-void print_role(std::FILE* out, const char* name, const RoleSummary& r, double elapsed_s) {
+// The bench's CPU per GB it received plus sent: what to compare with the server's own figure.
+double cpu_per_gb(const Summary& s) {
+  const uint64_t bytes = s.players.bytes_in + s.players.bytes_out + s.publishers.bytes_in + s.publishers.bytes_out;
+  return bytes ? (s.cpu.user_s + s.cpu.sys_s) / (static_cast<double>(bytes) / 1e9) : 0;
+}
+
+void print_role(std::FILE* out, const char* name, const char* request, const RoleSummary& r, double elapsed_s) {
   std::fprintf(out, "%s: asked=%u started=%u ok=%u failed=%u\n", name, r.clients, r.started, r.ok, r.failed);
   for (const auto& [reason, n] : r.failure_reasons) std::fprintf(out, "  failed x%u: %s\n", n, reason.c_str());
   std::fprintf(out, "  received: %llu bytes, %.1f Mb/s, %llu messages\n", (unsigned long long)r.bytes_in,
                mbps(r.bytes_in, elapsed_s), (unsigned long long)r.messages_in);
   std::fprintf(out, "  sent: %llu bytes, %.1f Mb/s, %llu messages\n", (unsigned long long)r.bytes_out,
                mbps(r.bytes_out, elapsed_s), (unsigned long long)r.messages_out);
+  std::fprintf(out, "  setup ms (connect -> %s sent): %s\n", request, distribution_text(r.setup_ms, 1).c_str());
 }
 
 }  // namespace
@@ -109,7 +131,7 @@ CpuUsage cpu_since(const rusage& start) {
 RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint32_t asked) {
   RoleSummary r;
   r.clients = asked;
-  std::vector<double> ttff;
+  std::vector<double> ttff, setup;
   for (const ClientStats* c : clients) {
     if (c->started_ns != 0) ++r.started;
     if (c->ok && !c->failed) ++r.ok;
@@ -121,6 +143,7 @@ RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint3
     r.bytes_out += c->bytes_out;
     r.messages_in += c->messages_in;
     r.messages_out += c->messages_out;
+    if (c->setup_ns >= 0) setup.push_back(static_cast<double>(c->setup_ns) / kNsPerMs);
     if (c->ttff_ns >= 0) {
       ttff.push_back(static_cast<double>(c->ttff_ns) / kNsPerMs);
       if (c->first_frame_keyframe) ++r.keyframe_first;
@@ -134,6 +157,7 @@ RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint3
     r.max_backlog = std::max(r.max_backlog, c->max_backlog);
   }
   r.ttff_ms = distribution(ttff);
+  r.setup_ms = distribution(setup);
   return r;
 }
 
@@ -146,32 +170,30 @@ void print_summary(std::FILE* out, const Summary& s) {
   std::fprintf(out, "sluice-bench %s: %.1f s (asked %.0f s)\n", mode_name(s.mode), s.elapsed_s, s.duration_s);
   for (size_t i = 0; i < s.urls.size(); ++i) std::fprintf(out, "  url[%zu]: %s\n", i, s.urls[i].c_str());
   if (s.publishers.clients) {
-    print_role(out, "publishers", s.publishers, s.elapsed_s);
+    print_role(out, "publishers", "publish", s.publishers, s.elapsed_s);
     std::fprintf(out, "  file loops: %u, largest unsent backlog: %llu bytes\n", s.publishers.loops,
                  (unsigned long long)s.publishers.max_backlog);
   }
   if (s.players.clients) {
     const RoleSummary& p = s.players;
-    print_role(out, "players", p, s.elapsed_s);
-    std::fprintf(out, "  ttff ms: p50=%.1f p90=%.1f p99=%.1f max=%.1f (n=%zu), first frame keyframe: %u/%zu\n",
-                 p.ttff_ms.p50, p.ttff_ms.p90, p.ttff_ms.p99, p.ttff_ms.max, p.ttff_ms.count, p.keyframe_first,
-                 p.ttff_ms.count);
+    print_role(out, "players", "play", p, s.elapsed_s);
+    std::fprintf(out, "  ttff ms (play sent -> first picture): %s; first picture a keyframe: %u/%zu\n",
+                 distribution_text(p.ttff_ms, 1).c_str(), p.keyframe_first, p.ttff_ms.count);
     std::fprintf(out, "  stalls: %u (players with stalls: %u)\n", p.stalls, p.clients_with_stalls);
     std::fprintf(out, "  non-monotonic timestamps: %u (players: %u)\n", p.non_monotonic, p.clients_non_monotonic);
     if (p.ended) std::fprintf(out, "  plays ended by the server: %u\n", p.ended);
   }
   if (s.mode == Mode::Latency) {
-    std::fprintf(out, "delay ms (publisher send -> player receive): p50=%.2f p90=%.2f p99=%.2f max=%.2f (n=%zu, unmatched=%llu)\n",
-                 s.delay_ms.p50, s.delay_ms.p90, s.delay_ms.p99, s.delay_ms.max, s.delay_ms.count,
-                 (unsigned long long)s.delay_unmatched);
+    std::fprintf(out, "delay ms (publisher sent -> player received, per message): %s; unmatched: %llu\n",
+                 distribution_text(s.delay_ms, 2).c_str(), (unsigned long long)s.delay_unmatched);
   }
   const double cpu = s.cpu.user_s + s.cpu.sys_s;
   std::fprintf(out, "bench cpu: %.2f s (user %.2f, sys %.2f) = %.0f%% of one core; max rss %ld KiB\n", cpu,
                s.cpu.user_s, s.cpu.sys_s, s.elapsed_s > 0 ? 100 * cpu / s.elapsed_s : 0, s.cpu.max_rss_kb);
-  const double gb = static_cast<double>(s.read_bytes) / 1e9;
-  std::fprintf(out, "bench reads: %llu, %.1f KiB each on average; %.2f cpu-s per GB received\n",
-               (unsigned long long)s.reads, s.reads ? static_cast<double>(s.read_bytes) / 1024 / static_cast<double>(s.reads) : 0,
-               gb > 0 ? cpu / gb : 0);
+  std::fprintf(out, "bench reads: %llu, %.1f KiB each on average; %.2f cpu-s per GB moved\n",
+               (unsigned long long)s.reads,
+               s.reads ? static_cast<double>(s.read_bytes) / 1024 / static_cast<double>(s.reads) : 0,
+               cpu_per_gb(s));
 }
 
 nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStats*>& clients, bool per_client) {
@@ -189,8 +211,15 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
         {"max_rss_kb", s.cpu.max_rss_kb},
         {"reads", s.reads},
         {"read_bytes", s.read_bytes},
-        {"cpu_s_per_gb_received", s.read_bytes ? cpu / (static_cast<double>(s.read_bytes) / 1e9) : 0}}},
+        {"cpu_s_per_gb_moved", cpu_per_gb(s)}}},
   };
+  if (s.options) {
+    const BenchOptions& o = *s.options;
+    j["options"] = {{"clients", o.clients},         {"rate", o.rate},
+                    {"chunk_size", o.chunk_size},   {"buffer_ms", o.buffer_ms},
+                    {"start_s", o.start_s},         {"stall_ms", o.stall_ms},
+                    {"read_batch_ms", o.read_batch_ms}, {"file", o.flv_file}};
+  }
   if (s.players.clients) j["players"] = role_json(s.players, s.elapsed_s);
   if (s.publishers.clients) j["publishers"] = role_json(s.publishers, s.elapsed_s);
   if (s.mode == Mode::Latency) {

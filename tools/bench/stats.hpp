@@ -37,6 +37,7 @@ struct RoleSummary {
   uint64_t bytes_out = 0;
   uint64_t messages_in = 0;
   uint64_t messages_out = 0;
+  Distribution setup_ms;  // connect start -> play / publish sent
   Distribution ttff_ms;
   uint32_t keyframe_first = 0;  // first pictures that were keyframes (out of ttff_ms.count)
   uint32_t stalls = 0;
@@ -57,6 +58,7 @@ CpuUsage cpu_since(const rusage& start);
 
 struct Summary {
   Mode mode = Mode::Play;
+  const BenchOptions* options = nullptr;  // echoed in the JSON, for reproducibility
   std::vector<std::string> urls;
   double duration_s = 0;  // asked for
   double elapsed_s = 0;   // from the first connection to the stop
