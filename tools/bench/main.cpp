@@ -44,23 +44,23 @@ void raise_fd_limit(uint32_t connections) {
 void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help) {
   cmd->add_option("urls", o.urls, "rtmp://host[:port]/app/stream (several: round-robin; {i} = client index)")
       ->required();
-  cmd->add_option("-n,--clients", o.clients, clients_help)->check(CLI::Range(1u, 100000u));
-  cmd->add_option("--rate", o.rate, "ramp-up: new connections per second (0 = all at once)")
+  cmd->add_option("-n,--clients", o.clients, clients_help)->capture_default_str()->check(CLI::Range(1u, 100000u));
+  cmd->add_option("--rate", o.rate, "ramp-up: new connections per second (0 = all at once)")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("-d,--duration", o.duration_s, "whole run in seconds, ramp-up included")
+  cmd->add_option("-d,--duration", o.duration_s, "whole run in seconds, ramp-up included")->capture_default_str()
       ->check(CLI::Range(0.1, kMaxDurationS));
-  cmd->add_option("--chunk-size", o.chunk_size, "our outgoing RTMP chunk size")->check(CLI::Range(128u, 65536u));
+  cmd->add_option("--chunk-size", o.chunk_size, "our outgoing RTMP chunk size")->capture_default_str()->check(CLI::Range(128u, 65536u));
   cmd->add_option("--json", o.json_file, "also write the summary as JSON to this file");
   cmd->add_flag("--per-client", o.per_client, "include one record per client in the JSON");
-  cmd->add_option("--allow-failures", o.allow_failures, "exit 0 while at most this many clients failed");
+  cmd->add_option("--allow-failures", o.allow_failures, "exit 0 while at most this many clients failed")->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "no progress lines on stderr");
 }
 
 void add_player(CLI::App* cmd, BenchOptions& o) {
   cmd->add_option("--start", o.start_s,
-                  "play start in seconds: -1 live (sent as -1000, like ffmpeg), -2 live or recorded, >= 0 VOD position");
-  cmd->add_option("--buffer-ms", o.buffer_ms, "SetBufferLength sent after play");
-  cmd->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
+                  "play start in seconds: -1 live (sent as -1000, like ffmpeg), -2 live or recorded, >= 0 VOD position")->capture_default_str();
+  cmd->add_option("--buffer-ms", o.buffer_ms, "SetBufferLength sent after play")->capture_default_str();
+  cmd->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")->capture_default_str()
       ->check(CLI::Range(1u, 600000u));
   cmd->add_option("--read-batch-ms", o.read_batch_ms,
                   "let this much media build up before reading (cheaper bench; 0 = read at once; default 100, latency 0)")
