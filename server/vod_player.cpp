@@ -24,6 +24,7 @@ constexpr uint32_t kMinLeadMs = 1000;
 constexpr uint32_t kMaxLeadMs = 5000;
 constexpr uint32_t kDefaultLeadMs = 3000;
 constexpr uint64_t kMaxTimerMs = 1000;
+constexpr uint64_t kRefillStepMs = 1000;
 
 struct ReadOp {
   uv_fs_t req{};
@@ -150,10 +151,14 @@ void VodPlayer::pump() {
     return;
   }
   if (conn_.session().output_size() + conn_.write_queue_bytes() > kMaxPendingBytes) return;  // on_drain resumes
-  uint64_t horizon = media_clock() + lead_ms();
+  // Refill in steps of about a second of media, not one frame at a time: a player then costs about
+  // one file read and one timer wake-up per second.
+  uint64_t clock = media_clock();
+  uint64_t horizon = clock + lead_ms();
+  uint64_t low_water = horizon - std::min<uint64_t>(lead_ms() / 2, kRefillStepMs);
   const auto& first = index.samples[next_];
-  if (first.dts_ms > horizon) {
-    schedule(first.dts_ms - horizon);
+  if (first.dts_ms > low_water) {
+    schedule(first.dts_ms - low_water);
     return;
   }
   uint32_t last = next_;

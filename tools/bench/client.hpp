@@ -27,6 +27,7 @@ struct ClientStats {
   uint32_t non_monotonic = 0;  // messages whose timestamp went back against the previous of their type
   uint32_t loops = 0;          // publisher: times the file was restarted
   uint64_t max_backlog = 0;    // publisher: largest unsent output seen, bytes
+  int64_t max_late_ns = 0;     // publisher: worst lateness of a tag against its real-time slot
   bool ok = false;             // player: media arrived; publisher: Publish.Start arrived
   bool ended = false;          // the server said the play ended (VOD end, StreamEOF, Play.Stop)
   bool failed = false;

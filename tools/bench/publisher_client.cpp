@@ -115,6 +115,7 @@ void PublisherClient::pump() {
     }
     // Script tags are skipped: the metadata went out once, as @setDataFrame.
     if (tag.type != flv_tag_type::kScript) {
+      stats_.max_late_ns = std::max(stats_.max_late_ns, now - due_ns);
       const auto ts = static_cast<uint32_t>(media_ms);  // wraps like every RTMP timestamp
       session.send_media(stream_id_, tag.type, ts, file_.body(tag));
       ++stats_.messages_out;

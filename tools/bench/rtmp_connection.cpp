@@ -30,7 +30,6 @@ RtmpConnection::RtmpConnection(uv_loop_t* loop, RtmpConnectionHandler& handler, 
   // The handle is initialised here so close() is always valid, even before start().
   uv_tcp_init(loop, &tcp_);
   tcp_.data = this;
-  handle_inited_ = true;
 }
 
 int RtmpConnection::start(const sockaddr* addr) {
@@ -40,7 +39,6 @@ int RtmpConnection::start(const sockaddr* addr) {
     close();
     return rc;
   }
-  open_ = true;
   return 0;
 }
 
@@ -179,13 +177,11 @@ void RtmpConnection::fail(const std::string& reason) {
 void RtmpConnection::close() {
   if (closing_) return;
   closing_ = true;
-  open_ = false;
-  if (handle_inited_) uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), on_close);
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), on_close);
 }
 
 void RtmpConnection::on_close(uv_handle_t* handle) noexcept {
   auto* self = static_cast<RtmpConnection*>(handle->data);
-  self->closed_cb_done_ = true;
   // Free what a closed connection no longer needs; the object itself lives to the run's end.
   self->out_ = std::vector<uint8_t>();
 }

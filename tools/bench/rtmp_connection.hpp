@@ -56,8 +56,6 @@ class RtmpConnection {
   // Ends the connection because of an error, telling the handler once.
   void fail(const std::string& reason);
 
-  bool is_open() const { return open_; }
-  bool closed_fully() const { return closed_cb_done_; }
   uint64_t bytes_in() const { return bytes_in_; }
   uint64_t bytes_out() const { return bytes_out_; }
   // Bytes handed to the socket layer but not yet written (ours plus libuv's queue).
@@ -90,12 +88,9 @@ class RtmpConnection {
   size_t out_offset_ = 0;     // bytes of out_ uv_try_write already sent
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
-  bool handle_inited_ = false;
   bool connected_ = false;
   bool writing_ = false;
-  bool open_ = false;
   bool closing_ = false;
-  bool closed_cb_done_ = false;
 };
 
 }  // namespace sluice::bench

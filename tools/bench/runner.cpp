@@ -25,6 +25,38 @@ constexpr uint64_t kRampPeriodMs = 5;
 constexpr uint64_t kTickPeriodMs = 100;
 constexpr uint64_t kProgressPeriodMs = 1000;
 
+// What one progress line shows; the rates are over the last second.
+struct ProgressSnapshot {
+  long seconds = 0;
+  size_t clients = 0;
+  uint32_t ok = 0, failed = 0, stalls = 0;
+  double mbps = 0, cpu_percent = 0, lag_ms = 0;
+  Distribution ttff;
+  Distribution delay;  // latency mode
+  bool publisher_live = false;  // latency mode
+};
+
+std::string progress_line(Mode mode, const ProgressSnapshot& p) {
+  const bool players = mode != Mode::Publish;
+  char buf[160];
+  std::string line = "t=" + std::to_string(p.seconds) + "s ";
+  if (mode == Mode::Latency) line += p.publisher_live ? "publisher ok, " : "publisher not live, ";
+  std::snprintf(buf, sizeof buf, "%s=%u/%zu ok, %.1f Mb/s%s", players ? "players" : "publishers", p.ok, p.clients,
+                p.mbps, players ? "" : " out");
+  line += buf;
+  if (players) {
+    std::snprintf(buf, sizeof buf, ", ttff p50=%.0fms", p.ttff.p50);
+    line += p.ttff.count ? buf : ", ttff p50=-";
+  }
+  if (mode == Mode::Latency) {
+    std::snprintf(buf, sizeof buf, ", delay p50=%.1fms p99=%.1fms", p.delay.p50, p.delay.p99);
+    line += p.delay.count ? buf : ", delay -";
+  }
+  if (players) line += ", stalls=" + std::to_string(p.stalls);
+  std::snprintf(buf, sizeof buf, ", failed=%u, cpu=%.0f%%, lag=%.0fms", p.failed, p.cpu_percent, p.lag_ms);
+  return line + buf;
+}
+
 double cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -33,20 +65,6 @@ double cpu_seconds() {
 }
 
 }  // namespace
-
-const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::Play:
-      return "play";
-    case Mode::Publish:
-      return "publish";
-    case Mode::Latency:
-      return "latency";
-    case Mode::HttpFlv:
-      return "http-flv";
-  }
-  return "?";
-}
 
 Runner::Runner(const BenchOptions& options, std::unique_ptr<FlvFile> file)
     : options_(options), file_(std::move(file)) {
@@ -194,6 +212,14 @@ void Runner::on_ramp() {
 
 void Runner::on_tick() {
   const int64_t now = now_ns();
+  if (next_tick_due_ns_ != 0) {
+    const int64_t lag = std::max<int64_t>(0, now - next_tick_due_ns_);
+    lag_max_ns_ = std::max(lag_max_ns_, lag);
+    lag_max_interval_ns_ = std::max(lag_max_interval_ns_, lag);
+    if (lag > 50 * kNsPerMs) ++lag_over_50ms_;
+  }
+  // libuv schedules a repeating timer from when it last ran, so lateness does not accumulate.
+  next_tick_due_ns_ = now + static_cast<int64_t>(kTickPeriodMs) * kNsPerMs;
   for (size_t i = 0; i < ramped_; ++i) ramp_[i]->tick(now);
 }
 
@@ -201,61 +227,41 @@ void Runner::on_progress() {
   const int64_t now = now_ns();
   const bool players_mode = !players_.empty();
   auto& clients = players_mode ? players_ : publishers_;
-  uint32_t ok = 0, failed = 0, stalls = 0;
+  ProgressSnapshot p;
+  p.clients = clients.size();
   uint64_t bytes = 0;
   std::vector<double> ttff;
   for (auto& c : clients) {
     const ClientStats& s = c->stats();
-    ok += s.ok && !s.failed;
-    failed += s.failed;
-    stalls += s.stalls;
+    p.ok += s.ok && !s.failed;
+    p.failed += s.failed;
+    p.stalls += s.stalls;
     bytes += players_mode ? s.bytes_in : s.bytes_out;
     if (s.ttff_ns >= 0) ttff.push_back(static_cast<double>(s.ttff_ns) / kNsPerMs);
   }
+  p.ttff = distribution(ttff);
   const double interval_s = static_cast<double>(now - last_progress_ns_) / kNsPerSec;
-  const double rate = interval_s > 0 ? static_cast<double>(bytes - last_bytes_) * 8 / 1e6 / interval_s : 0;
   const double cpu = cpu_seconds();
-  const double cpu_pct = interval_s > 0 ? 100 * (cpu - last_cpu_s_) / interval_s : 0;
+  if (interval_s > 0) {
+    p.mbps = static_cast<double>(bytes - last_bytes_) * 8 / 1e6 / interval_s;
+    p.cpu_percent = 100 * (cpu - last_cpu_s_) / interval_s;
+  }
+  p.seconds = std::lround(static_cast<double>(now - t0_ns_) / kNsPerSec);
+  p.lag_ms = static_cast<double>(lag_max_interval_ns_) / kNsPerMs;
   last_progress_ns_ = now;
   last_bytes_ = bytes;
   last_cpu_s_ = cpu;
-  if (options_.mode == Mode::Latency) tracker_.prune(now);
-  if (options_.quiet) return;
-
-  const long t = std::lround(static_cast<double>(now - t0_ns_) / kNsPerSec);
-  std::string line = "t=" + std::to_string(t) + "s ";
-  char buf[160];
+  lag_max_interval_ns_ = 0;
   if (options_.mode == Mode::Latency) {
-    line += publishers_.front()->stats().ok ? "publisher ok, " : "publisher not live, ";
-  }
-  std::snprintf(buf, sizeof buf, "%s=%u/%zu ok, %.1f Mb/s%s", players_mode ? "players" : "publishers", ok,
-                clients.size(), rate, players_mode ? "" : " out");
-  line += buf;
-  if (players_mode) {
-    const Distribution d = distribution(ttff);
-    if (d.count) {
-      std::snprintf(buf, sizeof buf, ", ttff p50=%.0fms", d.p50);
-      line += buf;
-    } else {
-      line += ", ttff p50=-";
-    }
-  }
-  if (options_.mode == Mode::Latency) {
+    p.publisher_live = publishers_.front()->stats().ok;
+    // Only the delays of the last second: the progress line shows the current state.
     const auto& all = tracker_.delays_ms();
     std::vector<double> recent(all.begin() + static_cast<std::ptrdiff_t>(last_delay_index_), all.end());
     last_delay_index_ = all.size();
-    const Distribution d = distribution(recent);
-    if (d.count) {
-      std::snprintf(buf, sizeof buf, ", delay p50=%.1fms p99=%.1fms", d.p50, d.p99);
-      line += buf;
-    } else {
-      line += ", delay -";
-    }
+    p.delay = distribution(recent);
+    tracker_.prune(now);
   }
-  if (players_mode) line += ", stalls=" + std::to_string(stalls);
-  std::snprintf(buf, sizeof buf, ", failed=%u, cpu=%.0f%%", failed, cpu_pct);
-  line += buf;
-  std::fprintf(stderr, "%s\n", line.c_str());
+  if (!options_.quiet) std::fprintf(stderr, "%s\n", progress_line(options_.mode, p).c_str());
 }
 
 void Runner::stop() {
@@ -287,6 +293,8 @@ Summary Runner::summarize() {
   s.duration_s = options_.duration_s;
   s.elapsed_s = static_cast<double>(stop_ns_ - t0_ns_) / kNsPerSec;
   s.cpu = cpu_since(usage_start_);
+  s.loop_lag_max_ms = static_cast<double>(lag_max_ns_) / kNsPerMs;
+  s.loop_lag_over_50ms = lag_over_50ms_;
   s.reads = RtmpConnection::total_reads();
   s.read_bytes = RtmpConnection::total_read_bytes();
   auto collect = [](std::vector<std::unique_ptr<Client>>& clients) {

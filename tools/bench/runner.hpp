@@ -70,6 +70,11 @@ class Runner {
   uint64_t last_bytes_ = 0;
   double last_cpu_s_ = 0;
   size_t last_delay_index_ = 0;
+  // Loop lag, measured by the tick timer against its own schedule.
+  int64_t next_tick_due_ns_ = 0;
+  int64_t lag_max_ns_ = 0;
+  int64_t lag_max_interval_ns_ = 0;  // since the previous progress line
+  uint64_t lag_over_50ms_ = 0;
 };
 
 }  // namespace sluice::bench

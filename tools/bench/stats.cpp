@@ -47,6 +47,7 @@ nlohmann::json role_json(const RoleSummary& r, double elapsed_s) {
       {"ended_by_server", r.ended},
       {"loops", r.loops},
       {"max_backlog_bytes", r.max_backlog},
+      {"max_send_late_ms", r.max_late_ms},
   };
 }
 
@@ -155,6 +156,7 @@ RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint3
     if (c->ended) ++r.ended;
     r.loops += c->loops;
     r.max_backlog = std::max(r.max_backlog, c->max_backlog);
+    r.max_late_ms = std::max(r.max_late_ms, static_cast<double>(c->max_late_ns) / kNsPerMs);
   }
   r.ttff_ms = distribution(ttff);
   r.setup_ms = distribution(setup);
@@ -171,8 +173,8 @@ void print_summary(std::FILE* out, const Summary& s) {
   for (size_t i = 0; i < s.urls.size(); ++i) std::fprintf(out, "  url[%zu]: %s\n", i, s.urls[i].c_str());
   if (s.publishers.clients) {
     print_role(out, "publishers", "publish", s.publishers, s.elapsed_s);
-    std::fprintf(out, "  file loops: %u, largest unsent backlog: %llu bytes\n", s.publishers.loops,
-                 (unsigned long long)s.publishers.max_backlog);
+    std::fprintf(out, "  file loops: %u, largest unsent backlog: %llu bytes, worst send lateness: %.1f ms\n",
+                 s.publishers.loops, (unsigned long long)s.publishers.max_backlog, s.publishers.max_late_ms);
   }
   if (s.players.clients) {
     const RoleSummary& p = s.players;
@@ -190,6 +192,8 @@ void print_summary(std::FILE* out, const Summary& s) {
   const double cpu = s.cpu.user_s + s.cpu.sys_s;
   std::fprintf(out, "bench cpu: %.2f s (user %.2f, sys %.2f) = %.0f%% of one core; max rss %ld KiB\n", cpu,
                s.cpu.user_s, s.cpu.sys_s, s.elapsed_s > 0 ? 100 * cpu / s.elapsed_s : 0, s.cpu.max_rss_kb);
+  std::fprintf(out, "bench loop lag: max %.1f ms, ticks more than 50 ms late: %llu\n", s.loop_lag_max_ms,
+               (unsigned long long)s.loop_lag_over_50ms);
   std::fprintf(out, "bench reads: %llu, %.1f KiB each on average; %.2f cpu-s per GB moved\n",
                (unsigned long long)s.reads,
                s.reads ? static_cast<double>(s.read_bytes) / 1024 / static_cast<double>(s.reads) : 0,
@@ -209,6 +213,8 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
         {"total_s", cpu},
         {"percent_of_one_core", s.elapsed_s > 0 ? 100 * cpu / s.elapsed_s : 0},
         {"max_rss_kb", s.cpu.max_rss_kb},
+        {"loop_lag_max_ms", s.loop_lag_max_ms},
+        {"loop_lag_over_50ms", s.loop_lag_over_50ms},
         {"reads", s.reads},
         {"read_bytes", s.read_bytes},
         {"cpu_s_per_gb_moved", cpu_per_gb(s)}}},

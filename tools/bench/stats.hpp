@@ -47,6 +47,7 @@ struct RoleSummary {
   uint32_t ended = 0;  // players whose play the server ended (VOD end, StreamEOF)
   uint32_t loops = 0;  // publishers: file restarts, all publishers together
   uint64_t max_backlog = 0;
+  double max_late_ms = 0;  // publishers: worst lateness of a tag against real time
 };
 
 struct CpuUsage {
@@ -68,6 +69,10 @@ struct Summary {
   Distribution delay_ms;
   uint64_t delay_unmatched = 0;
   CpuUsage cpu;
+  // The bench's own loop: how late its 100 ms tick fired. Large values mean the bench was busy
+  // (or starved of CPU) and its figures are suspect; small ones clear it.
+  double loop_lag_max_ms = 0;
+  uint64_t loop_lag_over_50ms = 0;  // ticks that fired more than 50 ms late
   uint64_t reads = 0;  // read callbacks with data, all connections
   uint64_t read_bytes = 0;
 };
