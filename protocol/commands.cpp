@@ -110,7 +110,7 @@ Result<PlayCommand> parse_play(const Command& cmd) {
   auto name = cmd.string_arg(0);
   if (!name) return Error(Errc::BadCommand, "play without a stream name");
   split_query(*name, p.name, p.query);
-  p.start = cmd.number_arg(1).value_or(-2);
+  p.start = cmd.number_arg(1).value_or(-2000);
   p.duration = cmd.number_arg(2).value_or(-1);
   // reset may be a boolean (Flash) or a number (old clients: 0/1/2/3).
   if (auto b = cmd.boolean_arg(3)) {

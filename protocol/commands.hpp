@@ -58,8 +58,10 @@ struct PlayCommand {
   double transaction_id = 0;
   std::string name;
   std::string query;
-  double start = -2;     // -2 live or recorded, -1 live only, >= 0 seconds into a recording
-  double duration = -1;  // -1 until the end
+  // Milliseconds, as every client sends them (FFmpeg -2000/-1000/0, librtmp -A 5 as 5000):
+  // -2000 live or recorded, -1000 live only (any negative value: not a position), >= 0 a position.
+  double start = -2000;
+  double duration = -1;  // milliseconds; negative: until the end
   bool reset = true;
 };
 Result<PlayCommand> parse_play(const Command& cmd);

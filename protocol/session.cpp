@@ -21,10 +21,10 @@ amf::Value str(std::string_view s) { return amf::Value::string(std::string(s)); 
 
 Session::Session(SessionOptions options)
     : options_(std::move(options)),
-      handshake_(options_.role == SessionRole::Server ? HandshakeRole::Server : HandshakeRole::Client,
-                 options_.handshake),
+      handshake_(std::make_unique<Handshake>(
+          options_.role == SessionRole::Server ? HandshakeRole::Server : HandshakeRole::Client, options_.handshake)),
       reader_(options_.chunk_limits) {
-  handshake_.drain_output(out_);
+  handshake_->drain_output(out_);
 }
 
 uint64_t Session::bytes_received() const { return handshake_bytes_ + reader_.bytes_received(); }
@@ -41,16 +41,18 @@ void Session::drain_output(std::vector<uint8_t>& out) {
 Result<void> Session::feed(std::span<const uint8_t> in, std::vector<SessionEvent>& events) {
   if (failed_) return Error(Errc::Closed, "session already failed");
   size_t pos = 0;
-  if (!handshake_.done()) {
-    auto consumed = handshake_.feed(in);
-    handshake_.drain_output(out_);
+  if (handshake_) {
+    auto consumed = handshake_->feed(in);
+    handshake_->drain_output(out_);
     if (!consumed) {
       failed_ = true;
       return Error(consumed.error()).wrap("handshake");
     }
     pos = *consumed;
     handshake_bytes_ += pos;
-    if (!handshake_.done()) return ok();
+    if (!handshake_->done()) return ok();
+    scheme_ = handshake_->scheme();
+    handshake_.reset();
     events.emplace_back(HandshakeDoneEvent{});
     out_.insert(out_.end(), pending_until_handshake_.begin(), pending_until_handshake_.end());
     pending_until_handshake_.clear();
@@ -252,8 +254,9 @@ Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::v
 Result<void> Session::on_client_command(Command& cmd, uint32_t stream_id, std::vector<SessionEvent>& events) {
   if (cmd.name == "_result" || cmd.name == "_error") {
     auto it = std::find(pending_create_stream_.begin(), pending_create_stream_.end(), cmd.transaction_id);
-    if (it != pending_create_stream_.end() && cmd.name == "_result") {
-      pending_create_stream_.erase(it);
+    bool create_stream_reply = it != pending_create_stream_.end();
+    if (create_stream_reply) pending_create_stream_.erase(it);
+    if (create_stream_reply && cmd.name == "_result") {
       auto id = cmd.number_arg(0);
       if (!id) return Error(Errc::BadCommand, "createStream result without a stream id");
       events.emplace_back(StreamCreatedEvent{cmd.transaction_id, static_cast<uint32_t>(*id)});
@@ -305,7 +308,7 @@ Result<void> Session::on_aggregate(const Message& m, std::vector<SessionEvent>& 
 void Session::write_message(uint32_t chunk_stream, uint8_t type, uint32_t timestamp, uint32_t stream_id,
                             std::span<const uint8_t> payload) {
   // A client may queue its first requests before the handshake ends; they go out right after it.
-  std::vector<uint8_t>& target = handshake_.done() ? out_ : pending_until_handshake_;
+  std::vector<uint8_t>& target = handshake_ ? pending_until_handshake_ : out_;
   writer_.write(chunk_stream, type, timestamp, stream_id, payload, target);
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <variant>
@@ -135,8 +136,8 @@ class Session {
   bool has_output() const { return !out_.empty(); }
   size_t output_size() const { return out_.size(); }
 
-  bool handshake_done() const { return handshake_.done(); }
-  HandshakeScheme handshake_scheme() const { return handshake_.scheme(); }
+  bool handshake_done() const { return !handshake_; }
+  HandshakeScheme handshake_scheme() const { return scheme_; }
   bool failed() const { return failed_; }
   // True after a reply that ends the connection (connect rejected): flush output, then close.
   bool closing() const { return closing_; }
@@ -163,7 +164,7 @@ class Session {
   void connect(std::string_view app, std::string_view tc_url, const amf::Properties& extra = {});
   double create_stream();  // returns the transaction id; StreamCreatedEvent follows
   void publish(uint32_t stream_id, std::string_view name, std::string_view type = "live");
-  void play(uint32_t stream_id, std::string_view name, double start = -2, double duration = -1, bool reset = true);
+  void play(uint32_t stream_id, std::string_view name, double start = -2000, double duration = -1, bool reset = true);
   void pause(uint32_t stream_id, bool pause, double position_ms);
   void seek(uint32_t stream_id, double position_ms);
   void delete_stream(uint32_t stream_id);
@@ -195,7 +196,9 @@ class Session {
   Result<uint32_t> allocate_stream();
 
   SessionOptions options_;
-  Handshake handshake_;
+  // Freed once the handshake is over: its 3 KB of buffers would otherwise stay with every player.
+  std::unique_ptr<Handshake> handshake_;
+  HandshakeScheme scheme_ = HandshakeScheme::Simple;
   ChunkReader reader_;
   ChunkWriter writer_;
   std::vector<uint8_t> out_;
