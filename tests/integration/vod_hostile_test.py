@@ -41,7 +41,7 @@ hostile = ["../secret.flv", "/etc/passwd", "%2e%2e/secret.flv", "..%2fsecret.flv
            "flv:../secret", "./../secret.flv", "mp4:/etc/passwd", "nosuch.flv"]
 for name in hostile:
     # The hostile play, then a good one queued on the same connection: it must still work.
-    lines = probe(server.url("vod/" + name), "--duration", "6", "--play2", "good.flv")
+    lines = probe(server.url("vod/" + name), "--duration", "8", "--frames", "50", "--play2", "good.flv")
     codes = [f["_words"][0] for _, f, _ in probe_events(lines, "status")]
     check("NetStream.Play.StreamNotFound" in codes, f"'{name}': StreamNotFound")
     check(codes.index("NetStream.Play.StreamNotFound") == 0, f"'{name}': refused before anything played")
