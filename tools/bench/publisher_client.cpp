@@ -41,7 +41,6 @@ std::vector<uint8_t> set_data_frame(std::span<const uint8_t> metadata) {
 PublisherClient::PublisherClient(uv_loop_t* loop, RtmpUrl url, const BenchOptions& options, const FlvFile& file,
                                  ClientStats identity, LatencyTracker* tracker)
     : url_(std::move(url)),
-      options_(options),
       file_(file),
       tracker_(tracker),
       conn_(loop, *this, session_options(options)),

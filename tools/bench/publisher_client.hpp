@@ -44,7 +44,6 @@ class PublisherClient final : public Client, private RtmpConnectionHandler {
   static void on_timer(uv_timer_t* timer) noexcept;
 
   RtmpUrl url_;
-  const BenchOptions& options_;
   const FlvFile& file_;
   LatencyTracker* tracker_;
   RtmpConnection conn_;
