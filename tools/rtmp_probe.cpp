@@ -3,7 +3,7 @@
 // so tests can assert on statuses, first-frame latency, keyframes, timestamps and payload hashes.
 //
 // Usage: rtmp-probe URL [--duration S] [--start N] [--frames N] [--buffer MS]
-//                       [--pause-at S --resume-at S] [--play2 NAME] [--no-reset]
+//                       [--pause-at S --resume-at S] [--play2 NAME] [--no-reset] [--length]
 // Lines:  status +MS CODE          (onStatus / onPlayStatus codes)
 //         uc +MS EVENT STREAM      (user control: StreamBegin, StreamEOF, StreamIsRecorded ...)
 //         video|audio|data +MS ts=T size=N key=0|1 seq=0|1 md5=HEX
@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   long frames = -1;
   uint32_t buffer_ms = 3000;
   bool reset = true;
+  bool ask_length = false;
   std::vector<std::string> playlist;
   for (int i = 2; i < argc; ++i) {
     std::string k = argv[i];
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
     else if (k == "--resume-at") resume_at = std::atof(next().c_str());
     else if (k == "--play2") playlist.push_back(next());
     else if (k == "--no-reset") reset = false;
+    else if (k == "--length") ask_length = true;
   }
 
   addrinfo hints{};
@@ -200,11 +202,16 @@ int main(int argc, char** argv) {
     for (auto& ev : events) {
       if (auto* res = std::get_if<ResultEvent>(&ev)) {
         std::string code = res->command.args.empty() ? "" : res->command.args[0].get_string("code");
+        if (auto number = res->command.number_arg(0)) code = "value=" + std::to_string(*number);
         std::printf("result +%ld %s %s\n", rel(), res->command.name.c_str(), code.c_str());
         if (res->error) end_reason = "rejected";
         if (!res->error && code == "NetConnection.Connect.Success") session.create_stream();
       } else if (auto* sc = std::get_if<StreamCreatedEvent>(&ev)) {
         stream_id = sc->stream_id;
+        if (ask_length) {
+          amf::Value name = amf::Value::string(url.stream);
+          session.send_command(0, "getStreamLength", 9, amf::Value::null(), std::span(&name, 1));
+        }
         session.play(stream_id, url.stream, start, -1, reset);
         for (const auto& name : playlist) session.play(stream_id, name, start, -1, false);
         session.set_buffer_length(stream_id, buffer_ms);

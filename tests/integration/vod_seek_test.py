@@ -55,6 +55,11 @@ vts = [int(f["ts"]) for _, f, _ in probe_events(lines, "video") if f["seq"] == "
 check(max(vts) > 4000, f"playlist: the second item followed the first (last ts {max(vts)})")
 check(all(b >= a for a, b in zip(vts, vts[1:])), "playlist: timestamps keep rising across items")
 
+# getStreamLength answers the file's duration in seconds.
+lines = probe(server.url("vod/a.flv"), "--duration", "2", "--length")
+lengths = [float(l.split("value=")[1]) for l in lines if l.startswith("result") and "value=" in l]
+check(len(lengths) == 1 and abs(lengths[0] - 12.0) < 0.2, f"getStreamLength: {lengths}")
+
 # End of file: Play.Complete (onPlayStatus), StreamEOF, Play.Stop.
 lines = probe(server.url("vod/b.flv"), "--duration", "8")
 check(any("NetStream.Play.Complete" in l for l in lines), "end: onPlayStatus NetStream.Play.Complete")
