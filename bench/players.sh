@@ -13,6 +13,7 @@ seconds=${3:-30}
 bitrate=${4:-2400k}
 case "$mode" in live|vod) ;; *) echo "usage: $0 live|vod [PLAYERS] [SECONDS] [VIDEO_BITRATE]" >&2; exit 2 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 make -C "$root" release >/dev/null
 build="$root/build/release"
 work=$(mktemp -d /tmp/sluice-bench-XXXXXX)
@@ -23,22 +24,12 @@ trap cleanup EXIT
 mkdir -p "$work/media"
 media="$work/media/movie.flv"
 length=$(( seconds + 30 ))
-ffmpeg -nostdin -loglevel error -y -f lavfi -i "testsrc=size=1280x720:rate=25:duration=$length" -f lavfi \
-  -i "sine=duration=$length" -vf noise=alls=20:allf=t -c:v libx264 -preset ultrafast -g 50 -b:v "$bitrate" \
-  -maxrate "$bitrate" -bufsize "$bitrate" -pix_fmt yuv420p -c:a aac -b:a 128k -f flv "$media"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/sluice.yaml" <<YAML
-rtmp:
-  listen: 127.0.0.1:$port
-apps:
-  live: { type: live }
-  vod: { type: vod, root: $work/media }
-log:
-  level: warn
-YAML
+bench_make_media "$media" "$length" "$bitrate"
+port=$(bench_free_port)
+bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
 "$build/server/sluice" --config "$work/sluice.yaml" >"$work/server.log" 2>&1 &
 server=$!; pids+=("$server")
-sleep 0.5
+bench_wait_port "$port"
 if [ "$mode" = live ]; then
   ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$media" -c copy -f flv "rtmp://127.0.0.1:$port/live/bench" \
     >/dev/null 2>&1 &
@@ -50,8 +41,8 @@ else
   url="rtmp://127.0.0.1:$port/vod/movie.flv"
   start=(--start 0)
 fi
-cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
+cpu() { bench_cpu_ticks "$server"; }
+rss() { bench_rss "$server"; }
 ticks=$(getconf CLK_TCK)
 idle_rss=$(rss)
 cpu0=$(cpu)

@@ -60,6 +60,18 @@ lines = probe(server.url("vod/a.flv"), "--duration", "2", "--length")
 lengths = [float(l.split("value=")[1]) for l in lines if l.startswith("result") and "value=" in l]
 check(len(lengths) == 1 and abs(lengths[0] - 12.0) < 0.2, f"getStreamLength: {lengths}")
 
+# A file that changes is re-indexed at the next play.
+import shutil  # noqa: E402
+shutil.copy(os.path.join(media, "b.flv"), os.path.join(media, "c.flv"))
+lines = probe(server.url("vod/c.flv"), "--duration", "1", "--length")
+first = [float(l.split("value=")[1]) for l in lines if l.startswith("result") and "value=" in l]
+shutil.copy(os.path.join(media, "a.flv"), os.path.join(media, "c.flv.new"))
+os.replace(os.path.join(media, "c.flv.new"), os.path.join(media, "c.flv"))
+lines = probe(server.url("vod/c.flv"), "--duration", "1", "--length")
+second = [float(l.split("value=")[1]) for l in lines if l.startswith("result") and "value=" in l]
+check(first and second and abs(first[0] - 3) < 0.2 and abs(second[0] - 12) < 0.2,
+      f"a replaced file is re-indexed ({first} -> {second})")
+
 # End of file: Play.Complete (onPlayStatus), StreamEOF, Play.Stop.
 lines = probe(server.url("vod/b.flv"), "--duration", "8")
 check(any("NetStream.Play.Complete" in l for l in lines), "end: onPlayStatus NetStream.Play.Complete")
