@@ -3,7 +3,7 @@
 // so tests can assert on statuses, first-frame latency, keyframes, timestamps and payload hashes.
 //
 // Usage: rtmp-probe URL [--duration S] [--start N] [--frames N] [--buffer MS]
-//                       [--pause-at S --resume-at S] [--play2 NAME] [--no-reset] [--length]
+//                       [--pause-at S --resume-at S] [--play2 NAME] [--no-reset] [--length] [--also NAME]
 // Lines:  status +MS CODE          (onStatus / onPlayStatus codes)
 //         uc +MS EVENT STREAM      (user control: StreamBegin, StreamEOF, StreamIsRecorded ...)
 //         video|audio|data +MS ts=T size=N key=0|1 seq=0|1 md5=HEX
@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   uint32_t buffer_ms = 3000;
   bool reset = true;
   bool ask_length = false;
+  std::string also;  // a second stream name played on a second stream of the same connection
   std::vector<std::string> playlist;
   for (int i = 2; i < argc; ++i) {
     std::string k = argv[i];
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
     else if (k == "--play2") playlist.push_back(next());
     else if (k == "--no-reset") reset = false;
     else if (k == "--length") ask_length = true;
+    else if (k == "--also") also = next();
   }
 
   addrinfo hints{};
@@ -207,7 +209,14 @@ int main(int argc, char** argv) {
         if (res->error) end_reason = "rejected";
         if (!res->error && code == "NetConnection.Connect.Success") session.create_stream();
       } else if (auto* sc = std::get_if<StreamCreatedEvent>(&ev)) {
+        if (stream_id != 0) {
+          // The second stream of --also: play it on its own message stream id.
+          session.play(sc->stream_id, also, start, -1, true);
+          session.set_buffer_length(sc->stream_id, buffer_ms);
+          continue;
+        }
         stream_id = sc->stream_id;
+        if (!also.empty()) session.create_stream();
         if (ask_length) {
           amf::Value name = amf::Value::string(url.stream);
           session.send_command(0, "getStreamLength", 9, amf::Value::null(), std::span(&name, 1));
@@ -237,7 +246,8 @@ int main(int argc, char** argv) {
           continue;
         }
         if (msg.type == msg_type::kVideo && !is_sequence_header(msg)) ++video_frames;
-        std::printf("%s +%ld ts=%u size=%zu key=%d seq=%d md5=%s\n", kind, rel(), msg.timestamp, msg.payload.size(),
+        std::printf("%s +%ld sid=%u ts=%u size=%zu key=%d seq=%d md5=%s\n", kind, rel(), msg.stream_id, msg.timestamp,
+                    msg.payload.size(),
                     is_keyframe(msg) ? 1 : 0, is_sequence_header(msg) ? 1 : 0, md5_hex(msg.payload.span()).c_str());
       }
     }

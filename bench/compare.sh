@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# Side-by-side: Sluice (release build, one worker loop) and nginx-rtmp (Debian nginx +
+# libnginx-mod-rtmp, one process) on loopback, the same sluice-bench scenario against each,
+# alternating sluice, nginx, sluice, nginx... for REPS repetitions, plus the kernel floor
+# (bench/floor.c) at the same number of connections. Prints per-run lines and a table of medians
+# with the Sluice/nginx ratios. docs/benchmarks.md explains the method and holds the latest table.
+#
+# Usage: bench/compare.sh [--reps N] [--quick] [--seconds S] [--out DIR] [--no-build] [SCENARIO...]
+#        bench/compare.sh --list
+# Scenarios (default: all, in this order):
+#   live200 live500 live1000 live2000    live fan-out of one 2.5 Mb/s publisher (ffmpeg -re -c copy)
+#   vod-flv200 vod-flv1000               N players of one FLV file from the start
+#   vod-mp4-200 vod-mp4-1000             the same media as MP4 (mp4:movie.mp4)
+#   ttff                                 100 late joiners, 10 per second, into a running live stream
+# --quick: 1 repetition, 8 s runs, scenarios live200 vod-flv200 ttff unless named (a smoke test).
+# Every run is bounded: each scenario runs SECONDS per server per repetition (live and VOD 20 s,
+# ttff 15 s, floor 10 s; --seconds overrides the live/VOD length), all on 127.0.0.1.
+set -euo pipefail
+
+all_scenarios=(live200 live500 live1000 live2000 vod-flv200 vod-flv1000 vod-mp4-200 vod-mp4-1000 ttff)
+reps=3
+quick=0
+seconds=""
+out=""
+build=1
+scenarios=()
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reps) reps=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --list) printf '%s\n' "${all_scenarios[@]}"; exit 0 ;;
+    -h|--help) usage 0 ;;
+    -*) echo "compare.sh: unknown option $1" >&2; usage ;;
+    *) scenarios+=("$1"); shift ;;
+  esac
+done
+reps_given=0
+for a in "${BASH_ARGV[@]:-}"; do [ "$a" = --reps ] && reps_given=1; done
+live_s=20; vod_s=20; ttff_s=15; floor_s=10; ttff_n=100; ttff_rate=10
+if [ "$quick" = 1 ]; then
+  [ "$reps_given" = 1 ] || reps=1
+  live_s=8; vod_s=8; ttff_s=8; floor_s=5; ttff_n=40
+  [ ${#scenarios[@]} -gt 0 ] || scenarios=(live200 vod-flv200 ttff)
+fi
+if [ -n "$seconds" ]; then live_s=$seconds; vod_s=$seconds; fi
+[ ${#scenarios[@]} -gt 0 ] || scenarios=("${all_scenarios[@]}")
+for s in "${scenarios[@]}"; do
+  case " ${all_scenarios[*]} " in *" $s "*) ;; *) echo "compare.sh: unknown scenario $s (--list)" >&2; exit 2 ;; esac
+done
+case "$reps" in ''|*[!0-9]*|0) echo "compare.sh: --reps needs a positive integer" >&2; exit 2 ;; esac
+for v in "$live_s" "$vod_s"; do
+  case "$v" in ''|*[!0-9]*|0) echo "compare.sh: --seconds needs a positive integer" >&2; exit 2 ;; esac
+  [ "$v" -le 600 ] || { echo "compare.sh: --seconds is at most 600" >&2; exit 2; }
+done
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
+[ -n "$out" ] || out="/tmp/sluice-compare-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+results="$out/results.jsonl"
+: > "$results"
+log() { echo "$*" | tee -a "$out/run.log" >&2; }
+
+# --- prerequisites: nginx + the RTMP module, the release build, the floor program ----------------
+need=()
+for p in nginx libnginx-mod-rtmp ffmpeg python3; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  log "compare: installing ${need[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "compare.sh: need root or sudo to install ${need[*]}" >&2; exit 1; }
+    SUDO=sudo
+  fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+rtmp_module=$(dpkg -L libnginx-mod-rtmp | grep '/ngx_rtmp_module\.so$' | head -1)
+[ -n "$rtmp_module" ] || { echo "compare.sh: ngx_rtmp_module.so not found in libnginx-mod-rtmp" >&2; exit 1; }
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+if [ "$build" = 1 ]; then make -C "$root" release >/dev/null; fi
+sluice="$root/build/release/server/sluice"
+bench="$root/build/release/tools/bench/sluice-bench"
+[ -x "$sluice" ] && [ -x "$bench" ] || { echo "compare.sh: no release build (make release)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/sluice-compare-work-XXXXXX)
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+cc -O2 -o "$work/floor" "$root/bench/floor.c"
+
+# --- media --------------------------------------------------------------------------------------
+longest=$live_s; [ "$vod_s" -gt "$longest" ] && longest=$vod_s; [ "$ttff_s" -gt "$longest" ] && longest=$ttff_s
+media_s=$(( longest + 40 ))   # VOD players must not reach the end of the file, even 5 s ahead
+mkdir -p "$work/media"
+log "compare: making ${media_s} s of 1280x720 H.264 2400k + AAC 128k with noise"
+bench_make_media "$work/media/movie.flv" "$media_s" 2400k
+ffmpeg -nostdin -loglevel error -y -i "$work/media/movie.flv" -c copy -movflags +faststart "$work/media/movie.mp4"
+media_kbit=$(python3 -c "import os,sys; print(round(os.path.getsize(sys.argv[1])*8/float(sys.argv[2])/1000))" \
+  "$work/media/movie.flv" "$media_s")
+
+# --- the machine --------------------------------------------------------------------------------
+cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+machine="$(nproc) cores, ${cpu_model:-unknown CPU}, Linux $(uname -r), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+nginx_version=$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')
+rtmp_version=$(dpkg-query -W -f='${Version}' libnginx-mod-rtmp)
+cat > "$out/meta.json" <<JSON
+{"machine": "$machine", "nginx": "$nginx_version", "nginx_rtmp": "$rtmp_version",
+ "sluice_commit": "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD -- server protocol media config 2>/dev/null || echo +changes)",
+ "media_kbit": $media_kbit, "media_s": $media_s, "reps": $reps, "live_s": $live_s, "vod_s": $vod_s, "ttff_s": $ttff_s,
+ "floor_s": $floor_s, "ttff_players": $ttff_n, "ttff_rate": $ttff_rate,
+ "scenarios": "$(echo "${scenarios[*]}")", "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "uptime_start": "$(uptime)"}
+JSON
+log "compare: machine: $machine"
+log "compare: nginx $nginx_version, libnginx-mod-rtmp $rtmp_version; media ${media_kbit} kbit/s"
+log "compare: load at start: $(uptime)"
+log "compare: scenarios: ${scenarios[*]}; $reps repetition(s); results in $out"
+
+# --- servers ------------------------------------------------------------------------------------
+server_pid=""; port=""
+start_sluice() {
+  port=$(bench_free_port)
+  bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
+  "$sluice" --config "$work/sluice.yaml" >>"$out/sluice.log" 2>&1 &
+  server_pid=$!; pids+=("$server_pid")
+}
+start_nginx() {
+  port=$(bench_free_port)
+  mkdir -p "$work/nginx"
+  cat > "$work/nginx/nginx.conf" <<CONF
+load_module $rtmp_module;
+daemon off;
+master_process off;
+worker_processes 1;
+worker_rlimit_nofile 20000;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+events { worker_connections 10000; }
+rtmp {
+  server {
+    listen 127.0.0.1:$port;
+    chunk_size 4096;
+    application live { live on; }
+    application vod { play $work/media; }
+  }
+}
+CONF
+  "$nginx_bin" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >>"$out/nginx.log" 2>&1 &
+  server_pid=$!; pids+=("$server_pid")
+}
+stop_server() {
+  bench_stop "$server_pid"
+  [ -f "$work/nginx/error.log" ] && { cat "$work/nginx/error.log" >>"$out/nginx.log"; : > "$work/nginx/error.log"; }
+  server_pid=""
+}
+
+# sys_busy: jiffies the whole machine spent busy (all CPUs), from /proc/stat.
+sys_busy() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9; exit}' /proc/stat; }
+ticks=$(getconf CLK_TCK)
+
+# scenario_setup NAME: kind (live|vod|ttff), players, rate, secs, path (URL after the app).
+scenario_setup() {
+  case "$1" in
+    live*) kind=live; players=${1#live}; rate=400; secs=$live_s; app=live; path=bench ;;
+    vod-flv*) kind=vod; players=${1#vod-flv}; rate=400; secs=$vod_s; app=vod; path=movie.flv ;;
+    vod-mp4-*) kind=vod; players=${1#vod-mp4-}; rate=400; secs=$vod_s; app=vod; path=mp4:movie.mp4 ;;
+    ttff) kind=ttff; players=$ttff_n; rate=$ttff_rate; secs=$ttff_s; app=live; path=bench ;;
+  esac
+}
+
+# measure SERVER SCENARIO REP: one bounded run, one JSON line in results.jsonl.
+measure() {
+  local server=$1 name=$2 rep=$3 pub="" note=""
+  scenario_setup "$name"
+  "start_$server"
+  if ! bench_wait_port "$port" 10; then note="server did not start"; fi
+  if [ "$kind" != vod ] && [ -z "$note" ]; then
+    ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$work/media/movie.flv" -c copy -f flv \
+      "rtmp://127.0.0.1:$port/live/bench" >>"$out/publisher.log" 2>&1 &
+    pub=$!; pids+=("$pub")
+    sleep 3   # connected, and a whole GOP (2 s) has gone through
+    kill -0 "$pub" 2>/dev/null || note="publisher exited early"
+  fi
+  local url="rtmp://127.0.0.1:$port/$app/$path" start=()
+  [ "$kind" = vod ] && start=(--start 0)
+  local json="$out/bench-$name-$server-$rep.json"
+  local idle cpu0 busy0 load peak r hwm cpu1 busy1 rc=0 t0 t1
+  idle=$(bench_rss "$server_pid"); cpu0=$(bench_cpu_ticks "$server_pid"); busy0=$(sys_busy)
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  peak=$idle
+  t0=$(date +%s.%N)
+  "$bench" play -n "$players" --rate "$rate" -d "$secs" -q --allow-failures "$players" --json "$json" \
+    "${start[@]}" "$url" >"$out/bench-$name-$server-$rep.txt" 2>&1 &
+  local bpid=$!; pids+=("$bpid")
+  while kill -0 "$bpid" 2>/dev/null; do
+    r=$(bench_rss "$server_pid" 2>/dev/null || echo 0); [ "${r:-0}" -gt "$peak" ] && peak=$r
+    sleep 0.25
+  done
+  wait "$bpid" || rc=$?
+  t1=$(date +%s.%N)
+  if kill -0 "$server_pid" 2>/dev/null; then
+    cpu1=$(bench_cpu_ticks "$server_pid"); hwm=$(bench_hwm "$server_pid"); busy1=$(sys_busy)
+  else
+    cpu1=$cpu0; hwm=0; busy1=$busy0; note="${note:+$note; }server died"
+  fi
+  if [ -n "$pub" ]; then
+    kill -0 "$pub" 2>/dev/null || note="${note:+$note; }publisher died during the run"
+    bench_stop "$pub"
+  fi
+  stop_server
+  python3 - "$json" "$results" <<PY
+import json, sys
+try:
+    b = json.load(open(sys.argv[1]))
+except Exception as e:
+    b = {"error": str(e)}
+rec = {"scenario": "$name", "kind": "$kind", "server": "$server", "rep": $rep, "players": $players,
+       "rate": $rate, "seconds": $secs, "url": "$url", "bench_rc": $rc,
+       "cpu_s": ($cpu1 - $cpu0) / $ticks, "wall_s": $t1 - $t0,
+       "machine_busy_s": ($busy1 - $busy0) / $ticks,
+       "idle_rss_kb": $idle, "peak_rss_kb": max($peak, $hwm), "hwm_kb": $hwm, "loadavg": "$load",
+       "note": "$note", "bench": b}
+open(sys.argv[2], "a").write(json.dumps(rec) + "\n")
+p = b.get("players", {})
+gb = p.get("bytes_in", 0) / 1e9
+cpu = rec["cpu_s"]
+bc = b.get("bench_cpu", {})
+print(f"  {rec['scenario']:<13} {rec['server']:<6} rep {rec['rep']}: cpu {cpu:6.2f} s"
+      f" = {cpu / gb if gb else float('nan'):.2f} CPU-s/GB, {gb:.2f} GB ({p.get('mbps_in', 0):.0f} Mb/s),"
+      f" rss {rec['idle_rss_kb']/1024:.1f}->{rec['peak_rss_kb']/1024:.1f} MB"
+      f" ({(rec['peak_rss_kb'] - rec['idle_rss_kb']) / rec['players']:.1f} KB/player),"
+      f" ttff p50/p99 {p.get('ttff_ms', {}).get('p50', 0):.0f}/{p.get('ttff_ms', {}).get('p99', 0):.0f} ms,"
+      f" ok {p.get('ok', 0)}/{rec['players']}, stalls {p.get('stalls', '?')}, failed {p.get('failed', '?')},"
+      f" bench {bc.get('percent_of_one_core', 0):.0f}% lag {bc.get('loop_lag_max_ms', 0):.0f} ms,"
+      f" machine {rec['machine_busy_s'] / rec['wall_s'] * 100:.0f}% (load {rec['loadavg']})"
+      + (f" [{rec['note']}]" if rec['note'] else "")
+      + ("".join(f"\n      failed x{n}: {r}" for r, n in (p.get('failure_reasons') or {}).items())
+         if isinstance(p.get('failure_reasons'), dict) else ""))
+PY
+}
+
+# floor N REP: the kernel floor at N connections and the media's bitrate.
+declare -A floor_done=()
+floor() {
+  local n=$1 rep=$2 line
+  [ -n "${floor_done[$n-$rep]:-}" ] && return 0
+  floor_done[$n-$rep]=1
+  line=$("$work/floor" -n "$n" -d "$floor_s" -r "$media_kbit" 2>>"$out/floor.log")
+  python3 - "$results" "$n" "$rep" "$line" <<'PY'
+import json, sys
+kv = dict(x.split("=", 1) for x in sys.argv[4].split()[1:])
+rec = {"scenario": f"floor{sys.argv[2]}", "kind": "floor", "server": "floor", "rep": int(sys.argv[3]),
+       "players": int(sys.argv[2]), "cpu_s": float(kv["writer_cpu_s"]), "bytes": int(kv["bytes"]),
+       "cpu_s_per_gb": float(kv["cpu_s_per_gb"]), "mbps": float(kv["mbps"]), "floor": kv}
+open(sys.argv[1], "a").write(json.dumps(rec) + "\n")
+print(f"  floor{rec['players']:<8} floor  rep {rec['rep']}: writer cpu {rec['cpu_s']:.2f} s = {rec['cpu_s_per_gb']:.3f} CPU-s/GB,"
+      f" {rec['bytes']/1e9:.2f} GB ({rec['mbps']:.0f} Mb/s), {kv['sends_per_conn_per_s']} sends/conn/s")
+PY
+}
+
+# --- the runs -----------------------------------------------------------------------------------
+t_start=$(date +%s)
+for name in "${scenarios[@]}"; do
+  scenario_setup "$name"
+  log "compare: $name: $players players, $kind, $secs s per run, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  for rep in $(seq 1 "$reps"); do
+    [ "$kind" = ttff ] || floor "$players" "$rep" 2>&1 | tee -a "$out/run.log" >&2
+    for server in sluice nginx; do
+      measure "$server" "$name" "$rep" 2>&1 | tee -a "$out/run.log" >&2
+    done
+  done
+done
+log "compare: done in $(( $(date +%s) - t_start )) s; load at end: $(uptime)"
+python3 "$root/bench/compare_report.py" "$out" | tee "$out/report.md"
+echo "(per-run logs, bench summaries and JSON: $out)"
