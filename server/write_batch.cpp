@@ -3,9 +3,11 @@
 namespace sluice::server {
 
 namespace {
-// A batch that grew large once (a burst) gives its memory back, so idle players stay small.
-constexpr size_t kKeepArenaCapacity = 16 * 1024;
-constexpr size_t kKeepPieceCapacity = 256;
+// A batch that grew large once (a late joiner's GOP replay, a burst) gives its memory back: in
+// steady state a live player's batch holds a few frames, and per-player memory is what limits how
+// many players a server holds.
+constexpr size_t kKeepArenaCapacity = 2 * 1024;
+constexpr size_t kKeepPieceCapacity = 32;
 }  // namespace
 
 void WriteBatch::extend_arena_piece(size_t offset, size_t len) {
