@@ -25,6 +25,7 @@ constexpr uint32_t kMaxLeadMs = 5000;
 constexpr uint32_t kDefaultLeadMs = 3000;
 constexpr uint64_t kMaxTimerMs = 1000;
 constexpr uint64_t kRefillStepMs = 1000;
+constexpr size_t kKeepScratchBytes = 16 * 1024;
 
 struct ReadOp {
   uv_fs_t req{};
@@ -220,11 +221,17 @@ void VodPlayer::on_read(std::vector<uint8_t>&& bytes, ssize_t result, uint64_t g
 void VodPlayer::send_sample(const media::vod::Sample& s, std::span<const uint8_t> bytes) {
   auto prefix = media::vod::tag_prefix(file_->index, s);
   if (!prefix) return;  // a sample the index cannot describe is skipped, not fatal
+  last_ts_ = s.dts_ms + ts_offset_;
+  if (prefix->size == 0) {  // FLV: the file bytes are the message
+    conn_.session().send_media(stream_id_, s.type, last_ts_, bytes);
+    return;
+  }
   scratch_.clear();
   scratch_.insert(scratch_.end(), prefix->span().begin(), prefix->span().end());
   scratch_.insert(scratch_.end(), bytes.begin(), bytes.end());
-  last_ts_ = s.dts_ms + ts_offset_;
   conn_.session().send_media(stream_id_, s.type, last_ts_, scratch_);
+  // Keyframes are large; an idle player should not keep the biggest one it ever sent.
+  if (scratch_.capacity() > kKeepScratchBytes) std::vector<uint8_t>().swap(scratch_);
 }
 
 void VodPlayer::finish_item() {
