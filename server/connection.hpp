@@ -57,6 +57,9 @@ class Connection {
   // Bytes handed to the socket but not yet written: the kernel-side part of a player's backlog.
   size_t write_queue_bytes() const;
   Server& server() { return server_; }
+  uint64_t bytes_in() const { return bytes_in_; }
+  uint64_t bytes_out() const { return bytes_out_; }
+  uint64_t started_ms() const { return started_ms_; }
 
   // Bookkeeping for the server's per-iteration flush list.
   bool in_flush_list = false;

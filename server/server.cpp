@@ -1,8 +1,10 @@
 #include "server/server.hpp"
 
+#include <algorithm>
 #include <csignal>
 
 #include "server/connection.hpp"
+#include "server/http_service.hpp"
 #include "server/logging.hpp"
 
 namespace sluice::server {
@@ -35,6 +37,8 @@ Server::Server(uv_loop_t* loop, config::Config config)
 
 Server::~Server() = default;
 
+size_t Server::http_connection_count() const { return http_ ? http_->connection_count() : 0; }
+
 uv_buf_t Server::read_buffer() {
   return uv_buf_init(reinterpret_cast<char*>(read_buffer_.data()), static_cast<unsigned>(read_buffer_.size()));
 }
@@ -48,7 +52,8 @@ protocol::Result<void> Server::listen_on(const config::ListenAddress& addr) {
   l->server = this;
   uv_tcp_init(loop_, &l->tcp);
   l->tcp.data = l.get();
-  rc = uv_tcp_bind(&l->tcp, reinterpret_cast<const sockaddr*>(&ss), 0);
+  // IPv6 listeners are IPv6-only, so "0.0.0.0:1935" and "[::]:1935" can both be configured.
+  rc = uv_tcp_bind(&l->tcp, reinterpret_cast<const sockaddr*>(&ss), addr.is_ipv6() ? UV_TCP_IPV6ONLY : 0);
   if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&l->tcp), kListenBacklog, &Server::on_connection);
   if (rc != 0) {
     uv_close(reinterpret_cast<uv_handle_t*>(&l->tcp), nullptr);
@@ -66,8 +71,14 @@ protocol::Result<void> Server::listen_on(const config::ListenAddress& addr) {
 }
 
 protocol::Result<void> Server::start() {
+  started_ms_ = now_ms();
   for (const auto& addr : config_.rtmp.listen) {
     auto r = listen_on(addr);
+    if (!r) return r;
+  }
+  if (config_.http.enabled) {
+    http_ = std::make_unique<HttpService>(*this);
+    auto r = http_->start();
     if (!r) return r;
   }
   uv_check_init(loop_, &check_);
@@ -104,7 +115,7 @@ void Server::on_connection(uv_stream_t* listener, int status) {
   uint32_t max = self.config_.rtmp.max_connections;
   if (self.stopping_) {
     c->close("server is stopping");
-  } else if (max != 0 && self.connections_.size() > max) {
+  } else if (max != 0 && self.connections_.size() + self.http_connection_count() > max) {
     c->close("too many connections (rtmp.max_connections=" + std::to_string(max) + ")");
   }
 }
@@ -119,7 +130,8 @@ void Server::cancel_flush(Connection* c) {
   if (!c->in_flush_list) return;
   c->in_flush_list = false;
   std::erase(flush_list_, c);
-  std::erase(flushing_, c);
+  // flush_pending() walks flushing_ by index: blank the entry rather than shifting the others.
+  std::replace(flushing_.begin(), flushing_.end(), c, static_cast<Connection*>(nullptr));
 }
 
 void Server::flush_pending() {
@@ -173,6 +185,7 @@ void Server::stop() {
   for (Connection* c : all) {
     if (connections_.count(c)) c->shutdown_gracefully();
   }
+  if (http_) http_->stop();
   uv_timer_init(loop_, &stop_timer_);
   stop_timer_.data = this;
   uv_timer_start(
@@ -181,10 +194,11 @@ void Server::stop() {
         auto* self = static_cast<Server*>(t->data);
         std::vector<Connection*> rest(self->connections_.begin(), self->connections_.end());
         for (Connection* c : rest) c->close("server stopped");
+        if (self->http_) self->http_->close_all("server stopped");
         self->close_handles();
       },
       kStopGraceMs, 0);
-  if (connections_.empty()) {
+  if (connections_.empty() && http_connection_count() == 0) {
     uv_timer_stop(&stop_timer_);
     close_handles();
   }
@@ -198,6 +212,7 @@ void Server::close_handles() {
   close(&tick_);
   close(&stop_timer_);
   for (auto& s : signals_) close(&s);
+  if (http_) http_->close_handles();
 }
 
 }  // namespace sluice::server

@@ -19,6 +19,7 @@
 namespace sluice::server {
 
 class Connection;
+class HttpService;
 
 class Server {
  public:
@@ -47,6 +48,15 @@ class Server {
   // The ports actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
   size_t connection_count() const { return connections_.size(); }
+  // The HTTP side (nullptr when http.enabled is false); its connections count against
+  // rtmp.max_connections together with the RTMP ones.
+  HttpService* http() { return http_.get(); }
+  size_t http_connection_count() const;
+  // Connection ids are unique across RTMP and HTTP.
+  uint64_t next_connection_id() { return next_connection_id_++; }
+  // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
+  const std::unordered_set<Connection*>& connections() const { return connections_; }
+  uint64_t started_ms() const { return started_ms_; }
 
  private:
   struct Listener {
@@ -66,6 +76,7 @@ class Server {
   StreamRegistry registry_;
   VodFiles vod_files_;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::unique_ptr<HttpService> http_;
   std::unordered_set<Connection*> connections_;
   std::vector<Connection*> flush_list_;
   std::vector<Connection*> flushing_;
@@ -76,6 +87,7 @@ class Server {
   std::vector<uint8_t> read_buffer_;
   std::vector<std::string> bound_;
   uint64_t next_connection_id_ = 1;
+  uint64_t started_ms_ = 0;
   bool stopping_ = false;
 };
 

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libuv1-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  doctest-dev librtmp-dev
+  doctest-dev librtmp-dev libhttp-parser-dev
   clang-14 libclang-rt-14-dev
   ffmpeg rtmpdump curl python3
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
