@@ -5,42 +5,47 @@
 # (bench/floor.c) at the same number of connections. Prints per-run lines and a table of medians
 # with the Sluice/nginx ratios. docs/benchmarks.md explains the method and holds the latest table.
 #
-# Usage: bench/compare.sh [--reps N] [--quick] [--seconds S] [--out DIR] [--no-build] [SCENARIO...]
+# Usage: bench/compare.sh [--reps N] [--quick] [--seconds S] [--out DIR] [--no-build | --ref REF] [SCENARIO...]
 #        bench/compare.sh --list
-# Scenarios (default: all, in this order):
+# Scenarios (default: all, in this order; about 21 minutes with 3 repetitions):
 #   live200 live500 live1000 live2000    live fan-out of one 2.5 Mb/s publisher (ffmpeg -re -c copy)
 #   vod-flv200 vod-flv1000               N players of one FLV file from the start
 #   vod-mp4-200 vod-mp4-1000             the same media as MP4 (mp4:movie.mp4)
 #   ttff                                 100 late joiners, 10 per second, into a running live stream
 # --quick: 1 repetition, 8 s runs, scenarios live200 vod-flv200 ttff unless named (a smoke test).
-# Every run is bounded: each scenario runs SECONDS per server per repetition (live and VOD 20 s,
-# ttff 15 s, floor 10 s; --seconds overrides the live/VOD length), all on 127.0.0.1.
+# --reps N: repetitions (default 3). --seconds S: length of the live and VOD runs (default 20).
+# --out DIR: where results go (default /tmp/sluice-compare-DATE; kept).
+# Sluice is the working tree's release build (make release, then copied so a concurrent rebuild
+# cannot change it mid-run); --no-build uses build/release as it is; --ref REF builds that commit
+# in a private directory instead.
+# Every run is bounded: SECONDS per server per repetition (ttff 15 s, floor 6 s), on 127.0.0.1.
 set -euo pipefail
 
 all_scenarios=(live200 live500 live1000 live2000 vod-flv200 vod-flv1000 vod-mp4-200 vod-mp4-1000 ttff)
 reps=3
+reps_given=0
 quick=0
 seconds=""
 out=""
 build=1
+ref=""
 scenarios=()
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --reps) reps=$2; shift 2 ;;
+    --reps) reps=$2; reps_given=1; shift 2 ;;
     --quick) quick=1; shift ;;
     --seconds) seconds=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-build) build=0; shift ;;
+    --ref) ref=$2; shift 2 ;;
     --list) printf '%s\n' "${all_scenarios[@]}"; exit 0 ;;
     -h|--help) usage 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; usage ;;
     *) scenarios+=("$1"); shift ;;
   esac
 done
-reps_given=0
-for a in "${BASH_ARGV[@]:-}"; do [ "$a" = --reps ] && reps_given=1; done
-live_s=20; vod_s=20; ttff_s=15; floor_s=10; ttff_n=100; ttff_rate=10
+live_s=20; vod_s=20; ttff_s=15; floor_s=6; ttff_n=100; ttff_rate=10
 if [ "$quick" = 1 ]; then
   [ "$reps_given" = 1 ] || reps=1
   live_s=8; vod_s=8; ttff_s=8; floor_s=5; ttff_n=40
@@ -84,11 +89,6 @@ fi
 rtmp_module=$(dpkg -L libnginx-mod-rtmp | grep '/ngx_rtmp_module\.so$' | head -1)
 [ -n "$rtmp_module" ] || { echo "compare.sh: ngx_rtmp_module.so not found in libnginx-mod-rtmp" >&2; exit 1; }
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-if [ "$build" = 1 ]; then make -C "$root" release >/dev/null; fi
-sluice="$root/build/release/server/sluice"
-bench="$root/build/release/tools/bench/sluice-bench"
-[ -x "$sluice" ] && [ -x "$bench" ] || { echo "compare.sh: no release build (make release)" >&2; exit 1; }
-
 work=$(mktemp -d /tmp/sluice-compare-work-XXXXXX)
 pids=()
 cleanup() {
@@ -99,6 +99,40 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+mkdir -p "$work/bin"
+if [ -n "$ref" ]; then
+  # A given commit, exported and built privately (about a minute on 2 cores).
+  commit=$(git -C "$root" rev-parse --short "$ref^{commit}") || { echo "compare.sh: unknown ref $ref" >&2; exit 2; }
+  log "compare: building $ref ($commit) in $work/src"
+  mkdir -p "$work/src"
+  git -C "$root" archive "$commit" | tar -x -C "$work/src"
+  { cmake -S "$work/src" -B "$work/src/build" -DCMAKE_BUILD_TYPE=Release -DSLUICE_WERROR=OFF -DSLUICE_TESTS=OFF &&
+    cmake --build "$work/src/build" -j"$(nproc)"; } >"$out/build.log" 2>&1 ||
+    { tail -20 "$out/build.log" >&2; echo "compare.sh: building $ref failed" >&2; exit 1; }
+  cp "$work/src/build/server/sluice" "$work/src/build/tools/bench/sluice-bench" "$work/bin/"
+  rm -rf "$work/src"
+else
+  if [ "$build" = 1 ]; then
+    # The tree is shared: someone else's half-saved edit can break the build for a moment.
+    for try in 1 2 3 4; do
+      make -C "$root" release >"$out/build.log" 2>&1 && break
+      [ "$try" = 4 ] && { tail -20 "$out/build.log" >&2; echo "compare.sh: make release failed" >&2; exit 1; }
+      log "compare: make release failed (attempt $try), retrying in 30 s"
+      sleep 30
+    done
+  fi
+  [ -x "$root/build/release/server/sluice" ] && [ -x "$root/build/release/tools/bench/sluice-bench" ] ||
+    { echo "compare.sh: no release build (make release)" >&2; exit 1; }
+  # Private copies: build/release may be rebuilt by someone else while this runs, and every run of
+  # one comparison must measure the same binary.
+  cp "$root/build/release/server/sluice" "$root/build/release/tools/bench/sluice-bench" "$work/bin/"
+  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  dirty=$(git -C "$root" status --porcelain -- server protocol media config 2>/dev/null | wc -l)
+  [ "$dirty" -gt 0 ] && commit="$commit + $dirty uncommitted file(s) in server/ protocol/ media/ config/"
+fi
+sluice="$work/bin/sluice"
+bench="$work/bin/sluice-bench"
+sluice_version=$("$sluice" --version 2>/dev/null | head -1 || true)
 cc -O2 -o "$work/floor" "$root/bench/floor.c"
 
 # --- media --------------------------------------------------------------------------------------
@@ -118,11 +152,12 @@ nginx_version=$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')
 rtmp_version=$(dpkg-query -W -f='${Version}' libnginx-mod-rtmp)
 cat > "$out/meta.json" <<JSON
 {"machine": "$machine", "nginx": "$nginx_version", "nginx_rtmp": "$rtmp_version",
- "sluice_commit": "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD -- server protocol media config 2>/dev/null || echo +changes)",
+ "sluice_commit": "$commit", "sluice_version": "$sluice_version",
  "media_kbit": $media_kbit, "media_s": $media_s, "reps": $reps, "live_s": $live_s, "vod_s": $vod_s, "ttff_s": $ttff_s,
  "floor_s": $floor_s, "ttff_players": $ttff_n, "ttff_rate": $ttff_rate,
  "scenarios": "$(echo "${scenarios[*]}")", "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "uptime_start": "$(uptime)"}
 JSON
+log "compare: sluice $commit ($sluice_version)"
 log "compare: machine: $machine"
 log "compare: nginx $nginx_version, libnginx-mod-rtmp $rtmp_version; media ${media_kbit} kbit/s"
 log "compare: load at start: $(uptime)"
@@ -190,84 +225,53 @@ measure() {
     ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$work/media/movie.flv" -c copy -f flv \
       "rtmp://127.0.0.1:$port/live/bench" >>"$out/publisher.log" 2>&1 &
     pub=$!; pids+=("$pub")
-    sleep 3   # connected, and a whole GOP (2 s) has gone through
+    sleep 2.5   # connected, and a whole GOP (2 s) has gone through
     kill -0 "$pub" 2>/dev/null || note="publisher exited early"
   fi
   local url="rtmp://127.0.0.1:$port/$app/$path" start=()
   [ "$kind" = vod ] && start=(--start 0)
   local json="$out/bench-$name-$server-$rep.json"
-  local idle cpu0 busy0 load peak r hwm cpu1 busy1 rc=0 t0 t1
-  idle=$(bench_rss "$server_pid"); cpu0=$(bench_cpu_ticks "$server_pid"); busy0=$(sys_busy)
+  local idle=0 cpu0=0 busy0 load peak=0 r hwm=0 cpu1=0 busy1 rc=0 t0 t1
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  peak=$idle
-  t0=$(date +%s.%N)
-  "$bench" play -n "$players" --rate "$rate" -d "$secs" -q --allow-failures "$players" --json "$json" \
-    "${start[@]}" "$url" >"$out/bench-$name-$server-$rep.txt" 2>&1 &
-  local bpid=$!; pids+=("$bpid")
-  while kill -0 "$bpid" 2>/dev/null; do
-    r=$(bench_rss "$server_pid" 2>/dev/null || echo 0); [ "${r:-0}" -gt "$peak" ] && peak=$r
-    sleep 0.25
-  done
-  wait "$bpid" || rc=$?
-  t1=$(date +%s.%N)
-  if kill -0 "$server_pid" 2>/dev/null; then
-    cpu1=$(bench_cpu_ticks "$server_pid"); hwm=$(bench_hwm "$server_pid"); busy1=$(sys_busy)
-  else
-    cpu1=$cpu0; hwm=0; busy1=$busy0; note="${note:+$note; }server died"
+  busy0=$(sys_busy); busy1=$busy0; t0=$(date +%s.%N)
+  if [ -z "$note" ]; then
+    idle=$(bench_rss "$server_pid"); cpu0=$(bench_cpu_ticks "$server_pid"); peak=$idle
+    t0=$(date +%s.%N)
+    "$bench" play -n "$players" --rate "$rate" -d "$secs" -q --allow-failures "$players" --json "$json" \
+      "${start[@]}" "$url" >"$out/bench-$name-$server-$rep.txt" 2>&1 &
+    local bpid=$!; pids+=("$bpid")
+    while kill -0 "$bpid" 2>/dev/null; do
+      r=$(bench_rss "$server_pid" 2>/dev/null || echo 0); [ "${r:-0}" -gt "$peak" ] && peak=$r
+      sleep 0.25
+    done
+    wait "$bpid" || rc=$?
+    if kill -0 "$server_pid" 2>/dev/null; then
+      cpu1=$(bench_cpu_ticks "$server_pid"); hwm=$(bench_hwm "$server_pid")
+    else
+      cpu1=$cpu0; note="${note:+$note; }server died"
+    fi
+    busy1=$(sys_busy)
   fi
+  t1=$(date +%s.%N)
   if [ -n "$pub" ]; then
     kill -0 "$pub" 2>/dev/null || note="${note:+$note; }publisher died during the run"
     bench_stop "$pub"
   fi
   stop_server
-  python3 - "$json" "$results" <<PY
-import json, sys
-try:
-    b = json.load(open(sys.argv[1]))
-except Exception as e:
-    b = {"error": str(e)}
-rec = {"scenario": "$name", "kind": "$kind", "server": "$server", "rep": $rep, "players": $players,
-       "rate": $rate, "seconds": $secs, "url": "$url", "bench_rc": $rc,
-       "cpu_s": ($cpu1 - $cpu0) / $ticks, "wall_s": $t1 - $t0,
-       "machine_busy_s": ($busy1 - $busy0) / $ticks,
-       "idle_rss_kb": $idle, "peak_rss_kb": max($peak, $hwm), "hwm_kb": $hwm, "loadavg": "$load",
-       "note": "$note", "bench": b}
-open(sys.argv[2], "a").write(json.dumps(rec) + "\n")
-p = b.get("players", {})
-gb = p.get("bytes_in", 0) / 1e9
-cpu = rec["cpu_s"]
-bc = b.get("bench_cpu", {})
-print(f"  {rec['scenario']:<13} {rec['server']:<6} rep {rec['rep']}: cpu {cpu:6.2f} s"
-      f" = {cpu / gb if gb else float('nan'):.2f} CPU-s/GB, {gb:.2f} GB ({p.get('mbps_in', 0):.0f} Mb/s),"
-      f" rss {rec['idle_rss_kb']/1024:.1f}->{rec['peak_rss_kb']/1024:.1f} MB"
-      f" ({(rec['peak_rss_kb'] - rec['idle_rss_kb']) / rec['players']:.1f} KB/player),"
-      f" ttff p50/p99 {p.get('ttff_ms', {}).get('p50', 0):.0f}/{p.get('ttff_ms', {}).get('p99', 0):.0f} ms,"
-      f" ok {p.get('ok', 0)}/{rec['players']}, stalls {p.get('stalls', '?')}, failed {p.get('failed', '?')},"
-      f" bench {bc.get('percent_of_one_core', 0):.0f}% lag {bc.get('loop_lag_max_ms', 0):.0f} ms,"
-      f" machine {rec['machine_busy_s'] / rec['wall_s'] * 100:.0f}% (load {rec['loadavg']})"
-      + (f" [{rec['note']}]" if rec['note'] else "")
-      + ("".join(f"\n      failed x{n}: {r}" for r, n in (p.get('failure_reasons') or {}).items())
-         if isinstance(p.get('failure_reasons'), dict) else ""))
-PY
+  python3 "$root/bench/compare.py" record "$out" "$json" scenario="$name" kind="$kind" server="$server" \
+    rep="$rep" players="$players" rate="$rate" seconds="$secs" url="$url" bench_rc="$rc" \
+    cpu_ticks="$(( cpu1 - cpu0 ))" busy_ticks="$(( busy1 - busy0 ))" ticks="$ticks" t0="$t0" t1="$t1" \
+    idle_rss_kb="$idle" sampled_rss_kb="$peak" hwm_kb="$hwm" loadavg="$load" note="$note"
 }
 
-# floor N REP: the kernel floor at N connections and the media's bitrate.
+# floor N REP: the kernel floor at N connections and the media's bitrate (once per N and rep).
 declare -A floor_done=()
 floor() {
   local n=$1 rep=$2 line
   [ -n "${floor_done[$n-$rep]:-}" ] && return 0
   floor_done[$n-$rep]=1
   line=$("$work/floor" -n "$n" -d "$floor_s" -r "$media_kbit" 2>>"$out/floor.log")
-  python3 - "$results" "$n" "$rep" "$line" <<'PY'
-import json, sys
-kv = dict(x.split("=", 1) for x in sys.argv[4].split()[1:])
-rec = {"scenario": f"floor{sys.argv[2]}", "kind": "floor", "server": "floor", "rep": int(sys.argv[3]),
-       "players": int(sys.argv[2]), "cpu_s": float(kv["writer_cpu_s"]), "bytes": int(kv["bytes"]),
-       "cpu_s_per_gb": float(kv["cpu_s_per_gb"]), "mbps": float(kv["mbps"]), "floor": kv}
-open(sys.argv[1], "a").write(json.dumps(rec) + "\n")
-print(f"  floor{rec['players']:<8} floor  rep {rec['rep']}: writer cpu {rec['cpu_s']:.2f} s = {rec['cpu_s_per_gb']:.3f} CPU-s/GB,"
-      f" {rec['bytes']/1e9:.2f} GB ({rec['mbps']:.0f} Mb/s), {kv['sends_per_conn_per_s']} sends/conn/s")
-PY
+  python3 "$root/bench/compare.py" floor "$out" "$rep" "$line"
 }
 
 # --- the runs -----------------------------------------------------------------------------------
@@ -276,12 +280,10 @@ for name in "${scenarios[@]}"; do
   scenario_setup "$name"
   log "compare: $name: $players players, $kind, $secs s per run, load $(cut -d' ' -f1-3 /proc/loadavg)"
   for rep in $(seq 1 "$reps"); do
-    [ "$kind" = ttff ] || floor "$players" "$rep" 2>&1 | tee -a "$out/run.log" >&2
-    for server in sluice nginx; do
-      measure "$server" "$name" "$rep" 2>&1 | tee -a "$out/run.log" >&2
-    done
+    [ "$kind" = ttff ] || floor "$players" "$rep"
+    for server in sluice nginx; do measure "$server" "$name" "$rep"; done
   done
 done
 log "compare: done in $(( $(date +%s) - t_start )) s; load at end: $(uptime)"
-python3 "$root/bench/compare_report.py" "$out" | tee "$out/report.md"
+python3 "$root/bench/compare.py" report "$out" | tee "$out/report.md"
 echo "(per-run logs, bench summaries and JSON: $out)"
