@@ -4,6 +4,7 @@
 #include "server/live_player.hpp"
 #include "server/live_publisher.hpp"
 #include "server/logging.hpp"
+#include "server/net_address.hpp"
 #include "server/server.hpp"
 #include "server/vod_player.hpp"
 
@@ -34,24 +35,9 @@ int Connection::accept(uv_stream_t* listener) {
   int rc = uv_accept(listener, reinterpret_cast<uv_stream_t*>(&tcp_));
   if (rc != 0) return rc;
   uv_tcp_nodelay(&tcp_, 1);
-  sockaddr_storage ss{};
-  int len = sizeof ss;
-  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    char host[INET6_ADDRSTRLEN] = {0};
-    if (ss.ss_family == AF_INET) {
-      auto* in = reinterpret_cast<sockaddr_in*>(&ss);
-      uv_ip4_name(in, host, sizeof host);
-      peer_ = std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
-      auto* b = reinterpret_cast<const uint8_t*>(&in->sin_addr);
-      peer_address_.assign(b, b + 4);
-    } else {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
-      uv_ip6_name(in6, host, sizeof host);
-      peer_ = "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
-      auto* b = reinterpret_cast<const uint8_t*>(&in6->sin6_addr);
-      peer_address_.assign(b, b + 16);
-    }
-  }
+  PeerAddress peer = peer_address(&tcp_);
+  peer_ = std::move(peer.text);
+  peer_address_ = std::move(peer.raw);
   SLUICE_LOG_DEBUG("conn={} event=accept peer={}", id_, peer_);
   return uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &Connection::on_alloc, &Connection::on_read);
 }

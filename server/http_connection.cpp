@@ -9,6 +9,7 @@
 #include "server/http_upload.hpp"
 #include "server/http_util.hpp"
 #include "server/logging.hpp"
+#include "server/net_address.hpp"
 #include "server/server.hpp"
 
 namespace sluice::server {
@@ -84,24 +85,9 @@ int HttpConnection::accept(uv_stream_t* listener) {
   // A reader waiting for a publisher sends and receives nothing for a long time: TCP keep-alive
   // finds the peers that vanished without a FIN.
   uv_tcp_keepalive(&tcp_, 1, kTcpKeepAliveSeconds);
-  sockaddr_storage ss{};
-  int len = sizeof ss;
-  if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    char host[INET6_ADDRSTRLEN] = {0};
-    if (ss.ss_family == AF_INET) {
-      auto* in = reinterpret_cast<sockaddr_in*>(&ss);
-      uv_ip4_name(in, host, sizeof host);
-      peer_ = std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
-      auto* b = reinterpret_cast<const uint8_t*>(&in->sin_addr);
-      peer_address_.assign(b, b + 4);
-    } else {
-      auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
-      uv_ip6_name(in6, host, sizeof host);
-      peer_ = "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
-      auto* b = reinterpret_cast<const uint8_t*>(&in6->sin6_addr);
-      peer_address_.assign(b, b + 16);
-    }
-  }
+  PeerAddress peer = peer_address(&tcp_);
+  peer_ = std::move(peer.text);
+  peer_address_ = std::move(peer.raw);
   SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id_, peer_);
   rc = uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &HttpConnection::on_alloc, &HttpConnection::on_read);
   reading_ = rc == 0;

@@ -1,5 +1,7 @@
 #include "server/http_service.hpp"
 
+#include "server/net_address.hpp"
+
 #include <http_parser.h>
 
 #include <algorithm>
@@ -14,17 +16,6 @@ namespace {
 constexpr uint64_t kTickMs = 1000;
 constexpr int kListenBacklog = 1024;
 
-std::string format_sockaddr(const sockaddr_storage& ss) {
-  char host[INET6_ADDRSTRLEN] = {0};
-  if (ss.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-    uv_ip4_name(in, host, sizeof host);
-    return std::string(host) + ":" + std::to_string(ntohs(in->sin_port));
-  }
-  auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-  uv_ip6_name(in6, host, sizeof host);
-  return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
-}
 }  // namespace
 
 HttpService::HttpService(Server& server) : server_(server) {}
@@ -104,36 +95,11 @@ HttpConnection* HttpService::find(uint64_t id) const {
   return nullptr;
 }
 
-void HttpService::request_flush(HttpConnection* c) {
-  if (c->in_flush_list) return;
-  c->in_flush_list = true;
-  flush_list_.push_back(c);
-}
+void HttpService::request_flush(HttpConnection* c) { flush_list_.add(c); }
 
-void HttpService::cancel_flush(HttpConnection* c) {
-  if (!c->in_flush_list) return;
-  c->in_flush_list = false;
-  std::erase(flush_list_, c);
-  // flush_pending() walks flushing_ by index: blank the slot instead of shifting the others.
-  std::replace(flushing_.begin(), flushing_.end(), c, static_cast<HttpConnection*>(nullptr));
-}
+void HttpService::cancel_flush(HttpConnection* c) { flush_list_.remove(c); }
 
-void HttpService::flush_pending() {
-  while (!flush_list_.empty()) {
-    flushing_.swap(flush_list_);
-    for (size_t i = 0; i < flushing_.size(); ++i) {
-      HttpConnection* c = flushing_[i];
-      if (!c) continue;
-      c->in_flush_list = false;
-      if (!c->pending_close_reason.empty()) {
-        c->close(c->pending_close_reason);
-      } else {
-        c->flush();
-      }
-    }
-    flushing_.clear();
-  }
-}
+void HttpService::flush_pending() { flush_list_.drain(); }
 
 void HttpService::on_check(uv_check_t* check) { static_cast<HttpService*>(check->data)->flush_pending(); }
 

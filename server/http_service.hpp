@@ -21,6 +21,7 @@
 
 #include "config/config.hpp"
 #include "protocol/result.hpp"
+#include "server/flush_list.hpp"
 
 namespace sluice::server {
 
@@ -78,8 +79,7 @@ class HttpService {
   Server& server_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unordered_set<HttpConnection*> connections_;
-  std::vector<HttpConnection*> flush_list_;
-  std::vector<HttpConnection*> flushing_;
+  FlushList<HttpConnection> flush_list_;
   uv_check_t check_{};
   uv_timer_t tick_{};
   struct Rate {

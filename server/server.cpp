@@ -6,6 +6,7 @@
 #include "server/connection.hpp"
 #include "server/http_service.hpp"
 #include "server/logging.hpp"
+#include "server/net_address.hpp"
 
 namespace sluice::server {
 
@@ -16,20 +17,6 @@ constexpr uint64_t kTickMs = 1000;
 constexpr uint64_t kStopGraceMs = 1500;
 constexpr int kListenBacklog = 1024;
 
-std::string format_sockaddr(const sockaddr_storage& ss) {
-  char host[INET6_ADDRSTRLEN] = {0};
-  int port = 0;
-  if (ss.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-    uv_ip4_name(in, host, sizeof host);
-    port = ntohs(in->sin_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
-  auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-  uv_ip6_name(in6, host, sizeof host);
-  port = ntohs(in6->sin6_port);
-  return "[" + std::string(host) + "]:" + std::to_string(port);
-}
 }  // namespace
 
 Server::Server(uv_loop_t* loop, config::Config config)
@@ -120,37 +107,11 @@ void Server::on_connection(uv_stream_t* listener, int status) {
   }
 }
 
-void Server::request_flush(Connection* c) {
-  if (c->in_flush_list) return;
-  c->in_flush_list = true;
-  flush_list_.push_back(c);
-}
+void Server::request_flush(Connection* c) { flush_list_.add(c); }
 
-void Server::cancel_flush(Connection* c) {
-  if (!c->in_flush_list) return;
-  c->in_flush_list = false;
-  std::erase(flush_list_, c);
-  // flush_pending() walks flushing_ by index: blank the entry rather than shifting the others.
-  std::replace(flushing_.begin(), flushing_.end(), c, static_cast<Connection*>(nullptr));
-}
+void Server::cancel_flush(Connection* c) { flush_list_.remove(c); }
 
-void Server::flush_pending() {
-  // Flushing may schedule more work (closing a connection ends its streams); loop until quiet.
-  while (!flush_list_.empty()) {
-    flushing_.swap(flush_list_);
-    for (size_t i = 0; i < flushing_.size(); ++i) {
-      Connection* c = flushing_[i];
-      if (!c) continue;
-      c->in_flush_list = false;
-      if (!c->pending_close_reason.empty()) {
-        c->close(c->pending_close_reason);
-      } else {
-        c->flush();
-      }
-    }
-    flushing_.clear();
-  }
-}
+void Server::flush_pending() { flush_list_.drain(); }
 
 void Server::on_check(uv_check_t* check) { static_cast<Server*>(check->data)->flush_pending(); }
 

@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "protocol/result.hpp"
+#include "server/flush_list.hpp"
 #include "server/stream_registry.hpp"
 #include "server/vod_files.hpp"
 
@@ -78,8 +79,7 @@ class Server {
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<HttpService> http_;
   std::unordered_set<Connection*> connections_;
-  std::vector<Connection*> flush_list_;
-  std::vector<Connection*> flushing_;
+  FlushList<Connection> flush_list_;
   uv_check_t check_{};
   uv_timer_t tick_{};
   uv_timer_t stop_timer_{};

@@ -1,0 +1,21 @@
+// Socket addresses as the server logs and checks them: "1.2.3.4:5678" / "[::1]:5678" text, and
+// the raw address bytes that CIDR rules (publish_allow, http.api.allow) match against.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::server {
+
+std::string format_sockaddr(const sockaddr_storage& ss);
+
+struct PeerAddress {
+  std::string text;          // empty when the peer is unknown
+  std::vector<uint8_t> raw;  // 4 bytes (IPv4) or 16 bytes (IPv6), network order
+};
+PeerAddress peer_address(const uv_tcp_t* tcp);
+
+}  // namespace sluice::server
