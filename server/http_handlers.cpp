@@ -27,25 +27,6 @@ namespace {
 
 constexpr std::string_view kCors = "Access-Control-Allow-Origin: *\r\n";
 
-// The same rule as RTMP stream names (rtmp_handlers.cpp): names become registry keys and log fields.
-bool valid_stream_name(std::string_view name) {
-  if (name.empty() || name.size() > 256) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return static_cast<unsigned char>(c) >= 0x21 && c != 0x7F && c != '"' && c != '\\';
-  });
-}
-
-// The same hub options as an RTMP player or publisher of the app would use (rtmp_handlers.cpp).
-media::StreamHub::Options hub_options(const config::AppConfig& app) {
-  media::StreamHub::Options o;
-  o.gop_cache = app.gop_cache;
-  o.gop_max_frames = app.gop_cache_max_frames;
-  o.gop_max_bytes = app.gop_cache_max_bytes;
-  return o;
-}
-
-int64_t mtime_ns_of(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec; }
-
 }  // namespace
 
 // A file lookup on libuv's threadpool: realpath of the root, open, fstat and a check of where the
@@ -105,7 +86,7 @@ void HttpFileJob::work(uv_work_t* req) {
   }
   job->fd = fd;
   job->size = static_cast<uint64_t>(st.st_size);
-  job->mtime_ns = mtime_ns_of(st);
+  job->mtime_ns = file_mtime_ns(st);
 }
 
 void HttpFileJob::after(uv_work_t* req, int) {

@@ -24,21 +24,7 @@ std::string query_param(std::string_view query, std::string_view key) {
   return {};
 }
 
-// Stream names become registry keys and log fields: refuse what no encoder sends.
-bool valid_stream_name(std::string_view name) {
-  if (name.empty() || name.size() > 256) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return static_cast<unsigned char>(c) >= 0x21 && c != 0x7F && c != '"' && c != '\\';
-  });
-}
 
-media::StreamHub::Options hub_options(const config::AppConfig& app) {
-  media::StreamHub::Options o;
-  o.gop_cache = app.gop_cache;
-  o.gop_max_frames = app.gop_cache_max_frames;
-  o.gop_max_bytes = app.gop_cache_max_bytes;
-  return o;
-}
 
 }  // namespace
 

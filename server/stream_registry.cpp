@@ -1,6 +1,23 @@
 #include "server/stream_registry.hpp"
 
+#include <algorithm>
+
 namespace sluice::server {
+
+bool valid_stream_name(std::string_view name) {
+  if (name.empty() || name.size() > 256) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x21 && c != 0x7F && c != '"' && c != '\\';
+  });
+}
+
+media::StreamHub::Options hub_options(const config::AppConfig& app) {
+  media::StreamHub::Options o;
+  o.gop_cache = app.gop_cache;
+  o.gop_max_frames = app.gop_cache_max_frames;
+  o.gop_max_bytes = app.gop_cache_max_bytes;
+  return o;
+}
 
 media::StreamHub* StreamRegistry::find(const std::string& key) {
   auto it = entries_.find(key);

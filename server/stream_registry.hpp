@@ -5,13 +5,21 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
+#include "config/config.hpp"
 #include "media/stream_hub.hpp"
 
 namespace sluice::server {
 
 class Connection;
+
+// Live stream names become registry keys and log fields (RTMP and HTTP-FLV alike): refuse what no
+// encoder sends.
+bool valid_stream_name(std::string_view name);
+// The hub settings a live app asks for.
+media::StreamHub::Options hub_options(const config::AppConfig& app);
 
 class StreamRegistry {
  public:

@@ -19,8 +19,6 @@ constexpr size_t kMaxIdleEntries = 64;
 // Indexing reads FLV files in pieces of this size (an MP4's moov is read whole, as it asks).
 constexpr uint64_t kIndexReadSize = 1 << 20;
 
-int64_t mtime_ns(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec; }
-
 // Reads [offset, offset+size) fully (pread: safe to share the descriptor).
 bool read_range(int fd, uint64_t offset, uint64_t size, std::vector<uint8_t>& out) {
   out.resize(size);
@@ -76,7 +74,7 @@ protocol::Result<std::shared_ptr<VodFile>> load_file(const VodPath& path) {
   struct stat st {};
   if (::fstat(file->fd, &st) != 0) return Error(Errc::Io, "cannot stat " + path.path);
   file->size = static_cast<uint64_t>(st.st_size);
-  file->mtime_ns = mtime_ns(st);
+  file->mtime_ns = file_mtime_ns(st);
   file->inode = st.st_ino;
   protocol::Result<media::vod::MediaIndex> index = Error(Errc::Io, "no index");
   if (path.container == VodContainer::Flv) {
@@ -112,7 +110,7 @@ void VodFiles::open(const std::string& root, const std::string& name, Callback c
         struct stat st {};
         if (j->path && ::stat(j->path->path.c_str(), &st) == 0) {
           j->size = static_cast<uint64_t>(st.st_size);
-          j->mtime = mtime_ns(st);
+          j->mtime = file_mtime_ns(st);
           j->inode = st.st_ino;
         }
       },
