@@ -56,7 +56,7 @@ class Amf0Reader {
       case kReference: return reference(at);
       case kDate: return date(at);
       case kXmlDocument: return xml(at);
-      case kSwitchToAmf3: return Amf3Decoder(limits_).decode(in_, depth, budget_);
+      case kSwitchToAmf3: return amf3_value(depth);
       case kMovieClip: return make_error(Errc::Unsupported, "movieclip", at, "reserved marker 0x04");
       case kRecordSet: return make_error(Errc::Unsupported, "recordset", at, "reserved marker 0x0e");
       case kObjectEnd: return make_error(Errc::Malformed, "value", at, "object-end marker outside an object");
@@ -71,6 +71,12 @@ class Amf0Reader {
   }
   static Error limit(size_t at, std::string_view detail) {
     return make_error(Errc::LimitExceeded, "value", at, detail);
+  }
+
+  Result<Value> amf3_value(size_t depth) {
+    auto v = Amf3Decoder(limits_).decode(in_, depth, budget_);
+    if (v) v->mark_amf3_switch();
+    return v;
   }
 
   Result<Value> number(size_t at) {
@@ -290,7 +296,7 @@ Result<std::vector<Value>> decode_amf0_all(std::span<const uint8_t> bytes, const
 
 void encode_amf0(const Value& v, std::vector<uint8_t>& out) {
   ByteWriter w(out);
-  if (needs_amf3(v)) {
+  if (needs_amf3(v) || v.came_from_amf3_switch()) {
     w.u8(kSwitchToAmf3);
     Amf3Encoder().encode(v, out);  // fresh tables, matching the decoder's rule 6
     return;

@@ -99,6 +99,11 @@ class Value {
   const std::vector<uint8_t>& bytes() const { return bytes_; }  // ByteArray contents
   bool fixed() const { return flag_ && type_ != Type::Boolean && type_ != Type::Dictionary; }
   bool weak_keys() const { return flag_ && type_ == Type::Dictionary; }
+  // True when an AMF0 decoder read this value behind the 0x11 switch. AMF3 references count
+  // objects from that switch, so the AMF0 encoder switches at the same value again to keep them
+  // pointing where they did. Not part of equality: it records how, not what.
+  bool came_from_amf3_switch() const { return amf3_switch_; }
+  void mark_amf3_switch() { amf3_switch_ = true; }
 
   // Object-like lookup of the first member named key; nullptr when absent or not object-like.
   const Value* find(std::string_view key) const;
@@ -123,6 +128,7 @@ class Value {
 
   Type type_ = Type::Undefined;
   bool flag_ = false;  // Boolean value, vector "fixed", dictionary "weak keys"
+  bool amf3_switch_ = false;
   int16_t tz_ = 0;     // Date time zone in minutes (AMF0 only; AMF3 has none)
   int64_t int_ = 0;    // Integer value or Reference index
   double number_ = 0;  // Number value or Date milliseconds

@@ -323,6 +323,21 @@ TEST_CASE("amf0 switch to AMF3 decodes one AMF3 value") {
   CHECK(encode(Value::integer(127)) == Bytes(B().hex({0x11, 0x04, 0x7F})));
 }
 
+TEST_CASE("amf0 re-encodes an AMF3 value behind the switch it came from, so references keep their table") {
+  // AMF3 array (object 0) {"a": dictionary (object 1) {ref(1): undefined}}. The array alone fits
+  // AMF0 (an ECMA array), but the dictionary's key counts objects from the array's switch: written
+  // as AMF0 with the switch moved down to the dictionary, ref(1) would point past the table.
+  const Bytes input = B().hex({0x11, 0x09, 0x01, 0x03, 'a', 0x11, 0x03, 0x00, 0x0A, 0x02, 0x00, 0x01});
+  const Value v = decode_ok(input);
+  CHECK(v.came_from_amf3_switch());
+  const Bytes again = encode(v);
+  REQUIRE(!again.empty());
+  CHECK(again[0] == 0x11);  // switched at the array, not at the dictionary inside it
+  auto back = decode(encode(v));
+  REQUIRE(back.ok());
+  CHECK(*back == v);
+}
+
 TEST_CASE("amf0 encode -> decode round trips") {
   const std::vector<Value> values = {
       Value::number(3.25),
