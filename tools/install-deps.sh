@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sluice builds with and the real peers its tests drive.
-# Idempotent: does nothing when every package is already installed. Uses sudo when not root.
+# Idempotent: does nothing when every package is already installed (and npm is on PATH).
+# Uses sudo when not root.
 set -euo pipefail
 
 packages=(
@@ -11,7 +12,14 @@ packages=(
   ffmpeg rtmpdump curl python3
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
   gstreamer1.0-libav
+  chromium
 )
+# npm installs mpegts.js for the built-in web page at build time (web/CMakeLists.txt). Debian's npm
+# package only when there is none: a machine with NodeSource's nodejs has npm already, and Debian's
+# npm would conflict with it. (Node.js 20 or later is what web/package-lock.json's packages want.)
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,309 @@
+// The Sluice page: lists the streams (GET api/v1/streams), shows the server's figures
+// (GET api/v1/server) and plays a live stream as HTTP-FLV with mpegts.js. Plain JS, no build step.
+// URLs are relative to the page, so it also works behind a reverse proxy under a path prefix.
+// ?stream=app/name in the page's URL plays that stream at once.
+"use strict";
+
+(function () {
+  const REFRESH_MS = 2000;
+  const RETRY_MS = [1000, 2000, 5000, 10000];
+
+  const $ = (id) => document.getElementById(id);
+  const video = $("video");
+  const playerStatus = $("player-status");
+  const playerTitle = $("player-title");
+  const nameInput = $("play-name");
+  const stopButton = $("stop");
+
+  // What a test (or a curious user in the console) can read.
+  const state = { playing: null, streams: [], server: null, apiStatus: null, errors: [] };
+  window.sluicePage = state;
+
+  // ---- formatting ----
+
+  function bytes(n) {
+    if (typeof n !== "number") return "–";
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) {
+      n /= 1024;
+      i++;
+    }
+    return (i === 0 ? n.toFixed(0) : n.toFixed(1)) + " " + units[i];
+  }
+
+  function duration(s) {
+    if (typeof s !== "number") return "–";
+    s = Math.floor(s);
+    const d = Math.floor(s / 86400);
+    const h = Math.floor((s % 86400) / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    const parts = [];
+    if (d) parts.push(d + "d");
+    if (d || h) parts.push(h + "h");
+    if (d || h || m) parts.push(m + "m");
+    parts.push((s % 60) + "s");
+    return parts.join(" ");
+  }
+
+  function videoText(v) {
+    if (!v) return "none";
+    let t = v.codec || "?";
+    if (v.profile) t += " " + v.profile;
+    if (v.level) t += "@" + (v.codec === "H264" ? (v.level / 10).toFixed(1) : v.level);
+    if (v.width && v.height) t += ", " + v.width + "x" + v.height;
+    return t;
+  }
+
+  function audioText(a) {
+    if (!a) return "none";
+    let t = a.profile || a.codec || "?";
+    if (a.sample_rate) t += ", " + a.sample_rate + " Hz";
+    if (a.channels) t += ", " + a.channels + " ch";
+    return t;
+  }
+
+  // Builds an element; children are nodes or strings (always text: stream names come from
+  // publishers and are never parsed as HTML).
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k.startsWith("data-")) e.setAttribute(k, v);
+      else e[k] = v;
+    }
+    for (const c of children) e.append(c instanceof Node ? c : String(c));
+    return e;
+  }
+
+  function showMessage(id, text) {
+    const p = $(id);
+    p.textContent = text || "";
+    p.hidden = !text;
+  }
+
+  // ---- the API ----
+
+  // The API answers only addresses in the server's http.api.allow (loopback by default).
+  function apiProblem(status) {
+    if (status === 403) {
+      return "The server's API is not open to your address (http.api.allow in the server's configuration), " +
+        "so streams and figures cannot be shown here. You can still play a stream by typing its name above.";
+    }
+    if (status === 0) return "Cannot reach the server.";
+    return "The server's API answered HTTP " + status + ".";
+  }
+
+  async function getJson(path) {
+    try {
+      const r = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" } });
+      if (!r.ok) return { status: r.status };
+      return { status: r.status, body: await r.json() };
+    } catch (e) {
+      return { status: 0 };
+    }
+  }
+
+  function renderServer(s) {
+    state.server = s;
+    $("version").textContent = s.name + " " + s.version;
+    const c = s.connections || {};
+    const b = s.bytes || {};
+    const rows = [
+      ["Uptime", duration(s.uptime_s)],
+      ["Connections", `${c.total} of ${c.max} (RTMP ${c.rtmp}, HTTP ${c.http})`],
+      ["Streams", `${s.streams ? s.streams.live : "–"} live of ${s.streams ? s.streams.total : "–"}`],
+      ["HTTP requests", String(s.http_requests)],
+      ["HTTP bytes", `in ${bytes(b.http_in)}, out ${bytes(b.http_out)}`],
+    ];
+    if (typeof b.rtmp_in_open_connections === "number") {
+      rows.push(["RTMP bytes (open)", `in ${bytes(b.rtmp_in_open_connections)}, out ${bytes(b.rtmp_out_open_connections)}`]);
+    }
+    const dl = $("server-figures");
+    dl.replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  }
+
+  function renderStreams(list) {
+    state.streams = list;
+    const body = $("streams-body");
+    const rows = list.map((s) => {
+      const button = el("button", { type: "button", textContent: s.name === state.playing ? "Playing" : "Play" });
+      button.addEventListener("click", () => play(s.name));
+      const players = s.http_flv_players ? `${s.players} (${s.http_flv_players} HTTP-FLV)` : String(s.players);
+      return el("tr", { "data-stream": s.name, class: s.name === state.playing ? "playing" : "" },
+        el("td", {}, s.name),
+        el("td", {}, el("span", { class: "badge " + (s.live ? "live" : "idle") }, s.live ? "live" : "waiting")),
+        el("td", {}, videoText(s.video)),
+        el("td", {}, audioText(s.audio)),
+        el("td", { class: "num" }, s.live ? `${s.bitrate_in_kbps} kbit/s` : "–"),
+        el("td", { class: "num" }, players),
+        el("td", {}, button));
+    });
+    body.replaceChildren(...rows);
+    $("streams-empty").hidden = list.length !== 0;
+    $("streams-table").hidden = list.length === 0;
+  }
+
+  let refreshTimer = null;
+  async function refresh() {
+    clearTimeout(refreshTimer);
+    const [server, streams] = await Promise.all([getJson("api/v1/server"), getJson("api/v1/streams")]);
+    state.apiStatus = streams.status;
+    if (server.body) {
+      renderServer(server.body);
+      showMessage("server-message", "");
+    } else {
+      showMessage("server-message", apiProblem(server.status));
+    }
+    if (Array.isArray(streams.body)) {
+      renderStreams(streams.body);
+      showMessage("streams-message", "");
+    } else {
+      showMessage("streams-message", apiProblem(streams.status));
+      $("streams-table").hidden = true;
+      $("streams-empty").hidden = true;
+    }
+    refreshTimer = setTimeout(refresh, REFRESH_MS);
+  }
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) refresh();
+  });
+
+  // ---- the player ----
+
+  let player = null;
+  let retryTimer = null;
+  let retries = 0;
+
+  function setStatus(text) {
+    playerStatus.textContent = text;
+  }
+
+  function flvUrl(name) {
+    const slash = name.indexOf("/");
+    const app = name.slice(0, slash);
+    const stream = name.slice(slash + 1);
+    return new URL(encodeURIComponent(app) + "/" + encodeURIComponent(stream) + ".flv", document.baseURI).href;
+  }
+
+  function destroyPlayer() {
+    clearTimeout(retryTimer);
+    if (!player) return;
+    const p = player;
+    player = null;
+    try {
+      p.pause();
+      p.unload();
+      p.detachMediaElement();
+      p.destroy();
+    } catch (e) {
+      // a player that failed half-way may refuse some of these; it is gone either way
+    }
+  }
+
+  // The stream ended (the publisher left) or failed: try again, more slowly each time. An app that
+  // waits for its publisher (the default) holds the request until the stream is back.
+  function scheduleRetry(why) {
+    const name = state.playing;
+    destroyPlayer();
+    const delay = RETRY_MS[Math.min(retries, RETRY_MS.length - 1)];
+    retries++;
+    setStatus(`${why} Trying again in ${delay / 1000} s…`);
+    retryTimer = setTimeout(() => {
+      if (state.playing === name) start(name);
+    }, delay);
+  }
+
+  function start(name) {
+    destroyPlayer();
+    const url = flvUrl(name);
+    player = mpegts.createPlayer(
+      { type: "flv", isLive: true, url: url },
+      {
+        enableStashBuffer: false, // low latency
+        liveBufferLatencyChasing: true,
+        autoCleanupSourceBuffer: true,
+      });
+    player.on(mpegts.Events.ERROR, (type, detail, info) => {
+      const msg = info && (info.msg || info.code) ? ` (${info.msg || info.code})` : "";
+      scheduleRetry(`Playback error: ${type} ${detail}${msg}.`);
+    });
+    player.on(mpegts.Events.LOADING_COMPLETE, () => scheduleRetry("The stream ended."));
+    player.on(mpegts.Events.MEDIA_INFO, () => {
+      retries = 0;
+    });
+    player.attachMediaElement(video);
+    player.load();
+    const p = player.play();
+    if (p && typeof p.catch === "function") {
+      p.catch((e) => setStatus(`Press play to start (${e.name}).`));
+    }
+    setStatus(`Connecting to ${url}…`);
+  }
+
+  function play(name) {
+    name = (name || "").trim().replace(/^\/+/, "").replace(/\.flv$/, "");
+    if (name.indexOf("/") <= 0 || name.endsWith("/")) {
+      setStatus("A stream name is app/stream, for example live/mystream.");
+      return;
+    }
+    if (!window.mpegts || !mpegts.getFeatureList().mseLivePlayback) {
+      setStatus("This browser cannot play live streams here (no Media Source Extensions).");
+      return;
+    }
+    state.playing = name;
+    retries = 0;
+    nameInput.value = name;
+    playerTitle.textContent = "Playing " + name;
+    stopButton.disabled = false;
+    // Keep the stream in the address bar, so a reload or a shared link plays it again.
+    const u = new URL(location.href);
+    u.searchParams.set("stream", name);
+    history.replaceState(null, "", u);
+    start(name);
+    if (state.apiStatus === 200) renderStreams(state.streams);  // marks the row being played
+  }
+
+  function stop() {
+    state.playing = null;
+    destroyPlayer();
+    video.removeAttribute("src");
+    video.load();
+    playerTitle.textContent = "Player";
+    stopButton.disabled = true;
+    setStatus("Stopped.");
+    const u = new URL(location.href);
+    u.searchParams.delete("stream");
+    history.replaceState(null, "", u);
+    if (state.apiStatus === 200) renderStreams(state.streams);
+  }
+
+  // While playing: picture size, buffered seconds ahead, dropped frames.
+  setInterval(() => {
+    if (!player || !state.playing || video.readyState < 2) return;
+    const b = video.buffered;
+    const ahead = b.length ? b.end(b.length - 1) - video.currentTime : 0;
+    const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
+    let t = `Playing ${state.playing}: ${video.videoWidth}x${video.videoHeight}, ${ahead.toFixed(1)} s buffered`;
+    if (q) t += `, ${q.droppedVideoFrames} frames dropped`;
+    setStatus(t + ".");
+  }, 1000);
+
+  $("play-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    play(nameInput.value);
+  });
+  stopButton.addEventListener("click", stop);
+  window.addEventListener("error", (e) => state.errors.push(String(e.message)));
+  document.addEventListener("securitypolicyviolation", (e) =>
+    state.errors.push(`CSP: ${e.violatedDirective} ${e.blockedURI}`));
+
+  if (window.mpegts) {
+    mpegts.LoggingControl.enableVerbose = false;
+    mpegts.LoggingControl.enableDebug = false;
+    mpegts.LoggingControl.enableInfo = false;
+  }
+  const wanted = new URLSearchParams(location.search).get("stream");
+  if (wanted) play(wanted);
+  refresh();
+})();
