@@ -1,5 +1,5 @@
-// Client: what the runner drives, whatever the protocol (RTMP player, RTMP publisher, and later
-// HTTP-FLV player), plus the per-client figures it records.
+// Client: what the runner drives, whatever the protocol (RTMP player, RTMP publisher, HTTP-FLV
+// player), plus the per-client figures it records.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
-// sluice-bench: a load generator for RTMP servers on Sluice's own protocol core.
+// sluice-bench: a load generator for RTMP and HTTP-FLV servers on Sluice's own protocol core.
 //
 //   sluice-bench play    -n 2000 --rate 200 --duration 30 rtmp://127.0.0.1/live/stream
 //   sluice-bench publish -n 10 --file src.flv rtmp://127.0.0.1/live/s{i}
 //   sluice-bench latency -n 20 --file src.flv rtmp://127.0.0.1/live/lat
+//   sluice-bench http-flv -n 500 --duration 30 http://127.0.0.1:8080/live/stream.flv
 //
 // One process, one libuv loop. See tools/bench/README.md for options and output fields.
 #include <sys/resource.h>
@@ -41,25 +42,30 @@ void raise_fd_limit(uint32_t connections) {
                  (unsigned long long)lim.rlim_cur, connections);
 }
 
-void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help) {
-  cmd->add_option("urls", o.urls, "rtmp://host[:port]/app/stream (several: round-robin; {i} = client index)")
+void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help, bool rtmp = true) {
+  cmd->add_option("urls", o.urls,
+                  rtmp ? "rtmp://host[:port]/app/stream (several: round-robin; {i} = client index)"
+                       : "http://host[:port]/app/stream.flv (several: round-robin; {i} = client index)")
       ->required();
   cmd->add_option("-n,--clients", o.clients, clients_help)->capture_default_str()->check(CLI::Range(1u, 100000u));
   cmd->add_option("--rate", o.rate, "ramp-up: new connections per second (0 = all at once)")->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("-d,--duration", o.duration_s, "whole run in seconds, ramp-up included")->capture_default_str()
       ->check(CLI::Range(0.1, kMaxDurationS));
-  cmd->add_option("--chunk-size", o.chunk_size, "our outgoing RTMP chunk size")->capture_default_str()->check(CLI::Range(128u, 65536u));
+  if (rtmp)
+    cmd->add_option("--chunk-size", o.chunk_size, "our outgoing RTMP chunk size")->capture_default_str()->check(CLI::Range(128u, 65536u));
   cmd->add_option("--json", o.json_file, "also write the summary as JSON to this file");
   cmd->add_flag("--per-client", o.per_client, "include one record per client in the JSON");
   cmd->add_option("--allow-failures", o.allow_failures, "exit 0 while at most this many clients failed")->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "no progress lines on stderr");
 }
 
-void add_player(CLI::App* cmd, BenchOptions& o) {
-  cmd->add_option("--start", o.start_s,
-                  "play start in seconds: -1 live (sent as -1000, like ffmpeg), -2 live or recorded, >= 0 VOD position")->capture_default_str();
-  cmd->add_option("--buffer-ms", o.buffer_ms, "SetBufferLength sent after play")->capture_default_str();
+void add_player(CLI::App* cmd, BenchOptions& o, bool rtmp = true) {
+  if (rtmp) {
+    cmd->add_option("--start", o.start_s,
+                    "play start in seconds: -1 live (sent as -1000, like ffmpeg), -2 live or recorded, >= 0 VOD position")->capture_default_str();
+    cmd->add_option("--buffer-ms", o.buffer_ms, "SetBufferLength sent after play")->capture_default_str();
+  }
   cmd->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")->capture_default_str()
       ->check(CLI::Range(1u, 600000u));
   cmd->add_option("--read-batch-ms", o.read_batch_ms,
@@ -81,7 +87,7 @@ int write_json(const BenchOptions& o, const Summary& s, Runner& runner) {
 
 int main(int argc, char** argv) {
   BenchOptions o;
-  CLI::App app{"sluice-bench: RTMP load generator (players, publishers, delay through the server)"};
+  CLI::App app{"sluice-bench: RTMP and HTTP-FLV load generator (players, publishers, delay through the server)"};
   app.require_subcommand(1);
   auto* play = app.add_subcommand("play", "N players of one or several RTMP URLs, live or VOD");
   add_common(play, o, "players");
@@ -93,18 +99,17 @@ int main(int argc, char** argv) {
   add_common(latency, o, "players");
   add_player(latency, o);
   latency->add_option("-f,--file", o.flv_file, "FLV file to publish")->required()->check(CLI::ExistingFile);
-  auto* http_flv = app.add_subcommand("http-flv", "HTTP-FLV players (not implemented yet)");
-  http_flv->allow_extras();
+  auto* http_flv = app.add_subcommand("http-flv", "N HTTP-FLV players (GET http://host:port/app/stream.flv)");
+  add_common(http_flv, o, "players", false);
+  add_player(http_flv, o, false);
+  http_flv->add_flag("--http10", o.http10, "send HTTP/1.0 requests (body ends at close) instead of HTTP/1.1 (chunked)");
   CLI11_PARSE(app, argc, argv);
 
   if (play->parsed()) o.mode = Mode::Play;
   if (publish->parsed()) o.mode = Mode::Publish;
   if (latency->parsed()) o.mode = Mode::Latency;
+  if (http_flv->parsed()) o.mode = Mode::HttpFlv;
   if (o.read_batch_ms < 0) o.read_batch_ms = o.mode == Mode::Latency ? 0 : 100;
-  if (http_flv->parsed()) {
-    std::fprintf(stderr, "sluice-bench: http-flv mode is not implemented yet\n");
-    return kExitUsage;
-  }
 
   std::unique_ptr<FlvFile> file;
   if (!o.flv_file.empty()) {

@@ -11,15 +11,15 @@ enum class Mode : uint8_t {
   Play,     // N players of one or several RTMP URLs
   Publish,  // M publishers of an FLV file, paced in real time, looping
   Latency,  // one publisher and K players in this process: delay through the server
-  HttpFlv,  // N HTTP-FLV players: reserved, see runner.cpp make_clients()
+  HttpFlv,  // N HTTP-FLV players of one or several http:// URLs
 };
 
 const char* mode_name(Mode m);
 
 struct BenchOptions {
   Mode mode = Mode::Play;
-  // rtmp://host[:port]/app/stream; clients take them round-robin. "{i}" in a URL becomes the
-  // client's index, so one URL can address many streams.
+  // rtmp://host[:port]/app/stream (http://host[:port]/app/stream.flv for http-flv); clients take
+  // them round-robin. "{i}" in a URL becomes the client's index, so one URL can address many streams.
   std::vector<std::string> urls;
   uint32_t clients = 1;         // players (play, latency) or publishers (publish)
   double rate = 200;            // new connections per second during ramp-up; 0 = all at once
@@ -36,6 +36,7 @@ struct BenchOptions {
   std::string json_file;        // also write the summary as JSON here
   bool per_client = false;      // include one record per client in the JSON
   bool quiet = false;           // no progress lines
+  bool http10 = false;          // http-flv: send HTTP/1.0 requests (close-delimited body, no chunks)
   uint32_t allow_failures = 0;  // exit 0 while failed clients <= this
 };
 

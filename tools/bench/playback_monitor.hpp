@@ -1,5 +1,5 @@
 // PlaybackMonitor: what a player measures on the media it receives, independent of transport
-// (the RTMP player uses it today; an HTTP-FLV player would feed it the same tags).
+// (the RTMP player feeds it messages, the HTTP-FLV player the same tags from the response body).
 //
 //  - Time to first frame: from the moment play was sent to the first video message carrying a
 //    picture (sequence headers excluded), and whether that picture was a keyframe.

@@ -7,6 +7,8 @@
 #include <map>
 
 #include "tools/bench/clock.hpp"
+#include "tools/bench/http_flv_client.hpp"
+#include "tools/bench/http_url.hpp"
 #include "tools/bench/player_client.hpp"
 #include "tools/bench/publisher_client.hpp"
 #include "tools/bench/rtmp_connection.hpp"
@@ -132,12 +134,22 @@ protocol::Result<void> Runner::make_clients() {
         ramp_.push_back(publishers_.back().get());
       }
       return protocol::ok();
-    case Mode::HttpFlv:
-      // Extension point: an HttpFlvPlayer is a Client that connects with a plain uv_tcp_t, sends
-      // "GET /app/stream.flv", skips the FLV header and feeds each tag (type, timestamp, body) to
-      // the same PlaybackMonitor the RTMP player uses; it is created here like PlayerClient and
-      // the summary needs no change.
-      return Error(Errc::Unsupported, "http-flv mode is not implemented yet");
+    case Mode::HttpFlv: {
+      std::map<std::string, HttpUrl> http_resolved;
+      for (uint32_t i = 0; i < options_.clients; ++i) {
+        const auto url_index = static_cast<uint32_t>(i % options_.urls.size());
+        const std::string text = expand_index(options_.urls[url_index], i);
+        auto it = http_resolved.find(text);
+        if (it == http_resolved.end()) {
+          auto parsed = parse_http_url(text);
+          if (!parsed) return std::move(parsed).error();
+          it = http_resolved.emplace(text, std::move(*parsed)).first;
+        }
+        players_.push_back(std::make_unique<HttpFlvClient>(&loop_, it->second, options_, identity(i, url_index)));
+        ramp_.push_back(players_.back().get());
+      }
+      return protocol::ok();
+    }
   }
   return Error(Errc::Unsupported, "unknown mode");
 }
@@ -295,8 +307,8 @@ Summary Runner::summarize() {
   s.cpu = cpu_since(usage_start_);
   s.loop_lag_max_ms = static_cast<double>(lag_max_ns_) / kNsPerMs;
   s.loop_lag_over_50ms = lag_over_50ms_;
-  s.reads = RtmpConnection::total_reads();
-  s.read_bytes = RtmpConnection::total_read_bytes();
+  s.reads = RtmpConnection::total_reads() + HttpFlvClient::total_reads();
+  s.read_bytes = RtmpConnection::total_read_bytes() + HttpFlvClient::total_read_bytes();
   auto collect = [](std::vector<std::unique_ptr<Client>>& clients) {
     std::vector<const ClientStats*> out;
     for (auto& c : clients) out.push_back(&c->stats());

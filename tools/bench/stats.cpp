@@ -178,8 +178,9 @@ void print_summary(std::FILE* out, const Summary& s) {
   }
   if (s.players.clients) {
     const RoleSummary& p = s.players;
-    print_role(out, "players", "play", p, s.elapsed_s);
-    std::fprintf(out, "  ttff ms (play sent -> first picture): %s; first picture a keyframe: %u/%zu\n",
+    const char* request = s.mode == Mode::HttpFlv ? "GET" : "play";
+    print_role(out, "players", request, p, s.elapsed_s);
+    std::fprintf(out, "  ttff ms (%s sent -> first picture): %s; first picture a keyframe: %u/%zu\n", request,
                  distribution_text(p.ttff_ms, 1).c_str(), p.keyframe_first, p.ttff_ms.count);
     std::fprintf(out, "  stalls: %u (players with stalls: %u)\n", p.stalls, p.clients_with_stalls);
     std::fprintf(out, "  non-monotonic timestamps: %u (players: %u)\n", p.non_monotonic, p.clients_non_monotonic);
@@ -225,6 +226,7 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
                     {"chunk_size", o.chunk_size},   {"buffer_ms", o.buffer_ms},
                     {"start_s", o.start_s},         {"stall_ms", o.stall_ms},
                     {"read_batch_ms", o.read_batch_ms}, {"file", o.flv_file}};
+    if (s.mode == Mode::HttpFlv) j["options"]["http_version"] = o.http10 ? "1.0" : "1.1";
   }
   if (s.players.clients) j["players"] = role_json(s.players, s.elapsed_s);
   if (s.publishers.clients) j["publishers"] = role_json(s.publishers, s.elapsed_s);
