@@ -34,13 +34,15 @@ bench_cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 bench_rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 bench_hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 
-# bench_sluice_config FILE PORT MEDIA_DIR: one worker loop, RTMP only, a live and a vod app.
+# bench_sluice_config FILE PORT MEDIA_DIR: RTMP only, a live and a vod app. One worker loop
+# unless SLUICE_WORKERS says otherwise; SLUICE_WRITE_DELAY overrides player_queue.write_delay.
 bench_sluice_config() {
   cat > "$1" <<YAML
-workers: 1
+workers: ${SLUICE_WORKERS:-1}
 rtmp:
   listen: 127.0.0.1:$2
   chunk_size: 4096
+  player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-30ms} }
 apps:
   live: { type: live }
   vod: { type: vod, root: $3 }

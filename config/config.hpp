@@ -54,6 +54,9 @@ struct PlayerQueueConfig {
   uint64_t hard_bytes = 16 * kMiB;
   Duration soft_delay = std::chrono::seconds(3);
   Duration hard_delay = std::chrono::seconds(15);
+  // Live media to a player waits up to this long so it goes out with what follows it: a few
+  // larger writes a second instead of one per message. 0 writes every loop iteration.
+  Duration write_delay = std::chrono::milliseconds(30);
 
   bool operator==(const PlayerQueueConfig&) const = default;
 };
@@ -100,7 +103,7 @@ struct Config {
   std::vector<AppConfig> apps;  // In file order; at least one after loading.
   HttpConfig http;
   LogConfig log;
-  uint32_t workers = 1;  // Event loops; 0 ("auto" in YAML) means one per CPU core.
+  uint32_t workers = 0;  // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
 
   // Where the values came from: the file path as given, or "<embedded default>".
   std::string source;

@@ -474,16 +474,18 @@ void Loader::load_rtmp(const Field& self, RtmpConfig& rtmp) {
 }
 
 void Loader::load_player_queue(const Field& self, PlayerQueueConfig& q) {
-  Section s(*this, self, {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay"});
+  Section s(*this, self, {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay"});
   auto soft_bytes = s.take("soft_bytes");
   auto hard_bytes = s.take("hard_bytes");
   auto soft_delay = s.take("soft_delay");
   auto hard_delay = s.take("hard_delay");
+  auto write_delay = s.take("write_delay");
   bool ok = true;
   if (soft_bytes) ok &= read_size(*soft_bytes, q.soft_bytes, 16 * kKiB, kGiB);
   if (hard_bytes) ok &= read_size(*hard_bytes, q.hard_bytes, 16 * kKiB, 4 * kGiB);
   if (soft_delay) ok &= read_duration(*soft_delay, q.soft_delay, Duration(100), std::chrono::minutes(10), false);
   if (hard_delay) ok &= read_duration(*hard_delay, q.hard_delay, Duration(100), std::chrono::hours(1), false);
+  if (write_delay) ok &= read_duration(*write_delay, q.write_delay, Duration(0), Duration(500), true);
   if (!ok) return;
   if (q.soft_bytes > q.hard_bytes) {
     error(soft_bytes ? *soft_bytes : *hard_bytes, "soft_bytes (" + format_size(q.soft_bytes) +

@@ -43,6 +43,7 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "hard_bytes" << YAML::Value << format_size(q.hard_bytes);
   out << YAML::Key << "soft_delay" << YAML::Value << format_duration(q.soft_delay);
   out << YAML::Key << "hard_delay" << YAML::Value << format_duration(q.hard_delay);
+  out << YAML::Key << "write_delay" << YAML::Value << format_duration(q.write_delay);
   out << YAML::EndMap;
   out << YAML::EndMap;
 }

@@ -24,6 +24,10 @@
 
 namespace sluice::media {
 
+// A player with this much queued goes out at once instead of waiting for the write hold: the
+// write is large enough to be cheap already, and the hold would only add latency.
+inline constexpr size_t kWriteNowBytes = 64 * 1024;
+
 class SubscriberQueue {
  public:
   struct Limits {

@@ -1,6 +1,8 @@
 // Connection: socket I/O, the write path, timeouts. The RTMP command handling is in rtmp_handlers.cpp.
 #include "server/connection.hpp"
 
+#include <unistd.h>
+
 #include "server/live_player.hpp"
 #include "server/live_publisher.hpp"
 #include "server/logging.hpp"
@@ -34,6 +36,21 @@ int Connection::accept(uv_stream_t* listener) {
   tcp_.data = this;
   int rc = uv_accept(listener, reinterpret_cast<uv_stream_t*>(&tcp_));
   if (rc != 0) return rc;
+  return start_reading();
+}
+
+int Connection::adopt(int fd) {
+  uv_tcp_init(server_.loop(), &tcp_);
+  tcp_.data = this;
+  int rc = uv_tcp_open(&tcp_, fd);
+  if (rc != 0) {
+    ::close(fd);
+    return rc;
+  }
+  return start_reading();
+}
+
+int Connection::start_reading() {
   uv_tcp_nodelay(&tcp_, 1);
   PeerAddress peer = peer_address(&tcp_);
   peer_ = std::move(peer.text);
@@ -81,6 +98,10 @@ void Connection::request_flush() {
   if (!closing_) server_.request_flush(this);
 }
 
+void Connection::request_held_flush() {
+  if (!closing_) server_.request_held_flush(this);
+}
+
 size_t Connection::write_queue_bytes() const {
   return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
 }
@@ -107,16 +128,35 @@ void Connection::flush() {
     return;
   }
   auto bufs = batch_.finalize();
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  bytes_out_ += batch_.bytes();
+  // Usually the socket takes everything at once: a write with no request, no callback and no
+  // epoll change (uv_write would re-arm the watcher, one more syscall per write).
+  int n = uv_try_write(stream, bufs.data(), static_cast<unsigned>(bufs.size()));
+  if (n < 0 && n != UV_EAGAIN) {
+    close(std::string("write failed: ") + uv_strerror(n));
+    return;
+  }
+  size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  if (done == batch_.bytes()) {
+    batch_.clear();
+    if (more) request_flush();
+    for (size_t i = 0; i < vod_players_.size() && !closing_; ++i) vod_players_[i]->on_drain();
+    return;
+  }
+  // The rest waits in libuv's queue; the callback flushes again if anything is left.
+  size_t first = 0;
+  while (done >= bufs[first].len) done -= bufs[first++].len;
+  bufs[first].base += done;
+  bufs[first].len -= done;
   batch_.req.data = this;
-  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data(),
-                    static_cast<unsigned>(bufs.size()), &Connection::on_write);
+  int rc = uv_write(&batch_.req, stream, bufs.data() + first, static_cast<unsigned>(bufs.size() - first),
+                    &Connection::on_write);
   if (rc != 0) {
     close(std::string("write failed: ") + uv_strerror(rc));
     return;
   }
   writing_ = true;
-  bytes_out_ += batch_.bytes();
-  (void)more;  // the write callback flushes again if anything is left
 }
 
 void Connection::on_write(uv_write_t* req, int status) {
@@ -128,8 +168,9 @@ void Connection::on_write(uv_write_t* req, int status) {
     return;
   }
   if (self->closing_) return;
-  // Whatever queued up while this batch was in flight goes out now, as the next batch.
-  self->flush();
+  // Whatever queued up while this batch was in flight goes out now, as the next batch, unless it
+  // is live media being held for a larger write (the hold timer flushes it).
+  if (!self->in_delayed_list) self->flush();
   // VOD players wait for the connection to drain before reading more of their file.
   for (size_t i = 0; i < self->vod_players_.size() && !self->closing_; ++i) self->vod_players_[i]->on_drain();
 }

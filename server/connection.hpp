@@ -36,6 +36,8 @@ class Connection {
   // Accepts a pending connection from the listener and starts reading. On error the caller
   // closes the handle with close().
   int accept(uv_stream_t* listener);
+  // The same for a socket another worker accepted (see Server::hand_over); takes ownership of fd.
+  int adopt(int fd);
 
   void close(const std::string& reason);
   void schedule_close(std::string reason);
@@ -43,6 +45,8 @@ class Connection {
 
   // Marks the connection as having output; the server flushes it once per loop iteration.
   void request_flush();
+  // Live media: may wait up to rtmp.player_queue.write_delay to go out with what follows.
+  void request_held_flush();
   // Writes whatever is pending as one batch, unless a write is in flight.
   void flush();
   // Called about once a second: timeouts and keep-alive pings.
@@ -63,9 +67,11 @@ class Connection {
 
   // Bookkeeping for the server's per-iteration flush list.
   bool in_flush_list = false;
+  bool in_delayed_list = false;
   std::string pending_close_reason;
 
  private:
+  int start_reading();
   static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void on_write(uv_write_t* req, int status);

@@ -22,34 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-// RTMP connections count their bytes, but connection.hpp does not expose the counters yet. These
-// use the accessors as soon as Connection has them (bytes_in(), bytes_out(), started_ms()), and
-// leave the fields out until then.
-template <typename C>
-std::optional<uint64_t> rtmp_bytes_in(C& c) {
-  if constexpr (requires { c.bytes_in(); }) {
-    return c.bytes_in();
-  } else {
-    return std::nullopt;
-  }
-}
-template <typename C>
-std::optional<uint64_t> rtmp_bytes_out(C& c) {
-  if constexpr (requires { c.bytes_out(); }) {
-    return c.bytes_out();
-  } else {
-    return std::nullopt;
-  }
-}
-template <typename C>
-std::optional<uint64_t> rtmp_started_ms(C& c) {
-  if constexpr (requires { c.started_ms(); }) {
-    return c.started_ms();
-  } else {
-    return std::nullopt;
-  }
-}
-
 std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
 HttpApiReply json_reply(int status, const json& j) {
@@ -73,8 +45,9 @@ std::map<std::string, size_t> http_flv_readers(HttpService& http) {
   return out;
 }
 
-json stream_json(Server& server, HttpService& http, const std::string& key, const StreamRegistry::Entry& e,
-                 const std::map<std::string, size_t>& flv_readers) {
+// What one worker knows of a stream. On the publisher's worker that is everything; a mirror
+// worker knows its own players (and the codecs, from the frames it was sent).
+json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e) {
   const media::StreamHub& hub = *e.hub;
   const media::CodecInfo& info = hub.info();
   size_t slash = key.find('/');
@@ -88,9 +61,8 @@ json stream_json(Server& server, HttpService& http, const std::string& key, cons
   } else {
     j["publisher"] = nullptr;
   }
-  auto flv = flv_readers.find(key);
-  j["players"] = hub.subscriber_count();
-  j["http_flv_players"] = flv == flv_readers.end() ? 0 : flv->second;
+  // The owner's hub counts one forwarder per other worker among its subscribers: not players.
+  j["players"] = hub.subscriber_count() - e.forwarders.size();
   if (info.has_video()) {
     j["video"] = json{{"codec", info.video_codec},
                       {"profile", info.video_profile},
@@ -109,41 +81,83 @@ json stream_json(Server& server, HttpService& http, const std::string& key, cons
     j["audio"] = nullptr;
   }
   j["summary"] = info.summary();
-  j["bitrate_in_kbps"] = std::round(http.stream_kbps(key) * 10) / 10;
   j["frames_in"] = hub.stats().frames_in;
   j["bytes_in"] = hub.stats().bytes_in;
   j["keyframes_in"] = hub.stats().keyframes_in;
   j["publish_sessions"] = hub.stats().publish_sessions;
   j["gop_cache"] = json{{"frames", hub.gop_frames()}, {"bytes", hub.gop_bytes()}};
-  (void)server;
+  return j;
+}
+
+// Every worker's view of every stream, merged: players add up, the rest comes from the worker
+// that has the publisher (or, when nobody publishes, from any).
+std::map<std::string, json> merged_streams(Server& server) {
+  std::map<std::string, json> out;
+  auto merge = [&](const std::string& key, json j) {
+    auto it = out.find(key);
+    if (it == out.end()) {
+      out.emplace(key, std::move(j));
+      return;
+    }
+    json& have = it->second;
+    size_t players = have["players"].get<size_t>() + j["players"].get<size_t>();
+    if (!j["publisher"].is_null() || (have["publisher"].is_null() && !have["live"].get<bool>())) have = std::move(j);
+    have["players"] = players;
+  };
+  for (const auto& [key, e] : server.registry().entries()) merge(key, worker_stream_json(key, e));
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      if (!snap.contains("streams")) continue;
+      for (auto& [key, j] : snap["streams"].items()) merge(key, j);
+    }
+  }
+  return out;
+}
+
+json stream_json(HttpService& http, const std::string& key, json j, const std::map<std::string, size_t>& flv_readers) {
+  auto flv = flv_readers.find(key);
+  j["http_flv_players"] = flv == flv_readers.end() ? 0 : flv->second;
+  j["bitrate_in_kbps"] = std::round(http.stream_kbps(key) * 10) / 10;
   return j;
 }
 
 json streams_json(Server& server, HttpService& http) {
   auto flv = http_flv_readers(http);
-  std::vector<std::string> keys;
-  for (const auto& [key, e] : server.registry().entries()) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
   json arr = json::array();
-  for (const auto& key : keys) arr.push_back(stream_json(server, http, key, server.registry().entries().at(key), flv));
+  for (auto& [key, j] : merged_streams(server)) arr.push_back(stream_json(http, key, std::move(j), flv));
   return arr;
+}
+
+json rtmp_client_json(Server& server, Connection& c, const std::map<const Connection*, std::vector<std::string>>& publishing) {
+  json j{{"id", c.id()}, {"protocol", "rtmp"}, {"address", c.peer()}, {"app", c.app()}, {"worker", server.worker()}};
+  auto pub = publishing.find(&c);
+  j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
+  j["bytes_in"] = c.bytes_in();
+  j["bytes_out"] = c.bytes_out();
+  j["duration_s"] = seconds(server.now_ms() - c.started_ms());
+  return j;
+}
+
+std::map<const Connection*, std::vector<std::string>> publishing_keys(Server& server) {
+  std::map<const Connection*, std::vector<std::string>> publishing;
+  for (const auto& [key, e] : server.registry().entries())
+    if (e.publisher) publishing[e.publisher].push_back(key);
+  return publishing;
 }
 
 json clients_json(Server& server, HttpService& http) {
   uint64_t now = server.now_ms();
-  std::map<const Connection*, std::vector<std::string>> publishing;
-  for (const auto& [key, e] : server.registry().entries())
-    if (e.publisher) publishing[e.publisher].push_back(key);
+  auto publishing = publishing_keys(server);
   std::vector<std::pair<uint64_t, json>> rows;
   for (Connection* c : server.connections()) {
     if (c->closing()) continue;
-    json j{{"id", c->id()}, {"protocol", "rtmp"}, {"address", c->peer()}, {"app", c->app()}};
-    auto pub = publishing.find(c);
-    j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
-    if (auto v = rtmp_bytes_in(*c)) j["bytes_in"] = *v;
-    if (auto v = rtmp_bytes_out(*c)) j["bytes_out"] = *v;
-    if (auto v = rtmp_started_ms(*c)) j["duration_s"] = seconds(now - *v);
-    rows.emplace_back(c->id(), std::move(j));
+    rows.emplace_back(c->id(), rtmp_client_json(server, *c, publishing));
+  }
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      if (!snap.contains("clients")) continue;
+      for (auto& j : snap["clients"]) rows.emplace_back(j["id"].get<uint64_t>(), j);
+    }
   }
   for (HttpConnection* c : http.connections()) {
     json j{{"id", c->id()},
@@ -165,23 +179,28 @@ json clients_json(Server& server, HttpService& http) {
 
 json server_json(Server& server, HttpService& http) {
   uint64_t now = server.now_ms();
+  auto streams = merged_streams(server);
   size_t live = 0;
-  for (const auto& [key, e] : server.registry().entries()) live += e.hub->has_publisher();
+  for (const auto& [key, j] : streams) live += j["live"].get<bool>();
   json bytes{{"http_in", http.closed_bytes_in}, {"http_out", http.closed_bytes_out}};
   for (HttpConnection* c : http.connections()) {
     bytes["http_in"] = bytes["http_in"].get<uint64_t>() + c->bytes_in();
     bytes["http_out"] = bytes["http_out"].get<uint64_t>() + c->bytes_out();
   }
-  std::optional<uint64_t> rtmp_in = 0, rtmp_out = 0;
+  uint64_t rtmp_in = 0, rtmp_out = 0;
   for (Connection* c : server.connections()) {
-    auto i = rtmp_bytes_in(*c);
-    auto o = rtmp_bytes_out(*c);
-    rtmp_in = i && rtmp_in ? std::optional<uint64_t>(*rtmp_in + *i) : std::nullopt;
-    rtmp_out = o && rtmp_out ? std::optional<uint64_t>(*rtmp_out + *o) : std::nullopt;
+    rtmp_in += c->bytes_in();
+    rtmp_out += c->bytes_out();
+  }
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      rtmp_in += snap.value("bytes_in", uint64_t{0});
+      rtmp_out += snap.value("bytes_out", uint64_t{0});
+    }
   }
   // Open RTMP connections only (closed ones are not counted anywhere yet).
-  if (rtmp_in) bytes["rtmp_in_open_connections"] = *rtmp_in;
-  if (rtmp_out) bytes["rtmp_out_open_connections"] = *rtmp_out;
+  bytes["rtmp_in_open_connections"] = rtmp_in;
+  bytes["rtmp_out_open_connections"] = rtmp_out;
   return json{{"name", "sluice"},
               {"version", SLUICE_VERSION},
               {"uptime_s", seconds(now - server.started_ms())},
@@ -190,7 +209,8 @@ json server_json(Server& server, HttpService& http) {
                 {"http", http.connection_count()},
                 {"total", server.connection_count() + http.connection_count()},
                 {"max", server.config().rtmp.max_connections}}},
-              {"streams", {{"total", server.registry().size()}, {"live", live}}},
+              {"streams", {{"total", streams.size()}, {"live", live}}},
+              {"workers", server.mesh() ? server.mesh()->size() : 1},
               {"bytes", bytes},
               {"http_requests", http.requests}};
 }
@@ -235,7 +255,7 @@ std::string metrics_text(Server& server, HttpService& http) {
   value("sluice_connections{protocol=\"rtmp\"}", static_cast<double>(server.connection_count()));
   value("sluice_connections{protocol=\"http\"}", static_cast<double>(http.connection_count()));
   metric("sluice_streams", "gauge", "Streams known to the server (published or waited for).");
-  value("sluice_streams", static_cast<double>(server.registry().size()));
+  value("sluice_streams", s["streams"]["total"].get<double>());
   metric("sluice_streams_live", "gauge", "Streams with a publisher.");
   value("sluice_streams_live", s["streams"]["live"].get<double>());
   metric("sluice_http_requests_total", "counter", "HTTP requests received.");
@@ -300,6 +320,21 @@ HttpApiReply delete_client(Server& server, HttpService& http, std::string_view i
     r.status = 204;
     return r;
   }
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      if (!snap.contains("clients")) continue;
+      for (auto& j : snap["clients"]) {
+        if (j["id"].get<uint64_t>() != id) continue;
+        auto e = std::make_unique<MeshEvent>();
+        e->kind = MeshEvent::Kind::Kick;
+        e->id = id;
+        mesh->post(j["worker"].get<uint32_t>(), std::move(e));
+        HttpApiReply r;
+        r.status = 204;
+        return r;
+      }
+    }
+  }
   return error_reply(404, "no such client");
 }
 
@@ -333,10 +368,10 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
   if (path.starts_with(kStreams)) {
     if (!get) return only_get();
     std::string key = path.substr(kStreams.size());
-    const auto& entries = server.registry().entries();
-    auto it = entries.find(key);
-    if (it == entries.end()) return error_reply(404, "no such stream");
-    return json_reply(200, stream_json(server, http, key, it->second, http_flv_readers(http)));
+    auto streams = merged_streams(server);
+    auto it = streams.find(key);
+    if (it == streams.end()) return error_reply(404, "no such stream");
+    return json_reply(200, stream_json(http, key, std::move(it->second), http_flv_readers(http)));
   }
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
@@ -356,6 +391,21 @@ HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest
   } catch (const std::exception& e) {
     return error_reply(500, e.what());
   }
+}
+
+
+json worker_snapshot(Server& server) {
+  json streams = json::object();
+  for (const auto& [key, e] : server.registry().entries()) streams[key] = worker_stream_json(key, e);
+  auto publishing = publishing_keys(server);
+  json clients = json::array();
+  uint64_t in = 0, out = 0;
+  for (Connection* c : server.connections()) {
+    in += c->bytes_in();
+    out += c->bytes_out();
+    if (!c->closing()) clients.push_back(rtmp_client_json(server, *c, publishing));
+  }
+  return json{{"worker", server.worker()}, {"streams", streams}, {"clients", clients}, {"bytes_in", in}, {"bytes_out", out}};
 }
 
 }  // namespace sluice::server

@@ -8,6 +8,8 @@
 // Access control (http.api.allow) is the caller's job; this only builds answers.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 
@@ -27,5 +29,8 @@ struct HttpApiReply {
 
 // `self_id` is the asking connection: it may not close itself through the API (409).
 HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id);
+
+// One worker's streams, clients and byte counts as JSON, for the API served by another worker.
+nlohmann::json worker_snapshot(Server& server);
 
 }  // namespace sluice::server

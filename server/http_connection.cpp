@@ -471,6 +471,10 @@ void HttpConnection::request_flush() {
   if (!closing_) service_.request_flush(this);
 }
 
+void HttpConnection::request_held_flush() {
+  if (!closing_) service_.request_held_flush(this);
+}
+
 void HttpConnection::flush() {
   if (closing_) return;
   if (resume_input_ && (!responding_ || upload_receiving())) {
@@ -525,8 +529,9 @@ void HttpConnection::on_write(uv_write_t* req, int status) {
   }
   if (self->closing_) return;
   self->last_progress_ms_ = self->server().now_ms();
-  // Whatever queued up while this batch was in flight goes out now, as the next batch.
-  self->flush();
+  // Whatever queued up while this batch was in flight goes out now, as the next batch, unless it
+  // is live media being held for a larger write (the hold timer flushes it).
+  if (!self->in_delayed_list) self->flush();
 }
 
 void HttpConnection::begin_linger() {

@@ -63,6 +63,8 @@ class HttpConnection {
   bool closing() const { return closing_; }
 
   void request_flush();
+  // Live media: may wait up to rtmp.player_queue.write_delay to go out with what follows.
+  void request_held_flush();
   void flush();
   void on_tick(uint64_t now_ms);
   void shutdown_gracefully();
@@ -83,6 +85,7 @@ class HttpConnection {
 
   // Bookkeeping for the service's per-iteration flush list.
   bool in_flush_list = false;
+  bool in_delayed_list = false;
   std::string pending_close_reason;
 
  private:

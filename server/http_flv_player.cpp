@@ -66,7 +66,12 @@ void HttpFlvPlayer::on_frame(const media::FramePtr& frame) {
     conn_.schedule_close("player too slow (queue over the hard limit)");
     return;
   }
-  conn_.request_flush();
+  // As for RTMP players: the start and large bursts at once, the rest held for a larger write.
+  if (!header_sent_ || queue_.bytes() >= media::kWriteNowBytes) {
+    conn_.request_flush();
+  } else {
+    conn_.request_held_flush();
+  }
 }
 
 void HttpFlvPlayer::on_publish_end() {

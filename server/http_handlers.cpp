@@ -4,6 +4,7 @@
 //   PUT      /{vod-app}/{path}          upload (http_upload.cpp), when http.upload.token is set
 //   OPTIONS  on the above               CORS preflight
 //   /api/v1/..., /metrics               the stats API (http_api.hpp), for http.api.allow addresses
+//   GET/HEAD /, /index.html, /web/*.js  the built-in browser page, from memory (http_page.hpp)
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "server/http_api.hpp"
 #include "server/http_connection.hpp"
 #include "server/http_flv_player.hpp"
+#include "server/http_page.hpp"
 #include "server/http_service.hpp"
 #include "server/http_util.hpp"
 #include "server/logging.hpp"
@@ -123,6 +125,7 @@ void HttpConnection::dispatch() {
     return send_error(400, "bad request target");
   }
   if (path == "/metrics" || path == "/api" || path.starts_with("/api/")) return handle_api();
+  if (auto r = http_page_reply(req_)) return send_simple(r->status, r->content_type, r->body, r->headers);
   // "/{app}/{rest}": the app is the first segment, as in rtmp://host/{app}/{stream}.
   size_t slash = path.find('/', 1);
   std::string app_name;
@@ -171,8 +174,7 @@ void HttpConnection::handle_flv(const config::AppConfig& app, std::string_view r
   std::string name = decoded.substr(0, decoded.size() - 4);
   if (!valid_stream_name(name)) return send_error(404, "invalid stream name", false, kCors);
   std::string key = app.name + "/" + name;
-  media::StreamHub* hub = server().registry().find(key);
-  bool live = hub && hub->has_publisher();
+  bool live = server().registry().is_live(key);
   if (!live && !app.wait_for_publisher) return send_error(404, "stream is not live", false, kCors);
   // Chunked keeps the connection usable after the stream ends; HTTP/1.0 has no chunks, so its
   // response ends when the connection closes.

@@ -52,9 +52,7 @@ protocol::Result<void> HttpService::listen_on(const config::ListenAddress& addr)
 protocol::Result<void> HttpService::start() {
   // The parser's own header limit is process-wide; ours (per request, with a 431 answer) is lower.
   http_parser_set_max_header_size(static_cast<uint32_t>(HttpConnection::kMaxHeaderBytes * 2));
-  uv_check_init(server_.loop(), &check_);
-  check_.data = this;
-  uv_check_start(&check_, &HttpService::on_check);
+  flush_.start(server_.loop(), static_cast<uint64_t>(server_.config().rtmp.player_queue.write_delay.count()));
   uv_timer_init(server_.loop(), &tick_);
   tick_.data = this;
   uv_timer_start(&tick_, &HttpService::on_tick, kTickMs, kTickMs);
@@ -95,13 +93,6 @@ HttpConnection* HttpService::find(uint64_t id) const {
   return nullptr;
 }
 
-void HttpService::request_flush(HttpConnection* c) { flush_list_.add(c); }
-
-void HttpService::cancel_flush(HttpConnection* c) { flush_list_.remove(c); }
-
-void HttpService::flush_pending() { flush_list_.drain(); }
-
-void HttpService::on_check(uv_check_t* check) { static_cast<HttpService*>(check->data)->flush_pending(); }
 
 void HttpService::on_tick(uv_timer_t* timer) {
   auto* self = static_cast<HttpService*>(timer->data);
@@ -132,6 +123,12 @@ double HttpService::stream_kbps(const std::string& key) const {
   auto it = rates_.find(key);
   return it == rates_.end() ? 0 : it->second.kbps;
 }
+
+void HttpService::request_flush(HttpConnection* c) { flush_.flush_soon(c); }
+
+void HttpService::request_held_flush(HttpConnection* c) { flush_.flush_held(c); }
+
+void HttpService::cancel_flush(HttpConnection* c) { flush_.cancel(c); }
 
 void HttpService::on_connection_closed(HttpConnection* c) {
   cancel_flush(c);
@@ -170,7 +167,7 @@ void HttpService::close_handles() {
   auto close = [](auto* h) {
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(h))) uv_close(reinterpret_cast<uv_handle_t*>(h), nullptr);
   };
-  close(&check_);
+  flush_.close_handles();
   close(&tick_);
 }
 

@@ -21,7 +21,7 @@
 
 #include "config/config.hpp"
 #include "protocol/result.hpp"
-#include "server/flush_list.hpp"
+#include "server/flush_scheduler.hpp"
 
 namespace sluice::server {
 
@@ -49,6 +49,7 @@ class HttpService {
   HttpConnection* find(uint64_t id) const;
 
   void request_flush(HttpConnection* c);
+  void request_held_flush(HttpConnection* c);
   void cancel_flush(HttpConnection* c);
   void on_connection_closed(HttpConnection* c);
 
@@ -70,17 +71,14 @@ class HttpService {
     HttpService* service = nullptr;
   };
   static void on_connection(uv_stream_t* listener, int status);
-  static void on_check(uv_check_t* check);
   static void on_tick(uv_timer_t* timer);
   protocol::Result<void> listen_on(const config::ListenAddress& addr);
-  void flush_pending();
   void sample_rates(uint64_t now_ms);
 
   Server& server_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unordered_set<HttpConnection*> connections_;
-  FlushList<HttpConnection> flush_list_;
-  uv_check_t check_{};
+  FlushScheduler<HttpConnection> flush_;
   uv_timer_t tick_{};
   struct Rate {
     uint64_t bytes = 0;

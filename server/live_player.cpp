@@ -25,6 +25,16 @@ media::SubscriberQueue::Limits queue_limits(const config::PlayerQueueConfig& q) 
 uint32_t wire_key(uint32_t csid, uint32_t chunk_size) { return (csid << 17) | (chunk_size & 0x1FFFF); }
 }  // namespace
 
+void prepare_wire_body(const media::Frame& f, uint32_t chunk_size) {
+  uint32_t csid = protocol::Session::media_csid(f.rtmp_type);
+  uint32_t key = wire_key(csid, chunk_size);
+  if (f.wire_cache_key == key && (!f.wire_cache.empty() || f.payload.empty())) return;
+  // First player to send this frame chunks it, once, for everyone.
+  protocol::ChunkedBody body = protocol::chunk_body(f.payload.span(), csid, chunk_size);
+  f.wire_cache = std::move(body.bytes);
+  f.wire_cache_key = key;
+}
+
 LivePlayer::LivePlayer(Connection& conn, uint32_t stream_id, std::string key, std::string name, media::StreamHub& hub)
     : conn_(conn),
       stream_id_(stream_id),
@@ -55,7 +65,13 @@ void LivePlayer::on_frame(const media::FramePtr& frame) {
     conn_.schedule_close("player too slow (queue over the hard limit)");
     return;
   }
-  conn_.request_flush();
+  // A player's start (its GOP cache burst) and large bursts go out at once; the rest is held
+  // briefly so several messages share one write.
+  if (!sent_any_ || queue_.bytes() >= media::kWriteNowBytes) {
+    conn_.request_flush();
+  } else {
+    conn_.request_held_flush();
+  }
 }
 
 void LivePlayer::on_publish_start() {
@@ -121,14 +137,8 @@ uint32_t LivePlayer::output_timestamp(const media::Frame& f) {
 void LivePlayer::append_frame(const media::Frame& f, WriteBatch& batch, protocol::ChunkWriter& writer) {
   uint32_t csid = protocol::Session::media_csid(f.rtmp_type);
   uint32_t chunk_size = writer.chunk_size();
-  uint32_t key = wire_key(csid, chunk_size);
   uint32_t ts = output_timestamp(f);
-  if (f.wire_cache_key != key || (f.wire_cache.empty() && !f.payload.empty())) {
-    // First player to send this frame chunks it, once, for everyone.
-    protocol::ChunkedBody body = protocol::chunk_body(f.payload.span(), csid, chunk_size);
-    f.wire_cache = std::move(body.bytes);
-    f.wire_cache_key = key;
-  }
+  prepare_wire_body(f, chunk_size);
   protocol::ChunkedBody body{f.wire_cache.share(), static_cast<uint32_t>(f.payload.size()), csid, chunk_size};
   uint8_t* header = batch.reserve_header(protocol::kMaxChunkHeaderSize);
   size_t header_len = 0;

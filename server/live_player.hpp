@@ -16,6 +16,10 @@ namespace sluice::server {
 class Connection;
 class WriteBatch;
 
+// Builds the frame's shared pre-chunked body for the server's media chunk stream and this chunk
+// size, once; every RTMP player (and every worker) then sends the same bytes.
+void prepare_wire_body(const media::Frame& f, uint32_t chunk_size);
+
 class LivePlayer final : public media::Subscriber {
  public:
   LivePlayer(Connection& conn, uint32_t stream_id, std::string key, std::string name, media::StreamHub& hub);

@@ -4,36 +4,65 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <thread>
+#include <vector>
 
 #include "config/default_config.hpp"
 #include "config/load.hpp"
 #include "server/logging.hpp"
 #include "server/server.hpp"
+#include "server/worker_mesh.hpp"
 
 namespace {
 
+// Closes anything left on a finished loop (listeners that failed to bind) so it can be closed.
+void close_loop(uv_loop_t* loop) {
+  uv_walk(
+      loop, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
+  uv_run(loop, UV_RUN_DEFAULT);
+  uv_loop_close(loop);
+}
+
+// Worker 0 runs on this thread (listeners, HTTP, signals); the others each on a thread of their
+// own. A worker's loop ends when a stop has closed its connections and handles.
 int run_server(sluice::config::Config cfg) {
+  using sluice::server::Server;
   sluice::server::init_logging(cfg.log);
   SLUICE_LOG_INFO("event=start version={} config=\"{}\"", SLUICE_VERSION, cfg.source);
   for (const auto& line : {sluice::config::to_yaml(cfg)}) SLUICE_LOG_INFO("effective configuration:\n{}", line);
-  uv_loop_t loop;
-  uv_loop_init(&loop);
+  const size_t workers = cfg.workers == 0 ? std::max<size_t>(1, uv_available_parallelism()) : cfg.workers;
+  std::unique_ptr<sluice::server::WorkerMesh> mesh;
+  if (workers > 1) mesh = std::make_unique<sluice::server::WorkerMesh>(workers);
+  std::vector<std::unique_ptr<uv_loop_t>> loops;
+  std::vector<std::unique_ptr<Server>> servers;
+  for (size_t i = 0; i < workers; ++i) {
+    loops.push_back(std::make_unique<uv_loop_t>());
+    uv_loop_init(loops.back().get());
+    servers.push_back(std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i)));
+  }
+  SLUICE_LOG_INFO("event=workers count={}", workers);
   int status = 0;
-  {
-    sluice::server::Server server(&loop, std::move(cfg));
-    auto started = server.start();
+  // The others first: they must be in the mesh before worker 0 accepts anything for them.
+  for (size_t i = workers; i-- > 0;) {
+    auto started = servers[i]->start();
     if (!started) {
       SLUICE_LOG_ERROR("event=start_failed error=\"{}\"", started.error().message());
-      server.stop();
       status = 1;
+      break;
     }
-    uv_run(&loop, UV_RUN_DEFAULT);
   }
-  // Close anything left (listeners that failed to bind) so the loop can be closed.
-  uv_walk(
-      &loop, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
+  if (status != 0) {
+    for (auto& s : servers) s->stop();
+  }
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < workers; ++i) threads.emplace_back([loop = loops[i].get()] { uv_run(loop, UV_RUN_DEFAULT); });
+  uv_run(loops[0].get(), UV_RUN_DEFAULT);
+  for (auto& t : threads) t.join();
+  for (auto& s : servers) s->close_mesh_handle();
+  for (auto& loop : loops) uv_run(loop.get(), UV_RUN_DEFAULT);
+  servers.clear();
+  for (auto& loop : loops) close_loop(loop.get());
   SLUICE_LOG_INFO("event=exit status={}", status);
   return status;
 }

@@ -155,8 +155,8 @@ void Connection::on_play(protocol::PlayEvent& e) {
     return;
   }
   std::string key = app_ + "/" + name;
-  media::StreamHub* hub = server_.registry().find(key);
-  if ((!hub || !hub->has_publisher()) && !app->wait_for_publisher) {
+  const bool live = server_.registry().is_live(key);
+  if (!live && !app->wait_for_publisher) {
     session_.send_status(e.stream_id, "error", "NetStream.Play.StreamNotFound", "No stream '" + name + "'.");
     return;
   }
@@ -170,7 +170,7 @@ void Connection::on_play(protocol::PlayEvent& e) {
   session_.start_play(e.stream_id, name, e.play.reset, false);
   players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, h));
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id_, peer_, app_, name,
-                  h.has_publisher() ? "yes" : "waiting");
+                  live ? "yes" : "waiting");
 }
 
 void Connection::on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e) {

@@ -1,9 +1,13 @@
 #include "server/server.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 
 #include "server/connection.hpp"
+#include "server/http_api.hpp"
 #include "server/http_service.hpp"
 #include "server/logging.hpp"
 #include "server/net_address.hpp"
@@ -16,11 +20,18 @@ constexpr uint64_t kTickMs = 1000;
 // How long a graceful stop waits for the last bytes to reach peers before closing everything.
 constexpr uint64_t kStopGraceMs = 1500;
 constexpr int kListenBacklog = 1024;
+// How often a worker refreshes its figures for the stats API (only with several workers).
+constexpr uint64_t kSnapshotMs = 250;
 
 }  // namespace
 
-Server::Server(uv_loop_t* loop, config::Config config)
-    : loop_(loop), config_(std::move(config)), vod_files_(loop), read_buffer_(kReadBufferSize) {}
+Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_t worker)
+    : loop_(loop),
+      config_(std::move(config)),
+      vod_files_(loop),
+      read_buffer_(kReadBufferSize),
+      mesh_(mesh),
+      worker_(worker) {}
 
 Server::~Server() = default;
 
@@ -59,6 +70,35 @@ protocol::Result<void> Server::listen_on(const config::ListenAddress& addr) {
 
 protocol::Result<void> Server::start() {
   started_ms_ = now_ms();
+  // Every handle first, so that stop() after a failed listen closes only initialised handles.
+  flush_.start(loop_, static_cast<uint64_t>(config_.rtmp.player_queue.write_delay.count()));
+  uv_timer_init(loop_, &tick_);
+  tick_.data = this;
+  uv_timer_start(&tick_, &Server::on_tick, kTickMs, kTickMs);
+  uv_timer_init(loop_, &stop_timer_);
+  stop_timer_.data = this;
+  if (mesh_) {
+    uv_async_init(loop_, &wake_, &Server::on_wake);
+    wake_.data = this;
+    // The wake-up handle lives until every worker has stopped (close_mesh_handle), so posts
+    // never reach a closed handle; it must not keep a stopped loop running.
+    uv_unref(reinterpret_cast<uv_handle_t*>(&wake_));
+    mesh_->attach(worker_, &wake_);
+    registry_.attach_mesh(mesh_, worker_, config_.rtmp.chunk_size);
+    uv_timer_init(loop_, &snapshot_timer_);
+    snapshot_timer_.data = this;
+    uv_timer_start(
+        &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
+  }
+  if (worker_ != 0) return protocol::ok();
+  const int signums[2] = {SIGINT, SIGTERM};
+  for (size_t i = 0; i < signals_.size(); ++i) {
+    uv_signal_init(loop_, &signals_[i]);
+    signals_[i].data = this;
+    uv_signal_start(&signals_[i], &Server::on_signal, signums[i]);
+  }
+  // A peer that vanishes must not kill the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   for (const auto& addr : config_.rtmp.listen) {
     auto r = listen_on(addr);
     if (!r) return r;
@@ -68,20 +108,6 @@ protocol::Result<void> Server::start() {
     auto r = http_->start();
     if (!r) return r;
   }
-  uv_check_init(loop_, &check_);
-  check_.data = this;
-  uv_check_start(&check_, &Server::on_check);
-  uv_timer_init(loop_, &tick_);
-  tick_.data = this;
-  uv_timer_start(&tick_, &Server::on_tick, kTickMs, kTickMs);
-  const int signums[2] = {SIGINT, SIGTERM};
-  for (size_t i = 0; i < signals_.size(); ++i) {
-    uv_signal_init(loop_, &signals_[i]);
-    signals_[i].data = this;
-    uv_signal_start(&signals_[i], &Server::on_signal, signums[i]);
-  }
-  // A peer that vanishes must not kill the process with SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
   return protocol::ok();
 }
 
@@ -92,28 +118,89 @@ void Server::on_connection(uv_stream_t* listener, int status) {
     SLUICE_LOG_WARN("event=accept_error error=\"{}\"", uv_strerror(status));
     return;
   }
-  auto* c = new Connection(self, self.next_connection_id_++);
+  uint32_t max = self.config_.rtmp.max_connections;
+  bool refuse = self.stopping_ || (max != 0 && self.connection_count() + self.http_connection_count() >= max);
+  if (!refuse && self.hand_over(listener)) return;
+  auto* c = new Connection(self, self.next_connection_id());
   self.connections_.insert(c);
+  if (self.mesh_) ++self.mesh_->rtmp_connections;
   int rc = c->accept(listener);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
     return;
   }
-  uint32_t max = self.config_.rtmp.max_connections;
   if (self.stopping_) {
     c->close("server is stopping");
-  } else if (max != 0 && self.connections_.size() + self.http_connection_count() > max) {
+  } else if (refuse) {
     c->close("too many connections (rtmp.max_connections=" + std::to_string(max) + ")");
   }
 }
 
-void Server::request_flush(Connection* c) { flush_list_.add(c); }
+// Connections go to the workers in turn; true when this one went to another worker.
+bool Server::hand_over(uv_stream_t* listener) {
+  if (!mesh_ || mesh_->size() < 2) return false;
+  uint32_t to = next_worker_;
+  next_worker_ = (next_worker_ + 1) % static_cast<uint32_t>(mesh_->size());
+  if (to == worker_) return false;
+  // A uv_tcp_t belongs to one loop: accept here, pass a duplicate of the socket, close ours.
+  auto* tmp = new uv_tcp_t;
+  uv_tcp_init(loop_, tmp);
+  int fd = -1;
+  uv_os_fd_t raw;
+  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(tmp)) == 0 && uv_fileno(reinterpret_cast<uv_handle_t*>(tmp), &raw) == 0)
+    fd = fcntl(raw, F_DUPFD_CLOEXEC, 0);
+  uv_close(reinterpret_cast<uv_handle_t*>(tmp), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+  if (fd < 0) {
+    SLUICE_LOG_WARN("event=accept_error error=\"cannot hand the connection to worker {}\"", to);
+    return true;
+  }
+  ++mesh_->rtmp_connections;
+  auto e = std::make_unique<MeshEvent>();
+  e->kind = MeshEvent::Kind::Accept;
+  e->from = worker_;
+  e->fd = fd;
+  e->id = next_connection_id();
+  mesh_->post(to, std::move(e));
+  return true;
+}
 
-void Server::cancel_flush(Connection* c) { flush_list_.remove(c); }
+void Server::adopt(int fd, uint64_t id) {
+  auto* c = new Connection(*this, id);
+  connections_.insert(c);
+  int rc = c->adopt(fd);
+  if (rc != 0) {
+    c->close(std::string("accept failed: ") + uv_strerror(rc));
+    return;
+  }
+  if (stopping_) c->close("server is stopping");
+}
 
-void Server::flush_pending() { flush_list_.drain(); }
+void Server::on_wake(uv_async_t* async) {
+  auto* self = static_cast<Server*>(async->data);
+  while (auto e = self->mesh_->next_event(self->worker_)) self->on_mesh_event(*e);
+}
 
-void Server::on_check(uv_check_t* check) { static_cast<Server*>(check->data)->flush_pending(); }
+void Server::on_mesh_event(MeshEvent& e) {
+  switch (e.kind) {
+    case MeshEvent::Kind::Accept: adopt(e.fd, e.id); return;
+    case MeshEvent::Kind::Kick:
+      for (Connection* c : connections_) {
+        if (c->id() == e.id && !c->closing()) {
+          c->close("closed through the API");
+          break;
+        }
+      }
+      return;
+    case MeshEvent::Kind::Stop: stop(); return;
+    default: registry_.on_mesh_event(e); return;
+  }
+}
+
+void Server::publish_snapshot() { mesh_->publish_snapshot(worker_, worker_snapshot(*this)); }
+
+void Server::close_mesh_handle() {
+  if (mesh_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&wake_))) uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
+}
 
 void Server::on_tick(uv_timer_t* timer) {
   auto* self = static_cast<Server*>(timer->data);
@@ -125,9 +212,15 @@ void Server::on_tick(uv_timer_t* timer) {
   }
 }
 
+void Server::request_flush(Connection* c) { flush_.flush_soon(c); }
+
+void Server::request_held_flush(Connection* c) { flush_.flush_held(c); }
+
+void Server::cancel_flush(Connection* c) { flush_.cancel(c); }
+
 void Server::on_connection_closed(Connection* c) {
   cancel_flush(c);
-  connections_.erase(c);
+  if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
 }
 
 void Server::on_signal(uv_signal_t* signal, int signum) {
@@ -139,6 +232,13 @@ void Server::on_signal(uv_signal_t* signal, int signum) {
 void Server::stop() {
   if (stopping_) return;
   stopping_ = true;
+  if (mesh_ && worker_ == 0) {
+    for (uint32_t w = 1; w < mesh_->size(); ++w) {
+      auto e = std::make_unique<MeshEvent>();
+      e->kind = MeshEvent::Kind::Stop;
+      mesh_->post(w, std::move(e));
+    }
+  }
   for (auto& l : listeners_) {
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&l->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&l->tcp), nullptr);
   }
@@ -147,8 +247,6 @@ void Server::stop() {
     if (connections_.count(c)) c->shutdown_gracefully();
   }
   if (http_) http_->stop();
-  uv_timer_init(loop_, &stop_timer_);
-  stop_timer_.data = this;
   uv_timer_start(
       &stop_timer_,
       [](uv_timer_t* t) {
@@ -169,10 +267,13 @@ void Server::close_handles() {
   auto close = [](auto* h) {
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(h))) uv_close(reinterpret_cast<uv_handle_t*>(h), nullptr);
   };
-  close(&check_);
+  flush_.close_handles();
   close(&tick_);
+  if (mesh_) close(&snapshot_timer_);
   close(&stop_timer_);
-  for (auto& s : signals_) close(&s);
+  if (worker_ == 0) {
+    for (auto& s : signals_) close(&s);
+  }
   if (http_) http_->close_handles();
 }
 

@@ -1,5 +1,7 @@
-// Server: the libuv loop's owner. Listeners, the set of connections, the stream registry, the
-// per-iteration flush of connections with pending output, the housekeeping tick and signals.
+// Server: one worker loop's owner. The set of connections, the stream registry, the flush of
+// connections with pending output, the housekeeping tick. Worker 0 also owns the listeners, the
+// HTTP side and the signals; with several workers (WorkerMesh) it hands every other accepted
+// RTMP connection to the next worker in turn.
 #pragma once
 
 #include <uv.h>
@@ -13,9 +15,10 @@
 
 #include "config/config.hpp"
 #include "protocol/result.hpp"
-#include "server/flush_list.hpp"
+#include "server/flush_scheduler.hpp"
 #include "server/stream_registry.hpp"
 #include "server/vod_files.hpp"
+#include "server/worker_mesh.hpp"
 
 namespace sluice::server {
 
@@ -24,7 +27,8 @@ class HttpService;
 
 class Server {
  public:
-  Server(uv_loop_t* loop, config::Config config);
+  // mesh is nullptr for a single loop; worker is this loop's index in the mesh.
+  Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh = nullptr, uint32_t worker = 0);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -40,7 +44,10 @@ class Server {
   uv_loop_t* loop() { return loop_; }
   uint64_t now_ms() const { return uv_now(loop_); }
 
+  // Output is written at the end of this loop iteration (flush soon) or, for live media, within
+  // rtmp.player_queue.write_delay (flush held).
   void request_flush(Connection* c);
+  void request_held_flush(Connection* c);
   void cancel_flush(Connection* c);
   void on_connection_closed(Connection* c);
   // One read buffer for the whole loop: reads are handled synchronously, so no connection needs
@@ -48,7 +55,12 @@ class Server {
   uv_buf_t read_buffer();
   // The ports actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
-  size_t connection_count() const { return connections_.size(); }
+  // RTMP connections of every worker.
+  size_t connection_count() const { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
+  WorkerMesh* mesh() { return mesh_; }
+  uint32_t worker() const { return worker_; }
+  // After the loop ended (all workers joined): closes the mesh wake-up handle.
+  void close_mesh_handle();
   // The HTTP side (nullptr when http.enabled is false); its connections count against
   // rtmp.max_connections together with the RTMP ones.
   HttpService* http() { return http_.get(); }
@@ -65,10 +77,13 @@ class Server {
     Server* server = nullptr;
   };
   static void on_connection(uv_stream_t* listener, int status);
-  static void on_check(uv_check_t* check);
   static void on_tick(uv_timer_t* timer);
   static void on_signal(uv_signal_t* signal, int signum);
-  void flush_pending();
+  static void on_wake(uv_async_t* async);
+  void on_mesh_event(MeshEvent& e);
+  void adopt(int fd, uint64_t id);
+  bool hand_over(uv_stream_t* listener);
+  void publish_snapshot();
   protocol::Result<void> listen_on(const config::ListenAddress& addr);
   void close_handles();
 
@@ -79,12 +94,16 @@ class Server {
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<HttpService> http_;
   std::unordered_set<Connection*> connections_;
-  FlushList<Connection> flush_list_;
-  uv_check_t check_{};
+  FlushScheduler<Connection> flush_;
   uv_timer_t tick_{};
   uv_timer_t stop_timer_{};
+  uv_async_t wake_{};
+  uv_timer_t snapshot_timer_{};
   std::array<uv_signal_t, 2> signals_{};
   std::vector<uint8_t> read_buffer_;
+  WorkerMesh* mesh_ = nullptr;
+  uint32_t worker_ = 0;
+  uint32_t next_worker_ = 0;
   std::vector<std::string> bound_;
   uint64_t next_connection_id_ = 1;
   uint64_t started_ms_ = 0;

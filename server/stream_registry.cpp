@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/worker_mesh.hpp"
+
 namespace sluice::server {
 
 bool valid_stream_name(std::string_view name) {
@@ -24,9 +26,33 @@ media::StreamHub* StreamRegistry::find(const std::string& key) {
   return it == entries_.end() ? nullptr : it->second.hub.get();
 }
 
+void StreamRegistry::attach_mesh(WorkerMesh* mesh, uint32_t worker, uint32_t chunk_size) {
+  mesh_ = mesh;
+  worker_ = worker;
+  chunk_size_ = chunk_size;
+}
+
+bool StreamRegistry::is_live(const std::string& key) {
+  media::StreamHub* hub = find(key);
+  if (hub && hub->has_publisher()) return true;
+  return mesh_ && mesh_->directory().owner(key) != StreamDirectory::kNoOwner;
+}
+
 media::StreamHub& StreamRegistry::get_or_create(const std::string& key, const media::StreamHub::Options& options) {
   Entry& e = entries_[key];
-  if (!e.hub) e.hub = std::make_unique<media::StreamHub>(key, options);
+  if (e.hub) return *e.hub;
+  e.hub = std::make_unique<media::StreamHub>(key, options);
+  if (mesh_) {
+    // First interest in this name here: if another worker publishes it, ask for its messages.
+    int owner = mesh_->directory().add_interest(key, worker_);
+    if (owner != StreamDirectory::kNoOwner && owner != static_cast<int>(worker_)) {
+      auto ev = std::make_unique<MeshEvent>();
+      ev->kind = MeshEvent::Kind::Subscribe;
+      ev->from = worker_;
+      ev->key = key;
+      mesh_->post(static_cast<uint32_t>(owner), std::move(ev));
+    }
+  }
   return *e.hub;
 }
 
@@ -35,6 +61,14 @@ bool StreamRegistry::claim_publisher(const std::string& key, Connection* publish
   get_or_create(key, options);
   Entry& e = entries_[key];
   if (e.publisher) return false;
+  if (mesh_) {
+    std::vector<uint32_t> interested;
+    if (!mesh_->directory().claim(key, worker_, interested)) {
+      remove_if_unused(key);
+      return false;
+    }
+    for (uint32_t w : interested) add_forwarder(key, e, w);
+  }
   e.publisher = publisher;
   return true;
 }
@@ -43,6 +77,12 @@ void StreamRegistry::release_publisher(const std::string& key, Connection* publi
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.publisher != publisher) return;
   it->second.publisher = nullptr;
+  if (mesh_) {
+    // The forwarders have posted PublishEnd (end_publish ran first); a new publisher, here or on
+    // another worker, sets up its own.
+    drop_forwarders(it->second);
+    mesh_->directory().release(key, worker_);
+  }
   remove_if_unused(key);
 }
 
@@ -51,6 +91,62 @@ void StreamRegistry::remove_if_unused(const std::string& key) {
   if (it == entries_.end()) return;
   if (it->second.publisher || it->second.hub->subscriber_count() > 0) return;
   entries_.erase(it);
+  if (!mesh_) return;
+  int owner = mesh_->directory().remove_interest(key, worker_);
+  if (owner != StreamDirectory::kNoOwner && owner != static_cast<int>(worker_)) {
+    auto ev = std::make_unique<MeshEvent>();
+    ev->kind = MeshEvent::Kind::Unsubscribe;
+    ev->from = worker_;
+    ev->key = key;
+    mesh_->post(static_cast<uint32_t>(owner), std::move(ev));
+  }
+}
+
+void StreamRegistry::add_forwarder(const std::string& key, Entry& e, uint32_t to) {
+  for (const auto& f : e.forwarders) {
+    if (f->to() == to) return;
+  }
+  e.forwarders.push_back(std::make_unique<MeshForwarder>(*mesh_, worker_, to, key, chunk_size_));
+  MeshForwarder* f = e.forwarders.back().get();
+  // The hub replays metadata, sequence headers and the GOP to a new subscriber but does not
+  // announce the publish: the mirror must start its session before those frames.
+  if (e.hub->has_publisher()) f->on_publish_start();
+  e.hub->add_subscriber(f);
+}
+
+void StreamRegistry::drop_forwarders(Entry& e) {
+  for (const auto& f : e.forwarders) e.hub->remove_subscriber(f.get());
+  e.forwarders.clear();
+}
+
+void StreamRegistry::on_mesh_event(MeshEvent& ev) {
+  auto it = entries_.find(ev.key);
+  if (it == entries_.end()) return;  // nobody here wants this stream any more
+  Entry& e = it->second;
+  switch (ev.kind) {
+    case MeshEvent::Kind::Subscribe:
+      if (e.publisher) add_forwarder(ev.key, e, ev.from);
+      return;
+    case MeshEvent::Kind::Unsubscribe:
+      for (size_t i = 0; i < e.forwarders.size(); ++i) {
+        if (e.forwarders[i]->to() != ev.from) continue;
+        e.hub->remove_subscriber(e.forwarders[i].get());
+        e.forwarders.erase(e.forwarders.begin() + static_cast<long>(i));
+        break;
+      }
+      remove_if_unused(ev.key);
+      return;
+    default: break;
+  }
+  // Mirror events. A local publisher means the name changed hands and these are the previous
+  // owner's last words: ignore them.
+  if (e.publisher) return;
+  switch (ev.kind) {
+    case MeshEvent::Kind::PublishStart: e.hub->start_publish(); break;
+    case MeshEvent::Kind::PublishEnd: e.hub->end_publish(); break;
+    case MeshEvent::Kind::Frame: e.hub->publish(std::move(ev.frame)); break;
+    default: break;
+  }
 }
 
 }  // namespace sluice::server

@@ -1,5 +1,9 @@
-// StreamRegistry: "app/stream" -> the live hub of that name and who publishes to it.
-// A hub exists while it has a publisher or players; the last one out removes it.
+// StreamRegistry: "app/stream" -> the live hub of that name and who publishes to it, on one
+// worker loop. A hub exists while it has a publisher or players; the last one out removes it.
+//
+// With several workers (attach_mesh), a hub on a worker without the publisher is a mirror: the
+// owning worker's MeshForwarder posts it every message and it fans them out locally, exactly as
+// a local publisher's hub would. The StreamDirectory keeps one publisher per name across workers.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +14,13 @@
 
 #include "config/config.hpp"
 #include "media/stream_hub.hpp"
+#include "server/mesh_forwarder.hpp"
 
 namespace sluice::server {
 
 class Connection;
+class WorkerMesh;
+struct MeshEvent;
 
 // Live stream names become registry keys and log fields (RTMP and HTTP-FLV alike): refuse what no
 // encoder sends.
@@ -25,10 +32,19 @@ class StreamRegistry {
  public:
   struct Entry {
     std::unique_ptr<media::StreamHub> hub;
-    Connection* publisher = nullptr;  // nullptr while nobody publishes
+    Connection* publisher = nullptr;  // nullptr while nobody publishes here
+    // On the owning worker: one per other worker that has players of this stream.
+    std::vector<std::unique_ptr<MeshForwarder>> forwarders;
   };
 
+  // Joins the worker mesh; chunk_size is the RTMP chunk size frames are pre-chunked for.
+  void attach_mesh(WorkerMesh* mesh, uint32_t worker, uint32_t chunk_size);
+  // Subscribe / Unsubscribe / PublishStart / PublishEnd / Frame events from other workers.
+  void on_mesh_event(MeshEvent& e);
+
   media::StreamHub* find(const std::string& key);
+  // Published here or, with several workers, on another one (its messages may not be here yet).
+  bool is_live(const std::string& key);
   media::StreamHub& get_or_create(const std::string& key, const media::StreamHub::Options& options);
   // Claims the name for a publisher; false if someone else already publishes it.
   bool claim_publisher(const std::string& key, Connection* publisher, const media::StreamHub::Options& options);
@@ -39,7 +55,13 @@ class StreamRegistry {
   const std::unordered_map<std::string, Entry>& entries() const { return entries_; }
 
  private:
+  void add_forwarder(const std::string& key, Entry& e, uint32_t to);
+  void drop_forwarders(Entry& e);
+
   std::unordered_map<std::string, Entry> entries_;
+  WorkerMesh* mesh_ = nullptr;
+  uint32_t worker_ = 0;
+  uint32_t chunk_size_ = 0;
 };
 
 }  // namespace sluice::server

@@ -77,7 +77,7 @@ TEST_CASE("embedded default loads and serves") {
   CHECK(c.http.listen[0] == ListenAddress{"0.0.0.0", 8080});
   CHECK(c.http.api_allow == std::vector<Cidr>{Cidr::loopback_v4(), Cidr::loopback_v6()});
   CHECK(c.log.level == LogLevel::Info);
-  CHECK(c.workers == 1);
+  CHECK(c.workers == 0);  // auto: one loop per core
 }
 
 TEST_CASE("minimal schema from the issue parses") {

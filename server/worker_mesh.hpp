@@ -1,0 +1,132 @@
+// WorkerMesh: what the worker loops share when Sluice runs several (config `workers`).
+//
+// Each worker is one libuv loop on its own thread with its own connections, hubs and flush
+// lists; nothing on the media path is shared or locked. Workers talk by events: every worker has
+// an inbox, a lock-free multi-producer queue drained on its own loop after a uv_async wake-up.
+// A live stream belongs to the worker of its publisher; every other worker with players of that
+// name gets each message once (a Frame event) and fans it out locally from a mirror hub.
+//
+// The StreamDirectory (behind a mutex, used only when a stream is published, unpublished, first
+// watched or last left on a worker) says who owns a name and which workers want it.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "media/frame.hpp"
+
+namespace sluice::server {
+
+struct MeshEvent {
+  enum class Kind : uint8_t {
+    Accept,        // fd: a new RTMP connection for this worker
+    Subscribe,     // from wants every message of key (sent to the owner)
+    Unsubscribe,   // from no longer has players of key (sent to the owner)
+    PublishStart,  // key's publisher (re)started on the owner
+    PublishEnd,    // key's publisher left
+    Frame,         // one message of key, in order
+    Kick,          // close connection id, if it is here
+    Stop,          // graceful stop
+  };
+  Kind kind = Kind::Stop;
+  uint32_t from = 0;
+  std::string key;
+  media::FramePtr frame;
+  int fd = -1;
+  uint64_t id = 0;
+  std::atomic<MeshEvent*> next{nullptr};
+};
+
+// Intrusive multi-producer single-consumer queue (D. Vyukov's): push is one atomic exchange, pop
+// never blocks. pop() may briefly see nothing while a push is half done; the pusher's wake-up
+// comes after its push completes, so the consumer is woken again.
+class EventQueue {
+ public:
+  EventQueue();
+  ~EventQueue();
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  void push(std::unique_ptr<MeshEvent> e);
+  std::unique_ptr<MeshEvent> pop();
+
+ private:
+  void push_node(MeshEvent* n);
+
+  std::atomic<MeshEvent*> head_;
+  MeshEvent* tail_;
+  MeshEvent stub_;
+};
+
+class StreamDirectory {
+ public:
+  explicit StreamDirectory(size_t workers) : workers_(workers) {}
+
+  static constexpr int kNoOwner = -1;
+  // Claims key for a publisher on worker; on success, fills the other workers that want it.
+  bool claim(const std::string& key, uint32_t worker, std::vector<uint32_t>& interested);
+  void release(const std::string& key, uint32_t worker);
+  // The owner at the moment the interest is recorded (kNoOwner if none).
+  int add_interest(const std::string& key, uint32_t worker);
+  int remove_interest(const std::string& key, uint32_t worker);
+  int owner(const std::string& key);
+
+ private:
+  struct Entry {
+    int owner = kNoOwner;
+    std::vector<bool> interest;
+  };
+  Entry& entry(const std::string& key);
+  void erase_if_empty(const std::string& key);
+
+  size_t workers_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;
+};
+
+// A worker's figures for the stats API and /metrics: its streams and clients as JSON, rendered by
+// the worker itself a few times a second (see http_api.cpp), read by the worker serving the API.
+using WorkerSnapshot = nlohmann::json;
+
+class WorkerMesh {
+ public:
+  explicit WorkerMesh(size_t workers);
+  ~WorkerMesh();
+  WorkerMesh(const WorkerMesh&) = delete;
+  WorkerMesh& operator=(const WorkerMesh&) = delete;
+
+  size_t size() const { return inboxes_.size(); }
+  StreamDirectory& directory() { return directory_; }
+
+  // Called by each worker on its own loop before any event is posted to it.
+  void attach(uint32_t worker, uv_async_t* wake) { inboxes_[worker]->wake = wake; }
+  void post(uint32_t to, std::unique_ptr<MeshEvent> e);
+  std::unique_ptr<MeshEvent> next_event(uint32_t worker) { return inboxes_[worker]->queue.pop(); }
+
+  // RTMP connections across all workers (rtmp.max_connections counts them all).
+  std::atomic<size_t> rtmp_connections{0};
+
+  void publish_snapshot(uint32_t worker, WorkerSnapshot s);
+  // Every worker's latest snapshot except `except`'s (the caller's own figures are live).
+  std::vector<WorkerSnapshot> snapshots(uint32_t except);
+
+ private:
+  struct Inbox {
+    EventQueue queue;
+    uv_async_t* wake = nullptr;
+  };
+  std::vector<std::unique_ptr<Inbox>> inboxes_;
+  StreamDirectory directory_;
+  std::mutex snapshot_mutex_;
+  std::vector<WorkerSnapshot> snapshots_;
+};
+
+}  // namespace sluice::server
