@@ -91,14 +91,7 @@ rtmp_module=$(dpkg -L libnginx-mod-rtmp | grep '/ngx_rtmp_module\.so$' | head -1
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 work=$(mktemp -d /tmp/sluice-compare-work-XXXXXX)
 pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_trap_cleanup
 mkdir -p "$work/bin"
 if [ -n "$ref" ]; then
   # A given commit, exported and built privately (about a minute on 2 cores).

@@ -115,14 +115,7 @@ nginx_put=0
 
 work=$(mktemp -d /tmp/sluice-http-work-XXXXXX)
 pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_trap_cleanup
 mkdir -p "$work/bin"
 if [ -n "$build_dir" ]; then
   src_sluice="$build_dir/server/sluice"; src_bench="$build_dir/tools/bench/sluice-bench"

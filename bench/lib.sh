@@ -59,3 +59,16 @@ bench_stop() {
   kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
 }
+
+# bench_trap_cleanup: on exit (and on Ctrl-C, with status 130) stop every PID in the caller's
+# `pids` array, wait for them, and remove the caller's `$work` directory.
+bench_cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+bench_trap_cleanup() {
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT TERM
+}

@@ -112,14 +112,7 @@ done
 
 work=$(mktemp -d /tmp/sluice-soak-work-XXXXXX)
 pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_trap_cleanup
 # Private copies: a rebuild of the tree during an hour-long run must not change what is measured.
 mkdir -p "$work/bin" "$work/media"
 cp "$build_dir/server/sluice" "$build_dir/tools/bench/sluice-bench" "$work/bin/"

@@ -86,6 +86,8 @@ json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e) 
   j["keyframes_in"] = hub.stats().keyframes_in;
   j["publish_sessions"] = hub.stats().publish_sessions;
   j["gop_cache"] = json{{"frames", hub.gop_frames()}, {"bytes", hub.gop_bytes()}};
+  j["bitrate_in_kbps"] = std::round(e.kbps * 10) / 10;
+  j["dropped_frames"] = e.dropped_frames;
   return j;
 }
 
@@ -101,8 +103,10 @@ std::map<std::string, json> merged_streams(Server& server) {
     }
     json& have = it->second;
     size_t players = have["players"].get<size_t>() + j["players"].get<size_t>();
+    uint64_t dropped = have["dropped_frames"].get<uint64_t>() + j["dropped_frames"].get<uint64_t>();
     if (!j["publisher"].is_null() || (have["publisher"].is_null() && !have["live"].get<bool>())) have = std::move(j);
     have["players"] = players;
+    have["dropped_frames"] = dropped;
   };
   for (const auto& [key, e] : server.registry().entries()) merge(key, worker_stream_json(key, e));
   if (WorkerMesh* mesh = server.mesh()) {
@@ -114,17 +118,16 @@ std::map<std::string, json> merged_streams(Server& server) {
   return out;
 }
 
-json stream_json(HttpService& http, const std::string& key, json j, const std::map<std::string, size_t>& flv_readers) {
+json stream_json(const std::string& key, json j, const std::map<std::string, size_t>& flv_readers) {
   auto flv = flv_readers.find(key);
   j["http_flv_players"] = flv == flv_readers.end() ? 0 : flv->second;
-  j["bitrate_in_kbps"] = std::round(http.stream_kbps(key) * 10) / 10;
   return j;
 }
 
 json streams_json(Server& server, HttpService& http) {
   auto flv = http_flv_readers(http);
   json arr = json::array();
-  for (auto& [key, j] : merged_streams(server)) arr.push_back(stream_json(http, key, std::move(j), flv));
+  for (auto& [key, j] : merged_streams(server)) arr.push_back(stream_json(key, std::move(j), flv));
   return arr;
 }
 
@@ -188,6 +191,7 @@ json server_json(Server& server, HttpService& http) {
     bytes["http_out"] = bytes["http_out"].get<uint64_t>() + c->bytes_out();
   }
   uint64_t rtmp_in = 0, rtmp_out = 0;
+  uint64_t dropped = server.registry().dropped_frames();
   for (Connection* c : server.connections()) {
     rtmp_in += c->bytes_in();
     rtmp_out += c->bytes_out();
@@ -196,6 +200,7 @@ json server_json(Server& server, HttpService& http) {
     for (auto& snap : mesh->snapshots(server.worker())) {
       rtmp_in += snap.value("bytes_in", uint64_t{0});
       rtmp_out += snap.value("bytes_out", uint64_t{0});
+      dropped += snap.value("dropped_frames", uint64_t{0});
     }
   }
   // Open RTMP connections only (closed ones are not counted anywhere yet).
@@ -212,6 +217,7 @@ json server_json(Server& server, HttpService& http) {
               {"streams", {{"total", streams.size()}, {"live", live}}},
               {"workers", server.mesh() ? server.mesh()->size() : 1},
               {"bytes", bytes},
+              {"dropped_frames", dropped},
               {"http_requests", http.requests}};
 }
 
@@ -258,6 +264,8 @@ std::string metrics_text(Server& server, HttpService& http) {
   value("sluice_streams", s["streams"]["total"].get<double>());
   metric("sluice_streams_live", "gauge", "Streams with a publisher.");
   value("sluice_streams_live", s["streams"]["live"].get<double>());
+  metric("sluice_dropped_frames_total", "counter", "Video frames slow players lost (the drop-to-keyframe policy).");
+  value("sluice_dropped_frames_total", s["dropped_frames"].get<double>());
   metric("sluice_http_requests_total", "counter", "HTTP requests received.");
   value("sluice_http_requests_total", static_cast<double>(http.requests));
   metric("sluice_http_bytes_total", "counter", "Bytes received and sent on HTTP connections.");
@@ -289,6 +297,8 @@ std::string metrics_text(Server& server, HttpService& http) {
        [](const json& j) { return j["frames_in"].get<double>(); }},
       {"sluice_stream_ingest_kbps", "gauge", "Ingest bit rate over the last seconds, kbit/s.",
        [](const json& j) { return j["bitrate_in_kbps"].get<double>(); }},
+      {"sluice_stream_dropped_frames_total", "counter", "Frames the stream's slow players lost.",
+       [](const json& j) { return j["dropped_frames"].get<double>(); }},
       {"sluice_stream_gop_cache_bytes", "gauge", "Bytes in the stream's GOP cache.",
        [](const json& j) { return j["gop_cache"]["bytes"].get<double>(); }},
   };
@@ -371,7 +381,7 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
     auto streams = merged_streams(server);
     auto it = streams.find(key);
     if (it == streams.end()) return error_reply(404, "no such stream");
-    return json_reply(200, stream_json(http, key, std::move(it->second), http_flv_readers(http)));
+    return json_reply(200, stream_json(key, std::move(it->second), http_flv_readers(http)));
   }
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
@@ -405,7 +415,8 @@ json worker_snapshot(Server& server) {
     out += c->bytes_out();
     if (!c->closing()) clients.push_back(rtmp_client_json(server, *c, publishing));
   }
-  return json{{"worker", server.worker()}, {"streams", streams}, {"clients", clients}, {"bytes_in", in}, {"bytes_out", out}};
+  return json{{"worker", server.worker()}, {"streams", streams}, {"clients", clients}, {"bytes_in", in},
+              {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()}};
 }
 
 }  // namespace sluice::server

@@ -58,6 +58,7 @@ void HttpFlvPlayer::on_frame(const media::FramePtr& frame) {
   if (frame->rtmp_type != 8 && frame->rtmp_type != 9 && frame->rtmp_type != 18) return;
   if (frame->payload.size() > media::kFlvMaxDataSize) return;
   auto result = queue_.push(frame, conn_.write_queue_bytes());
+  if (result == media::SubscriberQueue::PushResult::Dropped) conn_.server().registry().count_drop(key_);
   if (result == media::SubscriberQueue::PushResult::Overflow) {
     SLUICE_LOG_WARN("conn={} peer={} event=slow_player proto=http-flv stream={} queued_bytes={} dropped_frames={}",
                     conn_.id(), conn_.peer(), key_, queue_.bytes() + conn_.write_queue_bytes(),

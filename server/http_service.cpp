@@ -97,31 +97,10 @@ HttpConnection* HttpService::find(uint64_t id) const {
 void HttpService::on_tick(uv_timer_t* timer) {
   auto* self = static_cast<HttpService*>(timer->data);
   uint64_t now = self->server_.now_ms();
-  self->sample_rates(now);
   std::vector<HttpConnection*> all(self->connections_.begin(), self->connections_.end());
   for (HttpConnection* c : all) {
     if (self->connections_.count(c)) c->on_tick(now);
   }
-}
-
-void HttpService::sample_rates(uint64_t now) {
-  const auto& entries = server_.registry().entries();
-  std::erase_if(rates_, [&](const auto& r) { return !entries.count(r.first); });
-  for (const auto& [key, entry] : entries) {
-    Rate& r = rates_[key];
-    uint64_t bytes = entry.hub->bytes_in();
-    if (r.at_ms != 0 && now > r.at_ms && bytes >= r.bytes) {
-      double kbps = static_cast<double>(bytes - r.bytes) * 8.0 / static_cast<double>(now - r.at_ms);
-      r.kbps = r.kbps == 0 ? kbps : 0.6 * r.kbps + 0.4 * kbps;
-    }
-    r.bytes = bytes;
-    r.at_ms = now;
-  }
-}
-
-double HttpService::stream_kbps(const std::string& key) const {
-  auto it = rates_.find(key);
-  return it == rates_.end() ? 0 : it->second.kbps;
 }
 
 void HttpService::request_flush(HttpConnection* c) { flush_.flush_soon(c); }

@@ -57,8 +57,6 @@ class HttpService {
   bool claim_upload(const std::string& path) { return uploads_.insert(path).second; }
   void release_upload(const std::string& path) { uploads_.erase(path); }
 
-  // A live stream's ingest rate in kbit/s, sampled every second and smoothed over a few seconds.
-  double stream_kbps(const std::string& key) const;
 
   // Totals over closed connections, for the stats API.
   uint64_t closed_bytes_in = 0;
@@ -73,19 +71,12 @@ class HttpService {
   static void on_connection(uv_stream_t* listener, int status);
   static void on_tick(uv_timer_t* timer);
   protocol::Result<void> listen_on(const config::ListenAddress& addr);
-  void sample_rates(uint64_t now_ms);
 
   Server& server_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unordered_set<HttpConnection*> connections_;
   FlushScheduler<HttpConnection> flush_;
   uv_timer_t tick_{};
-  struct Rate {
-    uint64_t bytes = 0;
-    uint64_t at_ms = 0;
-    double kbps = 0;
-  };
-  std::unordered_map<std::string, Rate> rates_;
   std::unordered_set<std::string> uploads_;
   bool handles_started_ = false;
   bool stopping_ = false;

@@ -58,6 +58,7 @@ void LivePlayer::on_frame(const media::FramePtr& frame) {
   if ((frame->kind == media::FrameKind::Audio && !audio_) || (frame->kind == media::FrameKind::Video && !video_))
     return;
   auto result = queue_.push(frame, conn_.write_queue_bytes());
+  if (result == media::SubscriberQueue::PushResult::Dropped) conn_.server().registry().count_drop(key_);
   if (result == media::SubscriberQueue::PushResult::Overflow) {
     SLUICE_LOG_WARN("conn={} peer={} event=slow_player stream={} queued_bytes={} dropped_frames={}", conn_.id(),
                     conn_.peer(), key_, queue_.bytes() + conn_.write_queue_bytes(), queue_.dropped_frames());

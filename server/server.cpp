@@ -87,8 +87,11 @@ protocol::Result<void> Server::start() {
     registry_.attach_mesh(mesh_, worker_, config_.rtmp.chunk_size);
     uv_timer_init(loop_, &snapshot_timer_);
     snapshot_timer_.data = this;
-    uv_timer_start(
-        &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
+    // Worker 0 serves the API from its own live figures; the others publish theirs.
+    if (worker_ != 0) {
+      uv_timer_start(
+          &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
+    }
   }
   if (worker_ != 0) return protocol::ok();
   const int signums[2] = {SIGINT, SIGTERM};
@@ -205,6 +208,7 @@ void Server::close_mesh_handle() {
 void Server::on_tick(uv_timer_t* timer) {
   auto* self = static_cast<Server*>(timer->data);
   uint64_t now = self->now_ms();
+  self->registry_.sample_rates(now);
   // Copy: a tick may close connections.
   std::vector<Connection*> all(self->connections_.begin(), self->connections_.end());
   for (Connection* c : all) {

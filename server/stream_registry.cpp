@@ -42,17 +42,8 @@ media::StreamHub& StreamRegistry::get_or_create(const std::string& key, const me
   Entry& e = entries_[key];
   if (e.hub) return *e.hub;
   e.hub = std::make_unique<media::StreamHub>(key, options);
-  if (mesh_) {
-    // First interest in this name here: if another worker publishes it, ask for its messages.
-    int owner = mesh_->directory().add_interest(key, worker_);
-    if (owner != StreamDirectory::kNoOwner && owner != static_cast<int>(worker_)) {
-      auto ev = std::make_unique<MeshEvent>();
-      ev->kind = MeshEvent::Kind::Subscribe;
-      ev->from = worker_;
-      ev->key = key;
-      mesh_->post(static_cast<uint32_t>(owner), std::move(ev));
-    }
-  }
+  // First interest in this name here: if another worker publishes it, ask for its messages.
+  if (mesh_) tell_owner(mesh_->directory().add_interest(key, worker_), MeshEvent::Kind::Subscribe, key);
   return *e.hub;
 }
 
@@ -91,15 +82,34 @@ void StreamRegistry::remove_if_unused(const std::string& key) {
   if (it == entries_.end()) return;
   if (it->second.publisher || it->second.hub->subscriber_count() > 0) return;
   entries_.erase(it);
-  if (!mesh_) return;
-  int owner = mesh_->directory().remove_interest(key, worker_);
-  if (owner != StreamDirectory::kNoOwner && owner != static_cast<int>(worker_)) {
-    auto ev = std::make_unique<MeshEvent>();
-    ev->kind = MeshEvent::Kind::Unsubscribe;
-    ev->from = worker_;
-    ev->key = key;
-    mesh_->post(static_cast<uint32_t>(owner), std::move(ev));
+  if (mesh_) tell_owner(mesh_->directory().remove_interest(key, worker_), MeshEvent::Kind::Unsubscribe, key);
+}
+
+void StreamRegistry::tell_owner(int owner, MeshEvent::Kind kind, const std::string& key) {
+  if (owner == StreamDirectory::kNoOwner || owner == static_cast<int>(worker_)) return;
+  auto ev = std::make_unique<MeshEvent>();
+  ev->kind = kind;
+  ev->from = worker_;
+  ev->key = key;
+  mesh_->post(static_cast<uint32_t>(owner), std::move(ev));
+}
+
+void StreamRegistry::sample_rates(uint64_t now) {
+  for (auto& [key, e] : entries_) {
+    uint64_t bytes = e.hub->bytes_in();
+    if (e.rate_at_ms != 0 && now > e.rate_at_ms && bytes >= e.rate_bytes) {
+      double kbps = static_cast<double>(bytes - e.rate_bytes) * 8.0 / static_cast<double>(now - e.rate_at_ms);
+      e.kbps = e.kbps == 0 ? kbps : 0.6 * e.kbps + 0.4 * kbps;
+    }
+    e.rate_bytes = bytes;
+    e.rate_at_ms = now;
   }
+}
+
+void StreamRegistry::count_drop(const std::string& key) {
+  ++dropped_frames_;
+  auto it = entries_.find(key);
+  if (it != entries_.end()) ++it->second.dropped_frames;
 }
 
 void StreamRegistry::add_forwarder(const std::string& key, Entry& e, uint32_t to) {

@@ -15,12 +15,12 @@
 #include "config/config.hpp"
 #include "media/stream_hub.hpp"
 #include "server/mesh_forwarder.hpp"
+#include "server/worker_mesh.hpp"
 
 namespace sluice::server {
 
 class Connection;
 class WorkerMesh;
-struct MeshEvent;
 
 // Live stream names become registry keys and log fields (RTMP and HTTP-FLV alike): refuse what no
 // encoder sends.
@@ -35,7 +35,20 @@ class StreamRegistry {
     Connection* publisher = nullptr;  // nullptr while nobody publishes here
     // On the owning worker: one per other worker that has players of this stream.
     std::vector<std::unique_ptr<MeshForwarder>> forwarders;
+    // Ingest rate in kbit/s, sampled every second and smoothed over a few seconds.
+    double kbps = 0;
+    uint64_t rate_bytes = 0;
+    uint64_t rate_at_ms = 0;
+    // Frames this worker's players of the stream lost to the slow-player policy.
+    uint64_t dropped_frames = 0;
   };
+
+  // Once a second: every entry's ingest rate.
+  void sample_rates(uint64_t now_ms);
+  // A player of key lost a frame (slow-player policy).
+  void count_drop(const std::string& key);
+  // Every stream's drops on this worker, including streams that have ended.
+  uint64_t dropped_frames() const { return dropped_frames_; }
 
   // Joins the worker mesh; chunk_size is the RTMP chunk size frames are pre-chunked for.
   void attach_mesh(WorkerMesh* mesh, uint32_t worker, uint32_t chunk_size);
@@ -57,8 +70,11 @@ class StreamRegistry {
  private:
   void add_forwarder(const std::string& key, Entry& e, uint32_t to);
   void drop_forwarders(Entry& e);
+  // Subscribe / Unsubscribe to the worker that publishes key, if that is another one.
+  void tell_owner(int owner, MeshEvent::Kind kind, const std::string& key);
 
   std::unordered_map<std::string, Entry> entries_;
+  uint64_t dropped_frames_ = 0;
   WorkerMesh* mesh_ = nullptr;
   uint32_t worker_ = 0;
   uint32_t chunk_size_ = 0;

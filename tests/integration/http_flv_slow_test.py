@@ -6,12 +6,22 @@ import os
 import socket
 import subprocess
 import sys
+import urllib.request
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
 require_tools("ffmpeg", "curl")
+
+
+def dropped_frames(port):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    values = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    return (float(values.get("sluice_dropped_frames_total", "0")),
+            float(values.get('sluice_stream_dropped_frames_total{stream="live/slow"}', "0")))
+
+
 hport = free_port()
 server = Server("http-flv-slow", extra_yaml=(
     "  player_queue: { soft_bytes: 1MiB, hard_bytes: 4MiB, soft_delay: 1s, hard_delay: 4s }\n"
@@ -31,9 +41,11 @@ try:
     reader = subprocess.Popen(["curl", "-s", "-m", "16", "-o", good, f"http://127.0.0.1:{hport}/live/slow.flv"])
     rtmp = probe_async(server.url("live/slow"), "--duration", "15")
     rss = []
+    drops = []  # (server total, this stream's) from /metrics, while the stream has its readers
     for _ in range(16):
         time.sleep(1)
         rss.append(server.rss_kb())
+        drops.append(dropped_frames(hport))
     reader.wait(timeout=30)
     lines = rtmp.lines()
     log = server.log_text()
@@ -41,6 +53,11 @@ try:
     check("player too slow" in log, "its close line says why")
     check(closed_by_peer(stuck, timeout=5), "the stuck reader's connection was closed")
     stuck.close()
+    # Before the hard limit it lost inter frames (soft limit): the metrics count them, in all and
+    # for the stream (nobody else dropped anything).
+    total, per_stream = max(drops)
+    check(total > 0 and per_stream == total, f"metrics count the dropped frames (total {total}, stream {per_stream})")
+    check(dropped_frames(hport)[0] == total, "the server-wide count stays after the reader is gone")
     check_same_packets("curl reader", good, source_tags, min_video=300, min_audio=500)
     got = media_runs(flv_tags(good))[9]
     src_run = media_runs(source_tags)[9]
