@@ -6,19 +6,15 @@
   http_compare.py report OUT                the tables of medians (Markdown) from OUT/results.jsonl
 """
 import json
-import math
 import os
 import re
-import statistics
 import sys
 
+# The run log and the table helpers are compare.py's, so both reports read the same.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import emit, fmt, med, ratio  # noqa: E402
+
 SERVERS = ("sluice", "nginx")
-
-
-def emit(out, text):
-    print(text, flush=True)
-    with open(os.path.join(out, "run.log"), "a") as f:
-        f.write(text + "\n")
 
 
 def kv_pairs(pairs):
@@ -154,28 +150,6 @@ def record(out, pairs):
     with open(os.path.join(out, "results.jsonl"), "a") as f:
         f.write(json.dumps(rec) + "\n")
     emit(out, line)
-
-
-def med(values):
-    values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    return statistics.median(values) if values else None
-
-
-def fmt(v, digits=2):
-    if v is None:
-        return "-"
-    if digits == 0:
-        return f"{v:.1f}" if abs(v) < 10 else f"{v:.0f}"
-    return f"{v:.{digits}f}"
-
-
-def ratio(a, b, digits=2):
-    if a is None or b is None or b == 0:
-        return "-"
-    r = a / b
-    if r < 0.01:
-        return "<0.01×"
-    return f"{r:.{digits}f}×"
 
 
 def common(rec):
