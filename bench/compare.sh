@@ -76,16 +76,7 @@ need=()
 for p in nginx libnginx-mod-rtmp ffmpeg python3; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
-if [ ${#need[@]} -gt 0 ]; then
-  log "compare: installing ${need[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || { echo "compare.sh: need root or sudo to install ${need[*]}" >&2; exit 1; }
-    SUDO=sudo
-  fi
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
-fi
+bench_apt_install compare.sh ${need[@]+"${need[@]}"}
 rtmp_module=$(dpkg -L libnginx-mod-rtmp | grep '/ngx_rtmp_module\.so$' | head -1)
 [ -n "$rtmp_module" ] || { echo "compare.sh: ngx_rtmp_module.so not found in libnginx-mod-rtmp" >&2; exit 1; }
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)

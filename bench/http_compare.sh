@@ -98,16 +98,7 @@ need=()
 for p in nginx wrk curl ffmpeg python3; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
-if [ ${#need[@]} -gt 0 ]; then
-  log "http_compare: installing ${need[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || { echo "http_compare.sh: need root or sudo to install ${need[*]}" >&2; exit 1; }
-    SUDO=sudo
-  fi
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
-fi
+bench_apt_install http_compare.sh ${need[@]+"${need[@]}"}
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 wrk_bin=$(command -v wrk || echo /usr/bin/wrk)
 nginx_put=0

@@ -72,3 +72,18 @@ bench_trap_cleanup() {
   trap bench_cleanup EXIT
   trap 'exit 130' INT TERM
 }
+
+# bench_apt_install SCRIPT PACKAGE...: installs Debian packages with apt-get (sudo when not root);
+# SCRIPT names the caller in messages. No packages: nothing to do.
+bench_apt_install() {
+  local who=$1; shift
+  [ $# -gt 0 ] || return 0
+  echo "$who: installing $*" >&2
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "$who: need root or sudo to install $*" >&2; exit 1; }
+    sudo=sudo
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}

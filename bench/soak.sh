@@ -85,14 +85,7 @@ need=()
 command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 "$py" -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
 if [ ${#need[@]} -gt 0 ]; then
-  log "installing ${need[*]}"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || { echo "soak.sh: need root or sudo to install ${need[*]}" >&2; exit 1; }
-    SUDO=sudo
-  fi
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  bench_apt_install soak.sh "${need[@]}"
   py=/usr/bin/python3
 fi
 
