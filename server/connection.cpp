@@ -141,7 +141,7 @@ void Connection::flush() {
   if (done == batch_.bytes()) {
     batch_.clear();
     if (more) request_flush();
-    for (size_t i = 0; i < vod_players_.size() && !closing_; ++i) vod_players_[i]->on_drain();
+    resume_vod_players();
     return;
   }
   // The rest waits in libuv's queue; the callback flushes again if anything is left.
@@ -171,8 +171,12 @@ void Connection::on_write(uv_write_t* req, int status) {
   // Whatever queued up while this batch was in flight goes out now, as the next batch, unless it
   // is live media being held for a larger write (the hold timer flushes it).
   if (!self->in_delayed_list) self->flush();
+  self->resume_vod_players();
+}
+
+void Connection::resume_vod_players() {
   // VOD players wait for the connection to drain before reading more of their file.
-  for (size_t i = 0; i < self->vod_players_.size() && !self->closing_; ++i) self->vod_players_[i]->on_drain();
+  for (size_t i = 0; i < vod_players_.size() && !closing_; ++i) vod_players_[i]->on_drain();
 }
 
 void Connection::on_tick(uint64_t now) {

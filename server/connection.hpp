@@ -72,6 +72,7 @@ class Connection {
 
  private:
   int start_reading();
+  void resume_vod_players();
   static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void on_write(uv_write_t* req, int status);

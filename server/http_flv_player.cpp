@@ -4,6 +4,7 @@
 
 #include "media/flv.hpp"
 #include "server/http_connection.hpp"
+#include "server/live_frame_queue.hpp"
 #include "server/logging.hpp"
 #include "server/server.hpp"
 #include "server/write_batch.hpp"
@@ -57,22 +58,7 @@ void HttpFlvPlayer::on_frame(const media::FramePtr& frame) {
   // FLV carries audio (8), video (9) and AMF0 script data (18) tags; nothing else is a valid tag.
   if (frame->rtmp_type != 8 && frame->rtmp_type != 9 && frame->rtmp_type != 18) return;
   if (frame->payload.size() > media::kFlvMaxDataSize) return;
-  auto result = queue_.push(frame, conn_.write_queue_bytes());
-  if (result == media::SubscriberQueue::PushResult::Dropped) conn_.server().registry().count_drop(key_);
-  if (result == media::SubscriberQueue::PushResult::Overflow) {
-    SLUICE_LOG_WARN("conn={} peer={} event=slow_player proto=http-flv stream={} queued_bytes={} dropped_frames={}",
-                    conn_.id(), conn_.peer(), key_, queue_.bytes() + conn_.write_queue_bytes(),
-                    queue_.dropped_frames());
-    // Inside the hub's fan-out: close at the end of this loop iteration.
-    conn_.schedule_close("player too slow (queue over the hard limit)");
-    return;
-  }
-  // As for RTMP players: the start and large bursts at once, the rest held for a larger write.
-  if (!header_sent_ || queue_.bytes() >= media::kWriteNowBytes) {
-    conn_.request_flush();
-  } else {
-    conn_.request_held_flush();
-  }
+  queue_live_frame(conn_, queue_, frame, key_, header_sent_, " proto=http-flv");
 }
 
 void HttpFlvPlayer::on_publish_end() {

@@ -1,5 +1,7 @@
 #include "server/live_player.hpp"
 
+#include "server/live_frame_queue.hpp"
+
 #include "protocol/session.hpp"
 #include "server/connection.hpp"
 #include "server/logging.hpp"
@@ -57,22 +59,7 @@ void LivePlayer::on_frame(const media::FramePtr& frame) {
   if (conn_.closing() || !conn_.pending_close_reason.empty()) return;
   if ((frame->kind == media::FrameKind::Audio && !audio_) || (frame->kind == media::FrameKind::Video && !video_))
     return;
-  auto result = queue_.push(frame, conn_.write_queue_bytes());
-  if (result == media::SubscriberQueue::PushResult::Dropped) conn_.server().registry().count_drop(key_);
-  if (result == media::SubscriberQueue::PushResult::Overflow) {
-    SLUICE_LOG_WARN("conn={} peer={} event=slow_player stream={} queued_bytes={} dropped_frames={}", conn_.id(),
-                    conn_.peer(), key_, queue_.bytes() + conn_.write_queue_bytes(), queue_.dropped_frames());
-    // We are inside the hub's fan-out: close at the end of this loop iteration.
-    conn_.schedule_close("player too slow (queue over the hard limit)");
-    return;
-  }
-  // A player's start (its GOP cache burst) and large bursts go out at once; the rest is held
-  // briefly so several messages share one write.
-  if (!sent_any_ || queue_.bytes() >= media::kWriteNowBytes) {
-    conn_.request_flush();
-  } else {
-    conn_.request_held_flush();
-  }
+  queue_live_frame(conn_, queue_, frame, key_, sent_any_, "");
 }
 
 void LivePlayer::on_publish_start() {
