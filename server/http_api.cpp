@@ -124,10 +124,10 @@ json stream_json(const std::string& key, json j, const std::map<std::string, siz
   return j;
 }
 
-json streams_json(Server& server, HttpService& http) {
+json streams_json(std::map<std::string, json> streams, HttpService& http) {
   auto flv = http_flv_readers(http);
   json arr = json::array();
-  for (auto& [key, j] : merged_streams(server)) arr.push_back(stream_json(key, std::move(j), flv));
+  for (auto& [key, j] : streams) arr.push_back(stream_json(key, std::move(j), flv));
   return arr;
 }
 
@@ -180,9 +180,8 @@ json clients_json(Server& server, HttpService& http) {
   return arr;
 }
 
-json server_json(Server& server, HttpService& http) {
+json server_json(Server& server, HttpService& http, const std::map<std::string, json>& streams) {
   uint64_t now = server.now_ms();
-  auto streams = merged_streams(server);
   size_t live = 0;
   for (const auto& [key, j] : streams) live += j["live"].get<bool>();
   json bytes{{"http_in", http.closed_bytes_in}, {"http_out", http.closed_bytes_out}};
@@ -254,7 +253,9 @@ std::string metrics_text(Server& server, HttpService& http) {
     m += series;
     m += buf;
   };
-  json s = server_json(server, http);
+  // One merged view of the streams serves both the totals and the per-stream series.
+  auto merged = merged_streams(server);
+  json s = server_json(server, http, merged);
   metric("sluice_uptime_seconds", "gauge", "Seconds since the server started.");
   value("sluice_uptime_seconds", s["uptime_s"].get<double>());
   metric("sluice_connections", "gauge", "Open client connections.");
@@ -277,7 +278,7 @@ std::string metrics_text(Server& server, HttpService& http) {
     value("sluice_rtmp_open_connection_bytes{direction=\"out\"}",
           s["bytes"]["rtmp_out_open_connections"].get<double>());
   }
-  json streams = streams_json(server, http);
+  json streams = streams_json(std::move(merged), http);
   struct PerStream {
     const char* name;
     const char* type;
@@ -385,9 +386,9 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
   }
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
-    if (path == "/api/v1/streams") return json_reply(200, streams_json(server, http));
+    if (path == "/api/v1/streams") return json_reply(200, streams_json(merged_streams(server), http));
     if (path == "/api/v1/clients") return json_reply(200, clients_json(server, http));
-    return json_reply(200, server_json(server, http));
+    return json_reply(200, server_json(server, http, merged_streams(server)));
   }
   return error_reply(404, "no such API resource (see docs/http.md)");
 }
