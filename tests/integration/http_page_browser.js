@@ -72,7 +72,10 @@ async function main() {
       last = s;
       if (s.row) listed = s.row;
       if (!first && s.currentTime > 0) first = s;
-      if (first && s.currentTime - first.currentTime >= 2 && listed) break;
+      // The list refreshes every 2 s and its first fetch can race the page's own player, so
+      // wait for a listing that counts it.
+      const countsPlayer = listed && listed.length >= 6 && /^1( |$)/.test(listed[5]);
+      if (first && s.currentTime - first.currentTime >= 2 && countsPlayer) break;
       await sleep(250);
     }
     result.firstFrameAfterS = first ? first.wall : null;
