@@ -71,11 +71,35 @@ void ChunkWriter::commit(const Plan& p, uint8_t type, uint32_t timestamp, uint32
   }
 }
 
+namespace {
+
+// Appends bytes [pos, pos + n) of the concatenation head + body.
+void append_joined(std::vector<uint8_t>& out, std::span<const uint8_t> head, std::span<const uint8_t> body, size_t pos,
+                   size_t n) {
+  if (pos < head.size()) {
+    const size_t from_head = std::min(n, head.size() - pos);
+    out.insert(out.end(), head.begin() + static_cast<std::ptrdiff_t>(pos),
+               head.begin() + static_cast<std::ptrdiff_t>(pos + from_head));
+    n -= from_head;
+    pos = head.size();
+  }
+  if (n == 0) return;
+  const auto begin = body.begin() + static_cast<std::ptrdiff_t>(pos - head.size());
+  out.insert(out.end(), begin, begin + static_cast<std::ptrdiff_t>(n));
+}
+
+}  // namespace
+
 void ChunkWriter::write(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
                         std::span<const uint8_t> payload, std::vector<uint8_t>& out) {
+  write(csid, type, timestamp, stream_id, {}, payload, out);
+}
+
+void ChunkWriter::write(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
+                        std::span<const uint8_t> head, std::span<const uint8_t> body, std::vector<uint8_t>& out) {
   assert(csid >= kMinCsid && csid <= kMaxCsid);
-  assert(payload.size() <= kMaxMessageLength);
-  const auto length = static_cast<uint32_t>(payload.size());
+  assert(head.size() + body.size() <= kMaxMessageLength);
+  const auto length = static_cast<uint32_t>(head.size() + body.size());
   const Plan p = plan(csid, type, timestamp, stream_id, length);
 
   uint8_t first[kMaxChunkHeaderSize];
@@ -92,12 +116,11 @@ void ChunkWriter::write(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_
 
   out.insert(out.end(), first, first + first_len);
   size_t pos = std::min<size_t>(chunk_size_, length);
-  out.insert(out.end(), payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(pos));
+  append_joined(out, head, body, 0, pos);
   while (pos < length) {
     const size_t n = std::min<size_t>(chunk_size_, length - pos);
     out.insert(out.end(), cont, cont + cont_len);
-    const auto begin = payload.begin() + static_cast<std::ptrdiff_t>(pos);
-    out.insert(out.end(), begin, begin + static_cast<std::ptrdiff_t>(n));
+    append_joined(out, head, body, pos, n);
     pos += n;
   }
   commit(p, type, timestamp, stream_id, length);

@@ -59,6 +59,10 @@ class ChunkWriter {
 
   void write(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id, std::span<const uint8_t> payload,
              std::vector<uint8_t>& out);
+  // The same message with its payload given in two parts, head then body (a tag prefix and the
+  // file bytes it describes), without joining them first.
+  void write(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id, std::span<const uint8_t> head,
+             std::span<const uint8_t> body, std::vector<uint8_t>& out);
   void write(const Message& m, std::vector<uint8_t>& out) {
     write(m.csid, m.type, m.timestamp, m.stream_id, m.payload.span(), out);
   }

@@ -306,10 +306,10 @@ Result<void> Session::on_aggregate(const Message& m, std::vector<SessionEvent>& 
 }
 
 void Session::write_message(uint32_t chunk_stream, uint8_t type, uint32_t timestamp, uint32_t stream_id,
-                            std::span<const uint8_t> payload) {
+                            std::span<const uint8_t> payload, std::span<const uint8_t> more) {
   // A client may queue its first requests before the handshake ends; they go out right after it.
   std::vector<uint8_t>& target = handshake_ ? pending_until_handshake_ : out_;
-  writer_.write(chunk_stream, type, timestamp, stream_id, payload, target);
+  writer_.write(chunk_stream, type, timestamp, stream_id, payload, more, target);
 }
 
 uint32_t Session::media_csid(uint8_t type) {
@@ -357,6 +357,11 @@ void Session::send_data(uint32_t stream_id, std::string_view name, std::span<con
 
 void Session::send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, std::span<const uint8_t> payload) {
   write_message(media_csid(type), type, timestamp, stream_id, payload);
+}
+
+void Session::send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, std::span<const uint8_t> head,
+                         std::span<const uint8_t> body) {
+  write_message(media_csid(type), type, timestamp, stream_id, head, body);
 }
 
 // ---- Server replies ----

@@ -179,6 +179,9 @@ class Session {
   void send_user_control(const UserControl& uc);
   void send_ping_request(uint32_t timestamp);
   void send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, std::span<const uint8_t> payload);
+  // A media message whose payload is head followed by body (a VOD tag prefix and the file's bytes).
+  void send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, std::span<const uint8_t> head,
+                  std::span<const uint8_t> body);
   void send_set_chunk_size(uint32_t size);
 
   static uint32_t media_csid(uint8_t type);
@@ -192,7 +195,7 @@ class Session {
   Result<void> on_aggregate(const Message& m, std::vector<SessionEvent>& events);
   void maybe_acknowledge();
   void write_message(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
-                     std::span<const uint8_t> payload);
+                     std::span<const uint8_t> payload, std::span<const uint8_t> more = {});
   Result<uint32_t> allocate_stream();
 
   SessionOptions options_;

@@ -53,6 +53,9 @@ class Server {
   // One read buffer for the whole loop: reads are handled synchronously, so no connection needs
   // its own (this keeps idle players small).
   uv_buf_t read_buffer();
+  // One buffer for the file reads VOD players do on the loop (from the page cache), for the same
+  // reason. It is used and done with inside one call.
+  std::vector<uint8_t>& file_scratch() { return file_scratch_; }
   // The ports actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
   // RTMP connections of every worker.
@@ -101,6 +104,7 @@ class Server {
   uv_timer_t snapshot_timer_{};
   std::array<uv_signal_t, 2> signals_{};
   std::vector<uint8_t> read_buffer_;
+  std::vector<uint8_t> file_scratch_;
   WorkerMesh* mesh_ = nullptr;
   uint32_t worker_ = 0;
   uint32_t next_worker_ = 0;

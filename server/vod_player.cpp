@@ -4,6 +4,7 @@
 
 #include "media/vod/tag_body.hpp"
 #include "protocol/session.hpp"
+#include "server/cached_read.hpp"
 #include "server/connection.hpp"
 #include "server/logging.hpp"
 #include "server/server.hpp"
@@ -25,7 +26,6 @@ constexpr uint32_t kMaxLeadMs = 5000;
 constexpr uint32_t kDefaultLeadMs = 3000;
 constexpr uint64_t kMaxTimerMs = 1000;
 constexpr uint64_t kRefillStepMs = 1000;
-constexpr size_t kKeepScratchBytes = 16 * 1024;
 
 struct ReadOp {
   uv_fs_t req{};
@@ -79,6 +79,8 @@ void VodPlayer::play(Item item, bool reset) {
 
 void VodPlayer::start_item(Item item, bool first) {
   current_ = std::move(item);
+  reads_cached_ = 0;
+  reads_blocking_ = 0;
   ++generation_;
   reading_ = false;
   playing_ = true;
@@ -145,26 +147,44 @@ void VodPlayer::begin_at(uint32_t sample) {
 }
 
 void VodPlayer::pump() {
-  if (!file_ || paused_ || reading_ || !playing_) return;
-  const auto& index = file_->index;
-  if (next_ >= end_ || index.samples[next_].dts_ms >= end_ms_) {
-    finish_item();
-    return;
+  for (;;) {
+    if (!file_ || paused_ || reading_ || !playing_) return;
+    const auto& index = file_->index;
+    if (next_ >= end_ || index.samples[next_].dts_ms >= end_ms_) {
+      finish_item();
+      return;
+    }
+    if (conn_.session().output_size() + conn_.write_queue_bytes() > kMaxPendingBytes) return;  // on_drain resumes
+    // Refill in steps of about a second of media, not one frame at a time: a player then costs
+    // about one timer wake-up per second.
+    uint64_t clock = media_clock();
+    uint64_t horizon = clock + lead_ms();
+    uint64_t low_water = horizon - std::min<uint64_t>(lead_ms() / 2, kRefillStepMs);
+    const auto& first = index.samples[next_];
+    if (first.dts_ms > low_water) {
+      schedule(first.dts_ms - low_water);
+      return;
+    }
+    uint32_t last = next_;
+    while (last < end_ && index.samples[last].dts_ms <= horizon && index.samples[last].dts_ms < end_ms_) ++last;
+    media::vod::ReadPlan plan = index.plan_read(next_, last, kReadBudget);
+    // A cached range is read here, into the loop's one buffer, and sent at once. Only one plan per
+    // call: the flush that writes it calls on_drain, which reads the next, so the connection
+    // holds one plan's worth of output at a time rather than a second of media.
+    std::vector<uint8_t>& scratch = conn_.server().file_scratch();
+    scratch.resize(plan.bytes.size);
+    if (!read_if_cached(file_->fd, plan.bytes.offset, scratch)) {
+      ++reads_blocking_;
+      start_blocking_read(plan);
+      return;
+    }
+    ++reads_cached_;
+    send_plan(plan, scratch);
+    if (conn_.session().has_output()) return;  // nothing to write (every sample skipped): go on
   }
-  if (conn_.session().output_size() + conn_.write_queue_bytes() > kMaxPendingBytes) return;  // on_drain resumes
-  // Refill in steps of about a second of media, not one frame at a time: a player then costs about
-  // one file read and one timer wake-up per second.
-  uint64_t clock = media_clock();
-  uint64_t horizon = clock + lead_ms();
-  uint64_t low_water = horizon - std::min<uint64_t>(lead_ms() / 2, kRefillStepMs);
-  const auto& first = index.samples[next_];
-  if (first.dts_ms > low_water) {
-    schedule(first.dts_ms - low_water);
-    return;
-  }
-  uint32_t last = next_;
-  while (last < end_ && index.samples[last].dts_ms <= horizon && index.samples[last].dts_ms < end_ms_) ++last;
-  media::vod::ReadPlan plan = index.plan_read(next_, last, kReadBudget);
+}
+
+void VodPlayer::start_blocking_read(const media::vod::ReadPlan& plan) {
   auto* op = new ReadOp;
   op->buf.resize(plan.bytes.size);
   op->alive = alive_;
@@ -181,7 +201,7 @@ void VodPlayer::pump() {
                         ssize_t result = req->result;
                         uv_fs_req_cleanup(req);
                         if (!*o->alive) return;
-                        o->player->on_read(std::move(o->buf), result, o->generation, o->plan);
+                        o->player->on_read(o->buf, result, o->generation, o->plan);
                       });
   if (rc != 0) {
     delete op;
@@ -192,13 +212,13 @@ void VodPlayer::pump() {
   }
 }
 
-void VodPlayer::on_read(std::vector<uint8_t>&& bytes, ssize_t result, uint64_t generation, media::vod::ReadPlan plan) {
+void VodPlayer::on_read(std::span<const uint8_t> bytes, ssize_t result, uint64_t generation,
+                        const media::vod::ReadPlan& plan) {
   reading_ = false;
   if (generation != generation_) {
     pump();
     return;
   }
-  const auto& index = file_->index;
   if (result < 0 || static_cast<uint64_t>(result) < plan.bytes.size) {
     SLUICE_LOG_WARN("conn={} event=vod_read_error file=\"{}\" offset={} result={}", conn_.id(), file_->path,
                     plan.bytes.offset, static_cast<long>(result));
@@ -207,6 +227,12 @@ void VodPlayer::on_read(std::vector<uint8_t>&& bytes, ssize_t result, uint64_t g
     conn_.request_flush();
     return;
   }
+  send_plan(plan, bytes);
+  pump();
+}
+
+void VodPlayer::send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes) {
+  const auto& index = file_->index;
   for (uint32_t i = plan.first; i < plan.end; ++i) {
     const auto& s = index.samples[i];
     auto b = plan.sample_bytes(bytes, s);
@@ -215,23 +241,14 @@ void VodPlayer::on_read(std::vector<uint8_t>&& bytes, ssize_t result, uint64_t g
   }
   next_ = plan.end;
   conn_.request_flush();
-  pump();
 }
 
 void VodPlayer::send_sample(const media::vod::Sample& s, std::span<const uint8_t> bytes) {
   auto prefix = media::vod::tag_prefix(file_->index, s);
   if (!prefix) return;  // a sample the index cannot describe is skipped, not fatal
   last_ts_ = s.dts_ms + ts_offset_;
-  if (prefix->size == 0) {  // FLV: the file bytes are the message
-    conn_.session().send_media(stream_id_, s.type, last_ts_, bytes);
-    return;
-  }
-  scratch_.clear();
-  scratch_.insert(scratch_.end(), prefix->span().begin(), prefix->span().end());
-  scratch_.insert(scratch_.end(), bytes.begin(), bytes.end());
-  conn_.session().send_media(stream_id_, s.type, last_ts_, scratch_);
-  // Keyframes are large; an idle player should not keep the biggest one it ever sent.
-  if (scratch_.capacity() > kKeepScratchBytes) std::vector<uint8_t>().swap(scratch_);
+  // FLV: the file bytes are the message (empty prefix); MP4: the prefix, then the sample.
+  conn_.session().send_media(stream_id_, s.type, last_ts_, prefix->span(), bytes);
 }
 
 void VodPlayer::finish_item() {
@@ -256,8 +273,8 @@ void VodPlayer::finish_item() {
   s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
   s.send_status(stream_id_, "status", "NetStream.Play.Stop", "Stopped playing " + current_.name + ".",
                 {{"details", str(current_.name)}});
-  SLUICE_LOG_INFO("conn={} peer={} event=vod_complete app={} stream=\"{}\"", conn_.id(), conn_.peer(), conn_.app(),
-                  current_.name);
+  SLUICE_LOG_INFO("conn={} peer={} event=vod_complete app={} stream=\"{}\" reads_cached={} reads_blocking={}",
+                  conn_.id(), conn_.peer(), conn_.app(), current_.name, reads_cached_, reads_blocking_);
   playing_ = false;
   file_.reset();
   conn_.request_flush();

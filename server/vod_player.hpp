@@ -2,8 +2,8 @@
 // time, a little ahead of the player (its buffer length), with seek, pause and stop.
 //
 // Memory per player is small and bounded: the shared file index is not copied, at most one read
-// (<= kReadBudget bytes) is in flight, and nothing is read while the connection still has more
-// than kMaxPendingBytes to write.
+// (<= kReadBudget bytes) is in flight, cached ranges are read into the loop's one buffer, and
+// nothing is read while the connection still has more than kMaxPendingBytes to write.
 #pragma once
 
 #include <uv.h>
@@ -50,7 +50,9 @@ class VodPlayer {
   void on_file(protocol::Result<VodFilePtr> file, uint64_t generation);
   void begin_at(uint32_t sample);
   void pump();
-  void on_read(std::vector<uint8_t>&& bytes, ssize_t result, uint64_t generation, media::vod::ReadPlan plan);
+  void start_blocking_read(const media::vod::ReadPlan& plan);
+  void on_read(std::span<const uint8_t> bytes, ssize_t result, uint64_t generation, const media::vod::ReadPlan& plan);
+  void send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes);
   void send_sample(const media::vod::Sample& s, std::span<const uint8_t> bytes);
   void finish_item();
   void schedule(uint64_t delay_ms);
@@ -78,7 +80,9 @@ class VodPlayer {
   bool paused_ = false;
   bool playing_ = false;
   uint64_t paused_at_wall_ = 0;
-  std::vector<uint8_t> scratch_;
+  // File reads of the current item served from the page cache on the loop / by the threadpool.
+  uint32_t reads_cached_ = 0;
+  uint32_t reads_blocking_ = 0;
 };
 
 }  // namespace sluice::server

@@ -3,6 +3,7 @@
 by ffmpeg): the received packets equal the source's (payload hashes and timestamps), the duration
 matches, sending is paced (not the whole file at once), and getStreamLength answers."""
 import os
+import re
 import subprocess
 import sys
 import time
@@ -28,10 +29,32 @@ cases = [
     ("faststart mp4", "mp4:fast.mp4", os.path.join(media, "fast.mp4")),
     ("moov-at-end mp4 in a subfolder", "mp4:sub/end.MP4", os.path.join(media, "sub", "end.MP4")),
 ]
+
+
+def evict_from_page_cache(path):
+    """Drops the file's pages from the kernel's cache, so the server's first reads of it must go to
+    the disk (libuv's threadpool) instead of the page cache (read on the loop). True when it worked
+    (fincore counts no resident page)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", path],
+                         capture_output=True, text=True)
+    return out.returncode == 0 and out.stdout.strip() == "0"
+
+
+evicted = False
 for label, name, source in cases:
     src = ffprobe_packets(source)
     for client in ("rtmpdump", "ffmpeg"):
         out = os.path.join(server.dir, f"{client}-{abs(hash(name))}.flv")
+        if name == "movie" and client == "ffmpeg":
+            # The file is indexed by now (on each worker loop: the plays before went to both), so
+            # only this play's sending reads are left to hit the disk.
+            evicted = evict_from_page_cache(source)
         t0 = time.time()
         if client == "rtmpdump":
             subprocess.run(["timeout", "-k", "2", "30", "rtmpdump", "-q", "-r", server.url("vod/" + name), "-o", out])
@@ -54,6 +77,19 @@ for label, name, source in cases:
         check(abs(dur - SECONDS) < 0.2, f"{tag}: duration {dur:.2f} s matches {SECONDS} s")
         # Paced: sent at real time, at most ~5 s ahead of the player.
         check(took >= SECONDS - 5.5, f"{tag}: paced delivery ({took:.1f} s for {SECONDS} s of media)")
+
+# Both read paths were used and gave the same packets: the first plays of movie.flv read it from the
+# page cache on the loop; the last one, after eviction, from the disk through the threadpool.
+reads = [(int(c), int(b)) for c, b in re.findall(
+    r'event=vod_complete app=vod stream="movie(?:\.flv)?" reads_cached=(\d+) reads_blocking=(\d+)',
+    server.log_text())]
+check(len(reads) == 4, f"the four plays of movie.flv logged their reads (cached, blocking): {reads}")
+check(reads and reads[0][0] > 0 and reads[0][1] == 0, f"a cached file is read on the loop: {reads[:1]}")
+if evicted:
+    check(len(reads) == 4 and reads[3][1] > 0, f"the play after eviction read from the disk (threadpool): {reads[3:]}")
+else:
+    print("note: the page cache could not be emptied here (fincore still counts pages): "
+          "the threadpool path was not forced", flush=True)
 
 # getStreamLength through ffmpeg (it asks before playing VOD): the log shows the play; the length is
 # checked with the probe's result line.
