@@ -17,8 +17,12 @@ namespace {
 // include their first sample).
 constexpr uint64_t kReadBudget = 64 * 1024;
 // No reading while the connection has more than this waiting to be written: a player that reads
-// slowly holds the server at this much memory, not the whole file.
-constexpr size_t kMaxPendingBytes = 256 * 1024;
+// slowly holds the server at this much memory, not the whole file. The socket's own buffer is
+// the real read-ahead; this only keeps the next write ready.
+constexpr size_t kMaxPendingBytes = 64 * 1024;
+// Cached reads happen on the loop: after this many bytes in one go a player yields (a 1 ms timer)
+// so that a new player's first seconds of media do not delay everyone else.
+constexpr uint64_t kMaxBurstBytes = 512 * 1024;
 // How far ahead of real time we send: the player's buffer length, within these bounds (rtmpdump
 // asks for a 10-hour buffer, which would mean "send the whole file now").
 constexpr uint32_t kMinLeadMs = 1000;
@@ -53,7 +57,11 @@ VodPlayer::~VodPlayer() {
   uv_close(reinterpret_cast<uv_handle_t*>(timer_), [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
 }
 
-void VodPlayer::on_timer(uv_timer_t* t) { static_cast<VodPlayer*>(t->data)->pump(); }
+void VodPlayer::on_timer(uv_timer_t* t) {
+  auto* self = static_cast<VodPlayer*>(t->data);
+  self->burst_bytes_ = 0;
+  self->pump();
+}
 
 void VodPlayer::schedule(uint64_t delay_ms) {
   uv_timer_start(timer_, &VodPlayer::on_timer, std::clamp<uint64_t>(delay_ms, 1, kMaxTimerMs), 0);
@@ -168,6 +176,10 @@ void VodPlayer::pump() {
     uint32_t last = next_;
     while (last < end_ && index.samples[last].dts_ms <= horizon && index.samples[last].dts_ms < end_ms_) ++last;
     media::vod::ReadPlan plan = index.plan_read(next_, last, kReadBudget);
+    if (burst_bytes_ >= kMaxBurstBytes) {
+      schedule(0);
+      return;
+    }
     // A cached range is read here, into the loop's one buffer, and sent at once. Only one plan per
     // call: the flush that writes it calls on_drain, which reads the next, so the connection
     // holds one plan's worth of output at a time rather than a second of media.
@@ -179,6 +191,7 @@ void VodPlayer::pump() {
       return;
     }
     ++reads_cached_;
+    burst_bytes_ += plan.bytes.size;
     send_plan(plan, scratch);
     if (conn_.session().has_output()) return;  // nothing to write (every sample skipped): go on
   }

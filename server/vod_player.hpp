@@ -83,6 +83,7 @@ class VodPlayer {
   // File reads of the current item served from the page cache on the loop / by the threadpool.
   uint32_t reads_cached_ = 0;
   uint32_t reads_blocking_ = 0;
+  uint64_t burst_bytes_ = 0;  // read on the loop since the last timer wake-up
 };
 
 }  // namespace sluice::server
