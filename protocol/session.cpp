@@ -1,6 +1,7 @@
 #include "protocol/session.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 #include "protocol/amf0.hpp"
 #include "protocol/byte_io.hpp"
@@ -362,6 +363,12 @@ void Session::send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, s
 void Session::send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, std::span<const uint8_t> head,
                          std::span<const uint8_t> body) {
   write_message(media_csid(type), type, timestamp, stream_id, head, body);
+}
+
+void Session::write_media_to(std::vector<uint8_t>& out, uint32_t stream_id, uint8_t type, uint32_t timestamp,
+                             std::span<const uint8_t> head, std::span<const uint8_t> body) {
+  assert(out_.empty() && !handshake_);
+  writer_.write(media_csid(type), type, timestamp, stream_id, head, body, out);
 }
 
 // ---- Server replies ----

@@ -106,6 +106,26 @@ size_t Connection::write_queue_bytes() const {
   return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
 }
 
+bool Connection::can_write_now() const {
+  return !writing_ && !closing_ && pending_close_reason.empty() && !session_.has_output() && write_queue_bytes() == 0;
+}
+
+bool Connection::write_now(std::span<const uint8_t> bytes) {
+  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
+                             static_cast<unsigned>(bytes.size()));
+  int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
+  if (n < 0 && n != UV_EAGAIN) {
+    close(std::string("write failed: ") + uv_strerror(n));
+    return false;
+  }
+  size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  bytes_out_ += done;
+  if (done == bytes.size()) return true;
+  session_.queue_raw_output(bytes.subspan(done));
+  request_flush();
+  return false;
+}
+
 void Connection::flush() {
   if (writing_ || closing_) return;
   batch_.clear();

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,12 @@ class Connection {
   void request_held_flush();
   // Writes whatever is pending as one batch, unless a write is in flight.
   void flush();
+  // True when bytes may go straight to the socket: nothing produced earlier is still waiting
+  // (session output, a write in flight) and the connection is not closing.
+  bool can_write_now() const;
+  // Writes bytes produced while can_write_now() with one uv_try_write; what the socket does not
+  // take is queued as session output and flushed as usual. True when all of it went out.
+  bool write_now(std::span<const uint8_t> bytes);
   // Called about once a second: timeouts and keep-alive pings.
   void on_tick(uint64_t now_ms);
   // Server shutdown: tell the peer its streams end, then close once the bytes are out.

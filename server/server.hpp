@@ -56,6 +56,8 @@ class Server {
   // One buffer for the file reads VOD players do on the loop (from the page cache), for the same
   // reason. It is used and done with inside one call.
   std::vector<uint8_t>& file_scratch() { return file_scratch_; }
+  // And one for the wire bytes made from them, written to the socket before the call returns.
+  std::vector<uint8_t>& wire_scratch() { return wire_scratch_; }
   // The ports actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
   // RTMP connections of every worker.
@@ -105,6 +107,7 @@ class Server {
   std::array<uv_signal_t, 2> signals_{};
   std::vector<uint8_t> read_buffer_;
   std::vector<uint8_t> file_scratch_;
+  std::vector<uint8_t> wire_scratch_;
   WorkerMesh* mesh_ = nullptr;
   uint32_t worker_ = 0;
   uint32_t next_worker_ = 0;

@@ -17,9 +17,10 @@ namespace {
 // include their first sample).
 constexpr uint64_t kReadBudget = 64 * 1024;
 // No reading while the connection has more than this waiting to be written: a player that reads
-// slowly holds the server at this much memory, not the whole file. The socket's own buffer is
-// the real read-ahead; this only keeps the next write ready.
-constexpr size_t kMaxPendingBytes = 64 * 1024;
+// slowly holds the server at this much memory, not the whole file. (Smaller is not better: with
+// 64 KiB every plan became its own write, and those buffers, below malloc's mmap threshold,
+// fragmented the heap: more CPU and more RSS per player, measured.)
+constexpr size_t kMaxPendingBytes = 256 * 1024;
 // Cached reads happen on the loop: after this many bytes in one go a player yields (a 1 ms timer)
 // so that a new player's first seconds of media do not delay everyone else.
 constexpr uint64_t kMaxBurstBytes = 512 * 1024;
@@ -180,9 +181,10 @@ void VodPlayer::pump() {
       schedule(0);
       return;
     }
-    // A cached range is read here, into the loop's one buffer, and sent at once. Only one plan per
-    // call: the flush that writes it calls on_drain, which reads the next, so the connection
-    // holds one plan's worth of output at a time rather than a second of media.
+    // A cached range is read here, into the loop's one buffer. When nothing else waits on the
+    // connection it is chunked into the loop's wire buffer and written at once: no per-player
+    // buffer at all, and on to the next plan. Otherwise it joins the connection's output, and
+    // the flush that writes it calls on_drain, which reads the next.
     std::vector<uint8_t>& scratch = conn_.server().file_scratch();
     scratch.resize(plan.bytes.size);
     if (!read_if_cached(file_->fd, plan.bytes.offset, scratch)) {
@@ -192,7 +194,14 @@ void VodPlayer::pump() {
     }
     ++reads_cached_;
     burst_bytes_ += plan.bytes.size;
-    send_plan(plan, scratch);
+    if (conn_.can_write_now()) {
+      std::vector<uint8_t>& wire = conn_.server().wire_scratch();
+      wire.clear();
+      send_plan(plan, scratch, &wire);
+      if (!wire.empty() && !conn_.write_now(wire)) return;  // the rest is queued: on_drain resumes
+      continue;
+    }
+    send_plan(plan, scratch, nullptr);
     if (conn_.session().has_output()) return;  // nothing to write (every sample skipped): go on
   }
 }
@@ -240,28 +249,34 @@ void VodPlayer::on_read(std::span<const uint8_t> bytes, ssize_t result, uint64_t
     conn_.request_flush();
     return;
   }
-  send_plan(plan, bytes);
+  send_plan(plan, bytes, nullptr);
   pump();
 }
 
-void VodPlayer::send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes) {
+void VodPlayer::send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes,
+                          std::vector<uint8_t>* direct) {
   const auto& index = file_->index;
   for (uint32_t i = plan.first; i < plan.end; ++i) {
     const auto& s = index.samples[i];
     auto b = plan.sample_bytes(bytes, s);
     if (!b) break;
-    send_sample(s, *b);
+    send_sample(s, *b, direct);
   }
   next_ = plan.end;
-  conn_.request_flush();
+  if (!direct) conn_.request_flush();
 }
 
-void VodPlayer::send_sample(const media::vod::Sample& s, std::span<const uint8_t> bytes) {
+void VodPlayer::send_sample(const media::vod::Sample& s, std::span<const uint8_t> bytes,
+                            std::vector<uint8_t>* direct) {
   auto prefix = media::vod::tag_prefix(file_->index, s);
   if (!prefix) return;  // a sample the index cannot describe is skipped, not fatal
   last_ts_ = s.dts_ms + ts_offset_;
   // FLV: the file bytes are the message (empty prefix); MP4: the prefix, then the sample.
-  conn_.session().send_media(stream_id_, s.type, last_ts_, prefix->span(), bytes);
+  if (direct) {
+    conn_.session().write_media_to(*direct, stream_id_, s.type, last_ts_, prefix->span(), bytes);
+  } else {
+    conn_.session().send_media(stream_id_, s.type, last_ts_, prefix->span(), bytes);
+  }
 }
 
 void VodPlayer::finish_item() {

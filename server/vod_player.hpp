@@ -52,8 +52,9 @@ class VodPlayer {
   void pump();
   void start_blocking_read(const media::vod::ReadPlan& plan);
   void on_read(std::span<const uint8_t> bytes, ssize_t result, uint64_t generation, const media::vod::ReadPlan& plan);
-  void send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes);
-  void send_sample(const media::vod::Sample& s, std::span<const uint8_t> bytes);
+  // Sends the plan's samples as session output, or appends their wire bytes to *direct.
+  void send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes, std::vector<uint8_t>* direct);
+  void send_sample(const media::vod::Sample& s, std::span<const uint8_t> bytes, std::vector<uint8_t>* direct);
   void finish_item();
   void schedule(uint64_t delay_ms);
   uint64_t media_clock() const;

@@ -4,6 +4,7 @@ Every test drives the real binaries. Test media is generated with ffmpeg at test
 installed by tools/install-deps.sh; a missing tool is a failure in CI (SLUICE_CI=1 or CI set) and a
 printed skip locally.
 """
+import atexit
 import hashlib
 import os
 import shutil
@@ -142,10 +143,17 @@ class Server:
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen([binary("server/sluice"), "--config", self.config],
                                      stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
+        # A failed check exits the test at once: the server must not outlive it.
+        atexit.register(self._kill_if_running)
         if not wait_port(self.port):
             self.stop()
             fail("server did not start listening; log:\n" + self.log_text())
         return self
+
+    def _kill_if_running(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def url(self, path):
         return f"rtmp://127.0.0.1:{self.port}/{path}"
