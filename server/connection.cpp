@@ -115,7 +115,8 @@ bool Connection::write_now(std::span<const uint8_t> bytes) {
                              static_cast<unsigned>(bytes.size()));
   int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n < 0 && n != UV_EAGAIN) {
-    close(std::string("write failed: ") + uv_strerror(n));
+    // Deferred: the caller (a VOD player) is still on the stack and must not be destroyed.
+    schedule_close(std::string("write failed: ") + uv_strerror(n));
     return false;
   }
   size_t done = n > 0 ? static_cast<size_t>(n) : 0;

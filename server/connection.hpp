@@ -54,7 +54,8 @@ class Connection {
   // (session output, a write in flight) and the connection is not closing.
   bool can_write_now() const;
   // Writes bytes produced while can_write_now() with one uv_try_write; what the socket does not
-  // take is queued as session output and flushed as usual. True when all of it went out.
+  // take is queued as session output and flushed as usual. True when all of it went out. Never
+  // closes the connection on the spot (a failed write closes it at the end of the iteration).
   bool write_now(std::span<const uint8_t> bytes);
   // Called about once a second: timeouts and keep-alive pings.
   void on_tick(uint64_t now_ms);
