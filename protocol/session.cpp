@@ -307,10 +307,10 @@ Result<void> Session::on_aggregate(const Message& m, std::vector<SessionEvent>& 
 }
 
 void Session::write_message(uint32_t chunk_stream, uint8_t type, uint32_t timestamp, uint32_t stream_id,
-                            std::span<const uint8_t> payload, std::span<const uint8_t> more) {
+                            std::span<const uint8_t> payload, std::span<const uint8_t> payload_tail) {
   // A client may queue its first requests before the handshake ends; they go out right after it.
   std::vector<uint8_t>& target = handshake_ ? pending_until_handshake_ : out_;
-  writer_.write(chunk_stream, type, timestamp, stream_id, payload, more, target);
+  writer_.write(chunk_stream, type, timestamp, stream_id, payload, payload_tail, target);
 }
 
 uint32_t Session::media_csid(uint8_t type) {

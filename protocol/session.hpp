@@ -202,7 +202,7 @@ class Session {
   Result<void> on_aggregate(const Message& m, std::vector<SessionEvent>& events);
   void maybe_acknowledge();
   void write_message(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
-                     std::span<const uint8_t> payload, std::span<const uint8_t> more = {});
+                     std::span<const uint8_t> payload, std::span<const uint8_t> payload_tail = {});
   Result<uint32_t> allocate_stream();
 
   SessionOptions options_;

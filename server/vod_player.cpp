@@ -17,9 +17,7 @@ namespace {
 // include their first sample).
 constexpr uint64_t kReadBudget = 64 * 1024;
 // No reading while the connection has more than this waiting to be written: a player that reads
-// slowly holds the server at this much memory, not the whole file. (Smaller is not better: with
-// 64 KiB every plan became its own write, and those buffers, below malloc's mmap threshold,
-// fragmented the heap: more CPU and more RSS per player, measured.)
+// slowly holds the server at this much memory, not the whole file.
 constexpr size_t kMaxPendingBytes = 256 * 1024;
 // Cached reads happen on the loop: after this many bytes in one go a player yields (a 1 ms timer)
 // so that a new player's first seconds of media do not delay everyone else.
@@ -174,13 +172,13 @@ void VodPlayer::pump() {
       schedule(first.dts_ms - low_water);
       return;
     }
-    uint32_t last = next_;
-    while (last < end_ && index.samples[last].dts_ms <= horizon && index.samples[last].dts_ms < end_ms_) ++last;
-    media::vod::ReadPlan plan = index.plan_read(next_, last, kReadBudget);
     if (burst_bytes_ >= kMaxBurstBytes) {
       schedule(0);
       return;
     }
+    uint32_t last = next_;
+    while (last < end_ && index.samples[last].dts_ms <= horizon && index.samples[last].dts_ms < end_ms_) ++last;
+    media::vod::ReadPlan plan = index.plan_read(next_, last, kReadBudget);
     // A cached range is read here, into the loop's one buffer. When nothing else waits on the
     // connection it is chunked into the loop's wire buffer and written at once: no per-player
     // buffer at all, and on to the next plan. Otherwise it joins the connection's output, and
