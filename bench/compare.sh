@@ -206,8 +206,7 @@ measure() {
   "start_$server"
   if ! bench_wait_port "$port" 10; then note="server did not start"; fi
   if [ "$kind" != vod ] && [ -z "$note" ]; then
-    ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$work/media/movie.flv" -c copy -f flv \
-      "rtmp://127.0.0.1:$port/live/bench" >>"$out/publisher.log" 2>&1 &
+    bench_publish "$work/media/movie.flv" "rtmp://127.0.0.1:$port/live/bench" "$out/publisher.log"
     pub=$!; pids+=("$pub")
     sleep 2.5   # connected, and a whole GOP (2 s) has gone through
     kill -0 "$pub" 2>/dev/null || note="publisher exited early"

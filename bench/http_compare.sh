@@ -340,8 +340,7 @@ measure_flv() {  # SCENARIO CLIENT(http-flv|rtmp) REP: Sluice only
   local name=$1 client=$2 rep=$3 n=${1#flv} pub="" bpid url json="$out/bench-$1-$2-$3.json" rc=0
   begin_run sluice
   if [ -z "$note" ]; then
-    ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$work/src/live.flv" -c copy -f flv \
-      "rtmp://127.0.0.1:$rtmp_port/live/bench" >>"$out/publisher.log" 2>&1 &
+    bench_publish "$work/src/live.flv" "rtmp://127.0.0.1:$rtmp_port/live/bench" "$out/publisher.log"
     pub=$!; pids+=("$pub")
     sleep 2.5   # connected, and a whole GOP (2 s) has gone through
     kill -0 "$pub" 2>/dev/null || note="publisher exited early"

@@ -1,4 +1,4 @@
-# Shared helpers for the bench/ scripts (players.sh, compare.sh). Source it from bash:
+# Shared helpers for the bench/ scripts (players.sh, compare.sh, scaling.sh, ...). Source it from bash:
 #   . "$(dirname "$0")/lib.sh"
 # Nothing here starts a process that outlives its caller: callers keep the PIDs and clean up.
 
@@ -10,6 +10,12 @@ bench_make_media() {
   ffmpeg -nostdin -loglevel error -y -f lavfi -i "testsrc=size=1280x720:rate=25:duration=$length" -f lavfi \
     -i "sine=duration=$length" -vf noise=alls=20:allf=t -c:v libx264 -preset ultrafast -g 50 -b:v "$bitrate" \
     -maxrate "$bitrate" -bufsize "$bitrate" -pix_fmt yuv420p -c:a aac -b:a 128k -f flv "$file"
+}
+
+# bench_publish FILE URL LOG: ffmpeg publishes FILE to URL in real time, looping, in the
+# background (output appended to LOG). Its PID is in $! afterwards, for the caller to keep.
+bench_publish() {
+  ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$1" -c copy -f flv "$2" >>"$3" 2>&1 &
 }
 
 # bench_free_port: a free TCP port on 127.0.0.1 (the kernel's choice).

@@ -31,8 +31,7 @@ bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
 server=$!; pids+=("$server")
 bench_wait_port "$port"
 if [ "$mode" = live ]; then
-  ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$media" -c copy -f flv "rtmp://127.0.0.1:$port/live/bench" \
-    >/dev/null 2>&1 &
+  bench_publish "$media" "rtmp://127.0.0.1:$port/live/bench" /dev/null
   pids+=("$!")
   url="rtmp://127.0.0.1:$port/live/bench"
   start=()

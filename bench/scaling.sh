@@ -107,8 +107,7 @@ level() {
   server=$!; pids+=("$server")
   bench_wait_port "$port" 10 || { echo "scaling: server did not start" >&2; return 2; }
   cgroup_limit "$(python3 -c "print($quota * $workers)")" "$server"
-  ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$work/media/movie.flv" -c copy -f flv \
-    "rtmp://127.0.0.1:$port/live/bench" >>"$out/publisher.log" 2>&1 &
+  bench_publish "$work/media/movie.flv" "rtmp://127.0.0.1:$port/live/bench" "$out/publisher.log"
   pub=$!; pids+=("$pub")
   sleep 2.5
   cpu0=$(bench_cpu_ticks "$server")

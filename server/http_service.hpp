@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -56,7 +55,6 @@ class HttpService {
   // One upload at a time per target file: false when another is in progress (409).
   bool claim_upload(const std::string& path) { return uploads_.insert(path).second; }
   void release_upload(const std::string& path) { uploads_.erase(path); }
-
 
   // Totals over closed connections, for the stats API.
   uint64_t closed_bytes_in = 0;

@@ -1,9 +1,8 @@
 #include "server/live_player.hpp"
 
-#include "server/live_frame_queue.hpp"
-
 #include "protocol/session.hpp"
 #include "server/connection.hpp"
+#include "server/live_frame_queue.hpp"
 #include "server/logging.hpp"
 #include "server/server.hpp"
 #include "server/write_batch.hpp"
