@@ -71,6 +71,9 @@ struct RtmpConfig {
   Duration idle_timeout = std::chrono::seconds(60);  // Nothing received for this long: close. 0 = never.
   Duration ping_interval = std::chrono::seconds(20);  // Nothing received for this long: ping. 0 = never.
   PlayerQueueConfig player_queue;
+  // Write the players of a flush pass with one io_uring submit instead of one writev each, when
+  // the kernel allows it (otherwise a warning and writev). false: always writev.
+  bool io_uring = true;
 
   bool operator==(const RtmpConfig&) const = default;
 };

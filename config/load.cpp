@@ -447,7 +447,7 @@ Config Loader::load(const YAML::Node& root) {
 void Loader::load_rtmp(const Field& self, RtmpConfig& rtmp) {
   Section s(*this, self,
             {"listen", "chunk_size", "window_ack_size", "max_message_size", "max_connections", "handshake_timeout",
-             "idle_timeout", "ping_interval", "player_queue"});
+             "idle_timeout", "ping_interval", "player_queue", "io_uring"});
   if (auto f = s.take("listen")) read_listen(*f, rtmp.listen);
   if (auto f = s.take("chunk_size")) read_uint(*f, rtmp.chunk_size, 128, 65536);
   if (auto f = s.take("window_ack_size")) read_uint(*f, rtmp.window_ack_size, 4096, 0x7FFFFFFF);
@@ -471,6 +471,7 @@ void Loader::load_rtmp(const Field& self, RtmpConfig& rtmp) {
                                     "), or a quiet but healthy player is closed before it is pinged");
   }
   if (auto f = s.take("player_queue")) load_player_queue(*f, rtmp.player_queue);
+  if (auto f = s.take("io_uring")) read_bool(*f, rtmp.io_uring);
 }
 
 void Loader::load_player_queue(const Field& self, PlayerQueueConfig& q) {

@@ -45,6 +45,7 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "hard_delay" << YAML::Value << format_duration(q.hard_delay);
   out << YAML::Key << "write_delay" << YAML::Value << format_duration(q.write_delay);
   out << YAML::EndMap;
+  out << YAML::Key << "io_uring" << YAML::Value << rtmp.io_uring;
   out << YAML::EndMap;
 }
 

@@ -107,7 +107,7 @@ size_t Connection::write_queue_bytes() const {
 }
 
 bool Connection::can_write_now() const {
-  return !writing_ && !closing_ && pending_close_reason.empty() && !session_.has_output() && write_queue_bytes() == 0;
+  return !writing_ && !ring_queued_ && !closing_ && pending_close_reason.empty() && !session_.has_output() && write_queue_bytes() == 0;
 }
 
 bool Connection::write_now(std::span<const uint8_t> bytes) {
@@ -128,6 +128,11 @@ bool Connection::write_now(std::span<const uint8_t> bytes) {
 }
 
 void Connection::flush() {
+  if (ring_queued_) {
+    // The last batch is still queued on the ring: this one follows in the next pass.
+    request_flush();
+    return;
+  }
   if (writing_ || closing_) return;
   batch_.clear();
   if (session_.has_output()) {
@@ -136,43 +141,60 @@ void Connection::flush() {
     session_.drain_output(arena);
     batch_.after_arena_append(old);
   }
-  bool more = false;
+  more_to_flush_ = false;
   for (auto& p : players_) {
     if (batch_.bytes() >= kBatchMaxBytes) {
-      more = true;
+      more_to_flush_ = true;
       break;
     }
-    more |= p->fill(batch_, session_.chunk_writer(), kBatchMaxBytes - batch_.bytes());
+    more_to_flush_ |= p->fill(batch_, session_.chunk_writer(), kBatchMaxBytes - batch_.bytes());
   }
   if (batch_.empty()) {
     if (session_.closing()) close("closed after reply");
     return;
   }
   auto bufs = batch_.finalize();
-  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
   bytes_out_ += batch_.bytes();
-  // Usually the socket takes everything at once: a write with no request, no callback and no
-  // epoll change (uv_write would re-arm the watcher, one more syscall per write).
-  int n = uv_try_write(stream, bufs.data(), static_cast<unsigned>(bufs.size()));
-  if (n < 0 && n != UV_EAGAIN) {
-    close(std::string("write failed: ") + uv_strerror(n));
+  // Inside the server's flush pass the write joins the other players' on the ring (one system
+  // call for all of them); its result comes back through on_ring_write.
+  uv_os_fd_t fd;
+  WriteRing* ring = server_.batching_ring();
+  if (ring != nullptr && uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) == 0 && ring->queue(fd, bufs, this)) {
+    ring_queued_ = true;
     return;
   }
-  size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  // Usually the socket takes everything at once: a write with no request, no callback and no
+  // epoll change (uv_write would re-arm the watcher, one more syscall per write).
+  finish_write(uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data(), static_cast<unsigned>(bufs.size())));
+}
+
+void Connection::on_ring_write(int result) {
+  ring_queued_ = false;
+  if (closing_) return;
+  finish_write(result);
+}
+
+void Connection::finish_write(int result) {
+  if (result < 0 && result != UV_EAGAIN) {
+    close(std::string("write failed: ") + uv_strerror(result));
+    return;
+  }
+  size_t done = result > 0 ? static_cast<size_t>(result) : 0;
   if (done == batch_.bytes()) {
     batch_.clear();
-    if (more) request_flush();
+    if (more_to_flush_) request_flush();
     resume_vod_players();
     return;
   }
   // The rest waits in libuv's queue; the callback flushes again if anything is left.
+  auto bufs = batch_.buffers();
   size_t first = 0;
   while (done >= bufs[first].len) done -= bufs[first++].len;
   bufs[first].base += done;
   bufs[first].len -= done;
   batch_.req.data = this;
-  int rc = uv_write(&batch_.req, stream, bufs.data() + first, static_cast<unsigned>(bufs.size() - first),
-                    &Connection::on_write);
+  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data() + first,
+                    static_cast<unsigned>(bufs.size() - first), &Connection::on_write);
   if (rc != 0) {
     close(std::string("write failed: ") + uv_strerror(rc));
     return;
@@ -244,6 +266,11 @@ void Connection::end_streams() {
 
 void Connection::close(const std::string& reason) {
   if (closing_) return;
+  if (ring_queued_) {
+    // A batch queued on the ring goes out (or fails) while the socket is still open.
+    server_.submit_writes();
+    if (closing_) return;
+  }
   end_streams();
   closing_ = true;
   server_.cancel_flush(this);

@@ -16,6 +16,7 @@
 
 #include "protocol/session.hpp"
 #include "server/write_batch.hpp"
+#include "server/write_ring.hpp"
 
 namespace sluice::config {
 struct AppConfig;
@@ -28,7 +29,7 @@ class LivePlayer;
 class LivePublisher;
 class VodPlayer;
 
-class Connection {
+class Connection final : public RingWriteTarget {
  public:
   Connection(Server& server, uint64_t id);
   Connection(const Connection&) = delete;
@@ -48,8 +49,10 @@ class Connection {
   void request_flush();
   // Live media: may wait up to rtmp.player_queue.write_delay to go out with what follows.
   void request_held_flush();
-  // Writes whatever is pending as one batch, unless a write is in flight.
+  // Writes whatever is pending as one batch, unless a write is in flight. Inside the server's
+  // flush pass the batch is queued on the loop's WriteRing instead and written by its submit.
   void flush();
+  void on_ring_write(int result) override;
   // True when bytes may go straight to the socket: nothing produced earlier is still waiting
   // (session output, a write in flight) and the connection is not closing.
   bool can_write_now() const;
@@ -86,6 +89,8 @@ class Connection {
   static void on_write(uv_write_t* req, int status);
   static void on_closed(uv_handle_t* handle);
 
+  // A write's result (bytes or a libuv error): done, close, or hand the rest to uv_write.
+  void finish_write(int result);
   void on_bytes(std::span<const uint8_t> bytes);
   void handle_event(protocol::SessionEvent& event);
   void on_connect(protocol::ConnectEvent& e);
@@ -121,6 +126,8 @@ class Connection {
   // Callbacks from the threadpool (file lookups) check this before touching the connection.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool writing_ = false;
+  bool ring_queued_ = false;   // batch_ is queued on the ring, not yet submitted
+  bool more_to_flush_ = false;  // the players had more than one batch holds
   bool closing_ = false;
   bool connected_ = false;
   uint64_t started_ms_ = 0;

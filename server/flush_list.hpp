@@ -55,7 +55,12 @@ class FlushList {
   }
 
   // Flushing may queue more (closing a connection ends its streams): loop until quiet.
+  // after_pass() runs after every pass (the server submits the writes the pass queued).
   void drain() {
+    drain([] {});
+  }
+  template <typename AfterPass>
+  void drain(AfterPass&& after_pass) {
     while (!pending_.empty()) {
       running_.swap(pending_);
       for (size_t i = 0; i < running_.size(); ++i) {
@@ -69,6 +74,7 @@ class FlushList {
         }
       }
       running_.clear();
+      after_pass();
     }
   }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "server/flush_list.hpp"
+#include "server/write_ring.hpp"
 
 namespace sluice::server {
 
@@ -20,7 +21,7 @@ class FlushScheduler {
     hold_ms_ = hold_ms;
     uv_check_init(loop, &check_);
     check_.data = this;
-    uv_check_start(&check_, [](uv_check_t* h) { static_cast<FlushScheduler*>(h->data)->list_.drain(); });
+    uv_check_start(&check_, [](uv_check_t* h) { static_cast<FlushScheduler*>(h->data)->drain(); });
     uv_timer_init(loop, &hold_timer_);
     hold_timer_.data = this;
     started_ = true;
@@ -38,6 +39,12 @@ class FlushScheduler {
 
   void cancel(T* c) { list_.remove(c); }
 
+  // With a ring, the connections flushed in one pass of a drain queue their writes on it and the
+  // pass ends with one submit for all of them (see WriteRing).
+  void use_ring(WriteRing* ring) { ring_ = ring; }
+  // The ring to queue a write on: only inside a drain, whose pass end submits it.
+  WriteRing* batching_ring() const { return draining_ ? ring_ : nullptr; }
+
   void close_handles() {
     if (!started_) return;
     for (auto* h : {reinterpret_cast<uv_handle_t*>(&check_), reinterpret_cast<uv_handle_t*>(&hold_timer_)}) {
@@ -49,13 +56,23 @@ class FlushScheduler {
   static void on_hold_over(uv_timer_t* timer) {
     auto* self = static_cast<FlushScheduler*>(timer->data);
     self->list_.promote_delayed();
-    self->list_.drain();
+    self->drain();
+  }
+
+  void drain() {
+    draining_ = true;
+    list_.drain([this] {
+      if (ring_ != nullptr) ring_->submit();
+    });
+    draining_ = false;
   }
 
   FlushList<T> list_;
   uv_check_t check_{};
   uv_timer_t hold_timer_{};
   uint64_t hold_ms_ = 0;
+  WriteRing* ring_ = nullptr;
+  bool draining_ = false;
   bool started_ = false;
 };
 

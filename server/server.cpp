@@ -17,6 +17,8 @@ namespace sluice::server {
 namespace {
 constexpr size_t kReadBufferSize = 64 * 1024;
 constexpr uint64_t kTickMs = 1000;
+// Writes per io_uring submit call: a flush pass with more players submits in several calls.
+constexpr unsigned kRingEntries = 1024;
 // How long a graceful stop waits for the last bytes to reach peers before closing everything.
 constexpr uint64_t kStopGraceMs = 1500;
 constexpr int kListenBacklog = 1024;
@@ -72,6 +74,16 @@ protocol::Result<void> Server::start() {
   started_ms_ = now_ms();
   // Every handle first, so that stop() after a failed listen closes only initialised handles.
   flush_.start(loop_, static_cast<uint64_t>(config_.rtmp.player_queue.write_delay.count()));
+  if (config_.rtmp.io_uring) {
+    std::string why;
+    if (ring_.open(kRingEntries, why)) {
+      flush_.use_ring(&ring_);
+      SLUICE_LOG_INFO("worker={} event=io_uring state=on entries={}", worker_, kRingEntries);
+    } else {
+      SLUICE_LOG_WARN("worker={} event=io_uring state=off reason=\"{}\" (players are written one writev each)", worker_,
+                      why);
+    }
+  }
   uv_timer_init(loop_, &tick_);
   tick_.data = this;
   uv_timer_start(&tick_, &Server::on_tick, kTickMs, kTickMs);
@@ -222,6 +234,10 @@ void Server::request_held_flush(Connection* c) { flush_.flush_held(c); }
 
 void Server::cancel_flush(Connection* c) { flush_.cancel(c); }
 
+WriteRing* Server::batching_ring() { return flush_.batching_ring(); }
+
+void Server::submit_writes() { ring_.submit(); }
+
 void Server::on_connection_closed(Connection* c) {
   cancel_flush(c);
   if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
@@ -272,6 +288,9 @@ void Server::close_handles() {
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(h))) uv_close(reinterpret_cast<uv_handle_t*>(h), nullptr);
   };
   flush_.close_handles();
+  if (ring_.is_open()) {
+    SLUICE_LOG_INFO("worker={} event=io_uring_stats submits={} writes={}", worker_, ring_.submits(), ring_.writes());
+  }
   close(&tick_);
   if (mesh_) close(&snapshot_timer_);
   close(&stop_timer_);

@@ -19,6 +19,7 @@
 #include "server/stream_registry.hpp"
 #include "server/vod_files.hpp"
 #include "server/worker_mesh.hpp"
+#include "server/write_ring.hpp"
 
 namespace sluice::server {
 
@@ -49,6 +50,10 @@ class Server {
   void request_flush(Connection* c);
   void request_held_flush(Connection* c);
   void cancel_flush(Connection* c);
+  // Inside a flush pass with io_uring: the ring a connection queues its write on (nullptr: write
+  // at once). submit_writes() sends what is queued now (a connection closing mid-pass).
+  WriteRing* batching_ring();
+  void submit_writes();
   void on_connection_closed(Connection* c);
   // One read buffer for the whole loop: reads are handled synchronously, so no connection needs
   // its own (this keeps idle players small).
@@ -99,6 +104,7 @@ class Server {
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<HttpService> http_;
   std::unordered_set<Connection*> connections_;
+  WriteRing ring_;
   FlushScheduler<Connection> flush_;
   uv_timer_t tick_{};
   uv_timer_t stop_timer_{};

@@ -4,6 +4,9 @@
 //
 // Usage: rtmp-probe URL [--duration S] [--start N] [--frames N] [--buffer MS]
 //                       [--pause-at S --resume-at S] [--play2 NAME] [--no-reset] [--length] [--also NAME]
+//                       [--rcvbuf BYTES] [--stall-at S --stall-for S]
+// --rcvbuf shrinks the socket's receive buffer and --stall-* stops reading for a while (without
+// pausing the stream): together they make the server's writes to this player partial or EAGAIN.
 // Lines:  status +MS CODE          (onStatus / onPlayStatus codes)
 //         uc +MS EVENT STREAM      (user control: StreamBegin, StreamEOF, StreamIsRecorded ...)
 //         video|audio|data +MS ts=T size=N key=0|1 seq=0|1 md5=HEX
@@ -100,7 +103,8 @@ bool is_sequence_header(const Message& m) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: rtmp-probe URL [--duration S] [--start N] [--frames N] [--buffer MS] "
-                         "[--pause-at S --resume-at S] [--play2 NAME] [--no-reset]\n");
+                         "[--pause-at S --resume-at S] [--play2 NAME] [--no-reset] [--length] [--also NAME] "
+                         "[--rcvbuf BYTES] [--stall-at S --stall-for S]\n");
     return 2;
   }
   Url url;
@@ -108,7 +112,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rtmp-probe: bad URL %s\n", argv[1]);
     return 2;
   }
-  double duration = 10, start = -1000, pause_at = -1, resume_at = -1;
+  double duration = 10, start = -1000, pause_at = -1, resume_at = -1, stall_at = -1, stall_for = 0;
+  int rcvbuf = 0;
   long frames = -1;
   uint32_t buffer_ms = 3000;
   bool reset = true;
@@ -128,6 +133,9 @@ int main(int argc, char** argv) {
     else if (k == "--no-reset") reset = false;
     else if (k == "--length") ask_length = true;
     else if (k == "--also") also = next();
+    else if (k == "--rcvbuf") rcvbuf = std::atoi(next().c_str());
+    else if (k == "--stall-at") stall_at = std::atof(next().c_str());
+    else if (k == "--stall-for") stall_for = std::atof(next().c_str());
   }
 
   addrinfo hints{};
@@ -138,6 +146,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   int fd = ::socket(ai->ai_family, SOCK_STREAM, 0);
+  // Before connect, so the window the server sees is small from the start.
+  if (rcvbuf > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
     std::printf("end reason=connect-refused\n");
     return 1;
@@ -191,6 +201,13 @@ int main(int argc, char** argv) {
       session.pause(stream_id, false, 0);
       std::printf("cmd +%ld unpause\n", rel());
       continue;
+    }
+    if (playing && stall_at >= 0 && elapsed >= stall_at) {
+      std::printf("cmd +%ld stall\n", rel());
+      std::fflush(stdout);
+      ::usleep(static_cast<useconds_t>(stall_for * 1e6));
+      std::printf("cmd +%ld read\n", rel());
+      stall_at = -1;
     }
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;

@@ -61,6 +61,7 @@ TEST_CASE("embedded default loads and serves") {
   REQUIRE(c.rtmp.listen.size() == 1);
   CHECK(c.rtmp.listen[0] == ListenAddress{"0.0.0.0", 1935});
   CHECK(c.rtmp.chunk_size == 4096);
+  CHECK(c.rtmp.io_uring);
   REQUIRE(c.apps.size() == 2);
   const AppConfig* live = c.find_app("live");
   REQUIRE(live);
@@ -333,6 +334,11 @@ TEST_CASE("wrong types are errors") {
   REQUIRE_MESSAGE(r.ok(), r.error().message());
   CHECK_FALSE(r->apps[0].gop_cache);
   CHECK(r->apps[0].gop_cache_max_frames == 100);
+  auto no_ring = load(std::string(kMinimalApps) + "rtmp:\n  io_uring: false\n");
+  REQUIRE_MESSAGE(no_ring.ok(), no_ring.error().message());
+  CHECK_FALSE(no_ring->rtmp.io_uring);
+  CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  io_uring: sometimes\n") ==
+        "sluice.yaml:4:13: rtmp.io_uring: must be true or false (got \"sometimes\")");
 }
 
 TEST_CASE("several errors are reported at once") {
@@ -415,6 +421,7 @@ rtmp:
   idle_timeout: 0
   ping_interval: 1h30m
   player_queue: { soft_bytes: 100000, hard_bytes: 1GiB, soft_delay: 1s, hard_delay: 1m1ms }
+  io_uring: no
 apps:
   tv:
     type: live
