@@ -508,15 +508,50 @@ void HttpConnection::flush() {
     return;
   }
   auto bufs = batch_.finalize();
-  batch_.req.data = this;
-  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data(), static_cast<unsigned>(bufs.size()),
-                    &HttpConnection::on_write);
-  if (rc != 0) {
-    close(std::string("write failed: ") + uv_strerror(rc));
+  bytes_out_ += batch_.bytes();
+  writing_ = true;
+  // Inside the flush pass, live media joins the RTMP players' writes on the ring (see WriteRing).
+  uv_os_fd_t fd;
+  WriteRing* ring = service_.batching_ring();
+  if (ring != nullptr && uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) == 0 && ring->queue(fd, bufs, this)) {
+    ring_queued_ = true;
     return;
   }
-  writing_ = true;
-  bytes_out_ += batch_.bytes();
+  write_from(0);
+}
+
+// Hands the batch from byte `done` on to libuv (which writes what it can at once and the rest
+// when the socket has room); on_write follows.
+void HttpConnection::write_from(size_t done) {
+  auto bufs = batch_.buffers();
+  size_t first = 0;
+  while (done >= bufs[first].len) done -= bufs[first++].len;
+  bufs[first].base += done;
+  bufs[first].len -= done;
+  batch_.req.data = this;
+  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data() + first,
+                    static_cast<unsigned>(bufs.size() - first), &HttpConnection::on_write);
+  if (rc != 0) {
+    writing_ = false;
+    close(std::string("write failed: ") + uv_strerror(rc));
+  }
+}
+
+void HttpConnection::on_ring_write(int result) {
+  ring_queued_ = false;
+  if (closing_) return;
+  if (result < 0 && result != UV_EAGAIN) {
+    writing_ = false;
+    close(std::string("write failed: ") + uv_strerror(result));
+    return;
+  }
+  size_t done = result > 0 ? static_cast<size_t>(result) : 0;
+  if (done < batch_.bytes()) return write_from(done);
+  writing_ = false;
+  batch_.clear();
+  last_progress_ms_ = server().now_ms();
+  // As on_write, but through the flush list: the ring's pass that delivered this is over.
+  if (!in_delayed_list) request_flush();
 }
 
 void HttpConnection::on_write(uv_write_t* req, int status) {
@@ -614,6 +649,11 @@ void HttpConnection::schedule_close(std::string reason) {
 
 void HttpConnection::close(const std::string& reason) {
   if (closing_) return;
+  if (ring_queued_) {
+    // The batch queued on the ring goes out (or fails) while the socket is still open.
+    server().submit_writes();
+    if (closing_) return;
+  }
   closing_ = true;
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id_,
                   peer_, reason, bytes_in_, bytes_out_, server().now_ms() - started_ms_);

@@ -30,6 +30,7 @@
 #include "server/http_request.hpp"
 #include "server/http_sendfile.hpp"
 #include "server/write_batch.hpp"
+#include "server/write_ring.hpp"
 
 namespace sluice::config {
 struct AppConfig;
@@ -44,7 +45,7 @@ struct HttpFileJob;
 struct HttpUpload;
 struct HttpUploadJob;
 
-class HttpConnection {
+class HttpConnection final : public RingWriteTarget {
  public:
   // Request line and header fields together, in bytes. Over it: 431 (414 when the URL alone is).
   static constexpr size_t kMaxHeaderBytes = 16 * 1024;
@@ -65,7 +66,10 @@ class HttpConnection {
   void request_flush();
   // Live media: may wait up to rtmp.player_queue.write_delay to go out with what follows.
   void request_held_flush();
+  // Writes what is pending as one batch unless a write is in flight; inside the service's flush
+  // pass the batch is queued on the loop's WriteRing and on_ring_write gets the result.
   void flush();
+  void on_ring_write(int result) override;
   void on_tick(uint64_t now_ms);
   void shutdown_gracefully();
 
@@ -97,6 +101,7 @@ class HttpConnection {
   static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void on_write(uv_write_t* req, int status);
+  void write_from(size_t done);
   static void on_closed(uv_handle_t* handle);
   void on_bytes(const char* data, size_t len);
   void on_eof();
@@ -171,7 +176,8 @@ class HttpConnection {
   // Output.
   WriteBatch batch_;
   std::vector<uint8_t> out_;  // response heads and small bodies, in order
-  bool writing_ = false;
+  bool writing_ = false;      // a batch is being written (queued on the ring, or with libuv)
+  bool ring_queued_ = false;  // batch_ is queued on the ring, not yet submitted
   bool responding_ = false;  // a request is being answered; the next one waits
   bool resume_input_ = false;
   bool keep_alive_ = true;  // of the current response

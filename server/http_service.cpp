@@ -53,6 +53,7 @@ protocol::Result<void> HttpService::start() {
   // The parser's own header limit is process-wide; ours (per request, with a 431 answer) is lower.
   http_parser_set_max_header_size(static_cast<uint32_t>(HttpConnection::kMaxHeaderBytes * 2));
   flush_.start(server_.loop(), static_cast<uint64_t>(server_.config().rtmp.player_queue.write_delay.count()));
+  flush_.use_ring(server_.write_ring());
   uv_timer_init(server_.loop(), &tick_);
   tick_.data = this;
   uv_timer_start(&tick_, &HttpService::on_tick, kTickMs, kTickMs);

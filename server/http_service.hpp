@@ -49,6 +49,8 @@ class HttpService {
 
   void request_flush(HttpConnection* c);
   void request_held_flush(HttpConnection* c);
+  // Inside a flush pass: the loop's ring to queue a write on (nullptr: write at once).
+  WriteRing* batching_ring() { return flush_.batching_ring(); }
   void cancel_flush(HttpConnection* c);
   void on_connection_closed(HttpConnection* c);
 

@@ -53,6 +53,8 @@ class Server {
   // Inside a flush pass with io_uring: the ring a connection queues its write on (nullptr: write
   // at once). submit_writes() sends what is queued now (a connection closing mid-pass).
   WriteRing* batching_ring();
+  // The loop's ring when io_uring is on (the HTTP side shares it), else nullptr.
+  WriteRing* write_ring() { return ring_.is_open() ? &ring_ : nullptr; }
   void submit_writes();
   void on_connection_closed(Connection* c);
   // One read buffer for the whole loop: reads are handled synchronously, so no connection needs
