@@ -107,7 +107,8 @@ size_t Connection::write_queue_bytes() const {
 }
 
 bool Connection::can_write_now() const {
-  return !writing_ && !ring_queued_ && !closing_ && pending_close_reason.empty() && !session_.has_output() && write_queue_bytes() == 0;
+  return !writing_ && !ring_queued_ && !closing_ && pending_close_reason.empty() && !session_.has_output() &&
+         write_queue_bytes() == 0;
 }
 
 bool Connection::write_now(std::span<const uint8_t> bytes) {

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "server/logging.hpp"
+
 namespace sluice::server {
 
 namespace {
@@ -58,14 +60,33 @@ bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* t
 void WriteRing::submit() {
   if (queued_ == 0) return;
   size_t expected = queued_;
-  int rc;
-  do {
-    rc = io_uring_submit(ring_.get());
-  } while (rc == -EINTR);
+  // The kernel takes the queued requests in order; with SUBMIT_ALL a call stops early only when
+  // it cannot take more at all (out of memory, say).
+  size_t submitted = 0;
+  int error = 0;
+  while (submitted < expected) {
+    int rc = io_uring_submit(ring_.get());
+    if (rc == -EINTR) continue;
+    if (rc <= 0) {
+      error = rc;
+      break;
+    }
+    submitted += static_cast<size_t>(rc);
+  }
   ++submits_;
-  writes_ += expected;
-  collect_results(expected);
+  writes_ += submitted;
+  collect_results(submitted, submitted == expected);
+  // Requests the kernel never took wrote nothing: EAGAIN lets their owners hand the whole batch to
+  // libuv. They are still in the submission queue, so this ring must not be entered again.
+  for (size_t i = submitted; i < expected; ++i) results_.push_back({slots_[i].target, UV_EAGAIN});
   queued_ = 0;
+  if (submitted < expected) {
+    SLUICE_LOG_WARN("event=io_uring state=off reason=\"io_uring_enter: {}\" (players are written one writev each "
+                    "from now on)",
+                    std::strerror(error < 0 ? -error : EIO));
+    io_uring_queue_exit(ring_.get());
+    ring_.reset();
+  }
   // Deliver after the ring is empty again: a target may queue (or close, which submits) from here.
   std::vector<Result> delivering;
   delivering.swap(results_);
@@ -74,8 +95,9 @@ void WriteRing::submit() {
   if (results_.empty()) results_.swap(delivering);  // keep the capacity
 }
 
-void WriteRing::collect_results(size_t expected) {
+void WriteRing::collect_results(size_t expected, bool may_submit) {
   size_t got = 0;
+  if (expected == 0) return;
   bool cancelled = false;
   while (got < expected) {
     io_uring_cqe* cqe = nullptr;
@@ -96,6 +118,7 @@ void WriteRing::collect_results(size_t expected) {
     if (got == expected) break;
     // MSG_DONTWAIT sends finish inside the submit call. Should one have been parked waiting for
     // room instead, cancel it (it wrote nothing: that is EAGAIN) rather than block the loop.
+    if (!may_submit) break;  // submitting a cancel would also submit the requests left behind
     if (!cancelled) {
       cancelled = true;
       io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());

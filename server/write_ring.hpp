@@ -71,7 +71,8 @@ class WriteRing {
     RingWriteTarget* target;
     int value;
   };
-  void collect_results(size_t expected);
+  // Results of the first `expected` slots into results_; may_submit allows a cancel request.
+  void collect_results(size_t expected, bool may_submit);
 
   std::unique_ptr<io_uring> ring_;
   std::vector<Slot> slots_;  // one per submission entry; index = user_data
