@@ -117,7 +117,7 @@ fi
 sluice="$work/bin/sluice"
 bench="$work/bin/sluice-bench"
 sluice_version=$("$sluice" --version 2>/dev/null | head -1 || true)
-cc -O2 -o "$work/floor" "$root/bench/floor.c"
+cc -O2 -o "$work/floor" "$root/bench/floor.c" -luring
 
 # --- media --------------------------------------------------------------------------------------
 longest=$live_s; [ "$vod_s" -gt "$longest" ] && longest=$vod_s; [ "$ttff_s" -gt "$longest" ] && longest=$ttff_s

@@ -12,8 +12,13 @@
  * (getrusage, user + system; on loopback that includes the TCP receive path the kernel runs in the
  * sender's context, exactly as it does for a media server) per GB written.
  *
- * Build: cc -O2 -o floor bench/floor.c
- * Usage: floor -n N [-d SECONDS] [-r KBIT_PER_CONN] [-w WRITE_BYTES] [-l RCVLOWAT]
+ * With -u the writer batches instead: every 10 ms tick, each connection owed a whole buffer gets one
+ * nonblocking send queued on an io_uring, and one io_uring_enter submits them all (what Sluice's
+ * rtmp.io_uring does at the end of a write hold); a connection whose send comes back EAGAIN waits
+ * for EPOLLOUT as before.
+ *
+ * Build: cc -O2 -o floor bench/floor.c -luring
+ * Usage: floor -n N [-d SECONDS] [-r KBIT_PER_CONN] [-w WRITE_BYTES] [-l RCVLOWAT] [-u]
  * Output: one line of key=value pairs on stdout (compare.sh parses it), details on stderr.
  */
 #define _GNU_SOURCE
@@ -34,11 +39,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <liburing.h>
+
 struct conn {
     int fd;
     double owed;       /* bytes owed to this connection (credit) */
     size_t offset;     /* position in the current write of the buffer (partial writes) */
     int blocked;       /* last send() returned EAGAIN; waiting for EPOLLOUT */
+    int queued;        /* -u: a send is queued on the ring */
 };
 
 static void die(const char *what) {
@@ -60,12 +68,13 @@ static double cpu_s(const struct rusage *ru, double *user, double *sys) {
 
 static void usage(const char *argv0) {
     fprintf(stderr,
-            "usage: %s -n N [-d SECONDS] [-r KBIT_PER_CONN] [-w WRITE_BYTES] [-l RCVLOWAT]\n"
+            "usage: %s -n N [-d SECONDS] [-r KBIT_PER_CONN] [-w WRITE_BYTES] [-l RCVLOWAT] [-u]\n"
             "  -n  connections (required)\n"
             "  -d  seconds of writing (default 10)\n"
             "  -r  rate per connection in kbit/s (default 2528: a 2400k video + 128k audio stream)\n"
             "  -w  bytes per write, the size of the one static buffer (default 65536)\n"
-            "  -l  reader SO_RCVLOWAT in bytes, 0 = off (default 32768)\n",
+            "  -l  reader SO_RCVLOWAT in bytes, 0 = off (default 32768)\n"
+            "  -u  batch each tick's sends through io_uring (one submit per tick)\n",
             argv0);
     exit(2);
 }
@@ -102,18 +111,60 @@ static void reader(int *fds, int n, int lowat) {
     _exit(0);
 }
 
+/* -u: one nonblocking send of the rest of the buffer, queued (the ring is submitted when full). */
+static void ring_queue(struct io_uring *ring, struct conn *k, const char *buf, size_t wsize, int index) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+    if (!sqe) {
+        io_uring_submit(ring);
+        sqe = io_uring_get_sqe(ring);
+        if (!sqe) die("io_uring_get_sqe");
+    }
+    io_uring_prep_send(sqe, k->fd, buf + k->offset, wsize - k->offset, MSG_NOSIGNAL | MSG_DONTWAIT);
+    io_uring_sqe_set_data64(sqe, (uint64_t)index);
+    k->queued = 1;
+}
+
+/* -u: submit what is queued and account every completion as PUSH does for send(). */
+static void ring_submit(struct io_uring *ring, struct conn *c, size_t wsize, uint64_t *written, uint64_t *sends,
+                        uint64_t *eagains, uint64_t *partial) {
+    if (io_uring_submit(ring) < 0) die("io_uring_submit");
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(ring, head, cqe) {
+        struct conn *k = &c[io_uring_cqe_get_data64(cqe)];
+        ++seen;
+        ++*sends;
+        k->queued = 0;
+        if (cqe->res == -EAGAIN) {
+            k->blocked = 1;
+            ++*eagains;
+            continue;
+        }
+        if (cqe->res < 0) {
+            errno = -cqe->res;
+            die("io_uring send");
+        }
+        *written += (uint64_t)cqe->res;
+        k->owed -= (double)cqe->res;
+        k->offset += (size_t)cqe->res;
+        if (k->offset == wsize) k->offset = 0; else ++*partial;
+    }
+    io_uring_cq_advance(ring, seen);
+}
+
 int main(int argc, char **argv) {
-    int n = 0, lowat = 32768;
+    int n = 0, lowat = 32768, use_ring = 0;
     double seconds = 10, kbit = 2528;
     size_t wsize = 65536;
     int opt;
-    while ((opt = getopt(argc, argv, "n:d:r:w:l:h")) != -1) {
+    while ((opt = getopt(argc, argv, "n:d:r:w:l:uh")) != -1) {
         switch (opt) {
         case 'n': n = atoi(optarg); break;
         case 'd': seconds = atof(optarg); break;
         case 'r': kbit = atof(optarg); break;
         case 'w': wsize = (size_t)atol(optarg); break;
         case 'l': lowat = atoi(optarg); break;
+        case 'u': use_ring = 1; break;
         default: usage(argv[0]);
         }
     }
@@ -173,6 +224,14 @@ int main(int argc, char **argv) {
         if (epoll_ctl(ep, EPOLL_CTL_ADD, wfds[i], &ev) < 0) die("epoll_ctl writer");
     }
 
+    struct io_uring ring;
+    if (use_ring) {
+        int rc = io_uring_queue_init((unsigned)(n < 4096 ? n : 4096), &ring, 0);
+        if (rc < 0) {
+            errno = -rc;
+            die("io_uring_queue_init");
+        }
+    }
     const double rate = kbit * 1000.0 / 8.0; /* bytes per second per connection */
     uint64_t written = 0, sends = 0, eagains = 0, partial = 0;
     double max_owed = 0;
@@ -213,8 +272,14 @@ int main(int argc, char **argv) {
                 struct conn *k = &c[i];
                 k->owed += rate * dt;
                 if (k->owed > max_owed) max_owed = k->owed;
-                PUSH(k)
+                if (use_ring) {
+                    if (!k->blocked && !k->queued && (k->offset > 0 || k->owed >= (double)wsize))
+                        ring_queue(&ring, k, buf, wsize, i);
+                } else {
+                    PUSH(k)
+                }
             }
+            if (use_ring) ring_submit(&ring, c, wsize, &written, &sends, &eagains, &partial);
         }
         /* Sleep until the next tick, or until a blocked socket becomes writable again. */
         int timeout = (int)((next_tick - now_s()) * 1000.0 + 0.999);
@@ -223,7 +288,7 @@ int main(int argc, char **argv) {
         for (int e = 0; e < m; ++e) {
             struct conn *k = &c[evs[e].data.u32];
             k->blocked = 0;
-            PUSH(k)
+            if (!use_ring) PUSH(k) /* with -u, the next tick queues it */
         }
     }
 #undef PUSH

@@ -41,7 +41,8 @@ bench_rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 bench_hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 
 # bench_sluice_config FILE PORT MEDIA_DIR: RTMP only, a live and a vod app. One worker loop
-# unless SLUICE_WORKERS says otherwise; SLUICE_WRITE_DELAY overrides player_queue.write_delay.
+# unless SLUICE_WORKERS says otherwise; SLUICE_WRITE_DELAY overrides player_queue.write_delay and
+# SLUICE_IO_URING (true|false) rtmp.io_uring.
 bench_sluice_config() {
   cat > "$1" <<YAML
 workers: ${SLUICE_WORKERS:-1}
@@ -49,6 +50,7 @@ rtmp:
   listen: 127.0.0.1:$2
   chunk_size: 4096
   player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-30ms} }
+  io_uring: ${SLUICE_IO_URING:-true}
 apps:
   live: { type: live }
   vod: { type: vod, root: $3 }
