@@ -188,14 +188,10 @@ void Connection::finish_write(int result) {
     return;
   }
   // The rest waits in libuv's queue; the callback flushes again if anything is left.
-  auto bufs = batch_.buffers();
-  size_t first = 0;
-  while (done >= bufs[first].len) done -= bufs[first++].len;
-  bufs[first].base += done;
-  bufs[first].len -= done;
+  auto rest = batch_.unwritten(done);
   batch_.req.data = this;
-  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data() + first,
-                    static_cast<unsigned>(bufs.size() - first), &Connection::on_write);
+  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), rest.data(), static_cast<unsigned>(rest.size()),
+                    &Connection::on_write);
   if (rc != 0) {
     close(std::string("write failed: ") + uv_strerror(rc));
     return;

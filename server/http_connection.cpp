@@ -523,14 +523,10 @@ void HttpConnection::flush() {
 // Hands the batch from byte `done` on to libuv (which writes what it can at once and the rest
 // when the socket has room); on_write follows.
 void HttpConnection::write_from(size_t done) {
-  auto bufs = batch_.buffers();
-  size_t first = 0;
-  while (done >= bufs[first].len) done -= bufs[first++].len;
-  bufs[first].base += done;
-  bufs[first].len -= done;
+  auto rest = batch_.unwritten(done);
   batch_.req.data = this;
-  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), bufs.data() + first,
-                    static_cast<unsigned>(bufs.size() - first), &HttpConnection::on_write);
+  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), rest.data(), static_cast<unsigned>(rest.size()),
+                    &HttpConnection::on_write);
   if (rc != 0) {
     writing_ = false;
     close(std::string("write failed: ") + uv_strerror(rc));

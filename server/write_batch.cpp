@@ -57,6 +57,16 @@ std::span<uv_buf_t> WriteBatch::finalize() {
   return bufs_;
 }
 
+std::span<uv_buf_t> WriteBatch::unwritten(size_t written) {
+  size_t first = 0;
+  while (first < bufs_.size() && written >= bufs_[first].len) written -= bufs_[first++].len;
+  if (first < bufs_.size()) {
+    bufs_[first].base += written;
+    bufs_[first].len -= written;
+  }
+  return std::span<uv_buf_t>(bufs_).subspan(first);
+}
+
 void WriteBatch::clear() {
   refs_.clear();
   pieces_.clear();

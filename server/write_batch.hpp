@@ -33,8 +33,8 @@ class WriteBatch {
 
   // Builds the uv_buf_t array; the batch must not change until clear().
   std::span<uv_buf_t> finalize();
-  // What finalize() built (empty before).
-  std::span<uv_buf_t> buffers() { return bufs_; }
+  // What finalize() built, less the first `written` bytes (what a partial write left).
+  std::span<uv_buf_t> unwritten(size_t written);
   void clear();
 
   bool empty() const { return total_ == 0; }
