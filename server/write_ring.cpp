@@ -2,7 +2,9 @@
 
 #include <liburing.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "server/logging.hpp"
@@ -41,7 +43,10 @@ bool WriteRing::open(unsigned entries, std::string& why) {
 
 bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* target) {
   if (!ring_) return false;
-  if (queued_ == slots_.size()) submit();
+  if (queued_ == slots_.size()) {
+    submit();
+    if (!ring_) return false;  // that submit failed and gave up the ring
+  }
   io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
   if (sqe == nullptr) return false;  // cannot happen after submit(); write the usual way anyway
   Slot& slot = slots_[queued_];
@@ -50,7 +55,9 @@ bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* t
   slot.msg = msghdr{};
   // uv_buf_t is declared with struct iovec's layout on Unix (libuv's own writev relies on it).
   slot.msg.msg_iov = reinterpret_cast<iovec*>(const_cast<uv_buf_t*>(bufs.data()));
-  slot.msg.msg_iovlen = bufs.size();
+  // sendmsg refuses more than IOV_MAX pieces (a slow player's backlog of small audio messages can
+  // have more); the rest is then a partial write, as libuv's own writev caps it.
+  slot.msg.msg_iovlen = std::min<size_t>(bufs.size(), IOV_MAX);
   io_uring_prep_sendmsg(sqe, fd, &slot.msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   io_uring_sqe_set_data64(sqe, queued_);
   ++queued_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -194,6 +195,23 @@ TEST_CASE("a target may queue its next write from its result; it goes out with t
   REQUIRE(target.results.size() == 2);
   CHECK(target.results[1] == static_cast<int>(second.size()));
   CHECK(pair.read_all() == first + second);
+}
+
+TEST_CASE("a batch of more pieces than sendmsg takes is written in part, not failed") {
+  WriteRing ring;
+  std::string why;
+  REQUIRE_MESSAGE(ring.open(4, why), why);
+  Pair pair;
+  std::string bytes(3000, 'p');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + i % 26);
+  std::vector<uv_buf_t> pieces;
+  for (size_t i = 0; i < bytes.size(); ++i) pieces.push_back(uv_buf_init(&bytes[i], 1));
+  Recorder r;
+  REQUIRE(ring.queue(pair.writer, pieces, &r));
+  ring.submit();
+  REQUIRE(r.results.size() == 1);
+  CHECK(r.results[0] == IOV_MAX);
+  CHECK(pair.read_all() == bytes.substr(0, IOV_MAX));
 }
 
 TEST_CASE("a ring that is not open queues nothing") {
