@@ -56,6 +56,9 @@ class FlushList {
 
   // Flushing may queue more (closing a connection ends its streams): loop until quiet.
   // after_pass() runs after every pass (the server submits the writes the pass queued).
+  void drain() {
+    drain([] {});
+  }
   template <typename AfterPass>
   void drain(AfterPass&& after_pass) {
     while (!pending_.empty()) {
