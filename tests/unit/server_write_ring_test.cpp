@@ -51,12 +51,17 @@ struct Recorder : RingWriteTarget {
 
 uv_buf_t buf_of(std::string& s) { return uv_buf_init(s.data(), static_cast<unsigned>(s.size())); }
 
+// The machines Sluice is tested on allow io_uring: a refusal is a failure, with the kernel's reason.
+void open_ring(WriteRing& ring, unsigned entries) {
+  std::string why;
+  REQUIRE_MESSAGE(ring.open(entries, why), "io_uring_setup refused: " << why);
+}
+
 }  // namespace
 
 TEST_CASE("writes to several sockets go out with one submit, each gathered in order") {
   WriteRing ring;
-  std::string why;
-  REQUIRE_MESSAGE(ring.open(64, why), why);
+  open_ring(ring, 64);
   std::vector<Pair> pairs(3);
   std::vector<std::vector<std::string>> parts = {
       {"head-0|", "body of the first|", "tail"}, {"x"}, {std::string(100000, 'm'), "|end"}};
@@ -87,8 +92,7 @@ TEST_CASE("writes to several sockets go out with one submit, each gathered in or
 
 TEST_CASE("a full socket reports EAGAIN at once instead of waiting for room") {
   WriteRing ring;
-  std::string why;
-  REQUIRE_MESSAGE(ring.open(8, why), why);
+  open_ring(ring, 8);
   Pair full;
   std::string chunk(65536, 'f');
   while (::write(full.writer, chunk.data(), chunk.size()) > 0) {
@@ -113,8 +117,7 @@ TEST_CASE("a full socket reports EAGAIN at once instead of waiting for room") {
 
 TEST_CASE("errors are per write: a closed peer and a bad descriptor fail alone") {
   WriteRing ring;
-  std::string why;
-  REQUIRE_MESSAGE(ring.open(8, why), why);
+  open_ring(ring, 8);
   Pair gone, closed_fd, fine;
   ::close(gone.reader);
   gone.reader = -1;
@@ -139,8 +142,7 @@ TEST_CASE("errors are per write: a closed peer and a bad descriptor fail alone")
 
 TEST_CASE("more writes than ring entries: the ring submits when full and loses none") {
   WriteRing ring;
-  std::string why;
-  REQUIRE_MESSAGE(ring.open(4, why), why);
+  open_ring(ring, 4);
   constexpr size_t kWrites = 11;
   std::vector<Pair> pairs(kWrites);
   std::vector<std::string> data;
@@ -165,8 +167,7 @@ TEST_CASE("more writes than ring entries: the ring submits when full and loses n
 
 TEST_CASE("a target may queue its next write from its result; it goes out with the next submit") {
   WriteRing ring;
-  std::string why;
-  REQUIRE_MESSAGE(ring.open(4, why), why);
+  open_ring(ring, 4);
   Pair pair;
   std::string first = "first|", second = "second";
   uv_buf_t b1 = buf_of(first), b2 = buf_of(second);
@@ -199,8 +200,7 @@ TEST_CASE("a target may queue its next write from its result; it goes out with t
 
 TEST_CASE("a batch of more pieces than sendmsg takes is written in part, not failed") {
   WriteRing ring;
-  std::string why;
-  REQUIRE_MESSAGE(ring.open(4, why), why);
+  open_ring(ring, 4);
   Pair pair;
   std::string bytes(3000, 'p');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + i % 26);
