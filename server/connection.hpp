@@ -127,7 +127,7 @@ class Connection final : public RingWriteTarget {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   bool writing_ = false;
   bool ring_queued_ = false;   // batch_ is queued on the ring, not yet submitted
-  bool more_to_flush_ = false;  // the players had more than one batch holds
+  bool more_to_flush_ = false;  // the players had more than one batch can hold
   bool closing_ = false;
   bool connected_ = false;
   uint64_t started_ms_ = 0;
