@@ -158,9 +158,8 @@ void Connection::flush() {
   bytes_out_ += batch_.bytes();
   // Inside the server's flush pass the write joins the other players' on the ring (one system
   // call for all of them); its result comes back through on_ring_write.
-  uv_os_fd_t fd;
   WriteRing* ring = server_.batching_ring();
-  if (ring != nullptr && uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) == 0 && ring->queue(fd, bufs, this)) {
+  if (ring != nullptr && ring->queue(reinterpret_cast<uv_stream_t*>(&tcp_), bufs, this)) {
     ring_queued_ = true;
     return;
   }

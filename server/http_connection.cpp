@@ -511,9 +511,8 @@ void HttpConnection::flush() {
   bytes_out_ += batch_.bytes();
   writing_ = true;
   // Inside the flush pass, live media joins the RTMP players' writes on the ring (see WriteRing).
-  uv_os_fd_t fd;
   WriteRing* ring = service_.batching_ring();
-  if (ring != nullptr && uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd) == 0 && ring->queue(fd, bufs, this)) {
+  if (ring != nullptr && ring->queue(reinterpret_cast<uv_stream_t*>(&tcp_), bufs, this)) {
     ring_queued_ = true;
     return;
   }

@@ -64,6 +64,12 @@ bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* t
   return true;
 }
 
+bool WriteRing::queue(uv_stream_t* stream, std::span<const uv_buf_t> bufs, RingWriteTarget* target) {
+  uv_os_fd_t fd;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(stream), &fd) != 0) return false;
+  return queue(fd, bufs, target);
+}
+
 void WriteRing::submit() {
   if (queued_ == 0) return;
   size_t expected = queued_;

@@ -52,6 +52,8 @@ class WriteRing {
   // must stay valid until submit(). False when the ring is not open; when it is full, the queued
   // writes are submitted first.
   bool queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* target);
+  // The same for a libuv socket's descriptor (false when it has none).
+  bool queue(uv_stream_t* stream, std::span<const uv_buf_t> bufs, RingWriteTarget* target);
   // Submits everything queued and calls each target's on_ring_write before returning. A target
   // may queue again from its callback; that write goes out with the next submit().
   void submit();
