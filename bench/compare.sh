@@ -93,7 +93,7 @@ if [ -n "$ref" ]; then
   { cmake -S "$work/src" -B "$work/src/build" -DCMAKE_BUILD_TYPE=Release -DSLUICE_WERROR=OFF -DSLUICE_TESTS=OFF &&
     cmake --build "$work/src/build" -j"$(nproc)"; } >"$out/build.log" 2>&1 ||
     { tail -20 "$out/build.log" >&2; echo "compare.sh: building $ref failed" >&2; exit 1; }
-  cp "$work/src/build/server/sluice" "$work/src/build/tools/bench/sluice-bench" "$work/bin/"
+  cp "$work/src/build/server/sluice" "$work/src/build/bench/load/sluice-bench" "$work/bin/"
   rm -rf "$work/src"
 else
   if [ "$build" = 1 ]; then
@@ -105,11 +105,11 @@ else
       sleep 30
     done
   fi
-  [ -x "$root/build/release/server/sluice" ] && [ -x "$root/build/release/tools/bench/sluice-bench" ] ||
+  [ -x "$root/build/release/server/sluice" ] && [ -x "$root/build/release/bench/load/sluice-bench" ] ||
     { echo "compare.sh: no release build (make release)" >&2; exit 1; }
   # Private copies: build/release may be rebuilt by someone else while this runs, and every run of
   # one comparison must measure the same binary.
-  cp "$root/build/release/server/sluice" "$root/build/release/tools/bench/sluice-bench" "$work/bin/"
+  cp "$root/build/release/server/sluice" "$root/build/release/bench/load/sluice-bench" "$work/bin/"
   commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
   dirty=$(git -C "$root" status --porcelain -- server protocol media config 2>/dev/null | wc -l)
   [ "$dirty" -gt 0 ] && commit="$commit + $dirty uncommitted file(s) in server/ protocol/ media/ config/"

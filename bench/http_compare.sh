@@ -21,7 +21,7 @@
 # --flv-seconds S (default 20). --out DIR: where results go (default /tmp/sluice-http-DATE; kept).
 # Sluice is the working tree's release build (make release, then copied so a concurrent rebuild
 # cannot change it mid-run); --no-build uses build/release as it is; --build-dir DIR takes
-# DIR/server/sluice and DIR/tools/bench/sluice-bench.
+# DIR/server/sluice and DIR/bench/load/sluice-bench.
 # Installs nginx, wrk, curl, ffmpeg with apt-get when missing. Every run is bounded (wrk and
 # sluice-bench by their duration, curl by --max-time), all traffic is on 127.0.0.1, and only the
 # processes this script started are stopped (by PID).
@@ -109,7 +109,7 @@ pids=()
 bench_trap_cleanup
 mkdir -p "$work/bin"
 if [ -n "$build_dir" ]; then
-  src_sluice="$build_dir/server/sluice"; src_bench="$build_dir/tools/bench/sluice-bench"
+  src_sluice="$build_dir/server/sluice"; src_bench="$build_dir/bench/load/sluice-bench"
   commit="binaries from $build_dir"
 else
   if [ "$build" = 1 ]; then
@@ -121,9 +121,9 @@ else
       sleep 30
     done
   fi
-  src_sluice="$root/build/release/server/sluice"; src_bench="$root/build/release/tools/bench/sluice-bench"
+  src_sluice="$root/build/release/server/sluice"; src_bench="$root/build/release/bench/load/sluice-bench"
   commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
-  dirty=$(git -C "$root" status --porcelain -- server protocol media config tools/bench 2>/dev/null | wc -l)
+  dirty=$(git -C "$root" status --porcelain -- server protocol media config bench/load 2>/dev/null | wc -l)
   [ "$dirty" -gt 0 ] && commit="$commit + $dirty uncommitted file(s)"
 fi
 if [ ! -x "$src_sluice" ] || [ ! -x "$src_bench" ]; then

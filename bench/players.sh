@@ -46,7 +46,7 @@ ticks=$(getconf CLK_TCK)
 idle_rss=$(rss)
 cpu0=$(cpu)
 peak=$idle_rss
-"$build/tools/bench/sluice-bench" play -n "$players" --rate 250 -d "$seconds" -q --json "$work/bench.json" \
+"$build/bench/load/sluice-bench" play -n "$players" --rate 250 -d "$seconds" -q --json "$work/bench.json" \
   "${start[@]}" "$url" >"$work/bench.txt" &
 bench=$!; pids+=("$bench")
 while kill -0 "$bench" 2>/dev/null; do

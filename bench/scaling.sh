@@ -88,7 +88,7 @@ trap 'exit 130' INT TERM
 make -C "$root" release >/dev/null
 bin="$work/bin"
 mkdir -p "$bin" "$work/media"
-cp "$root/build/release/server/sluice" "$root/build/release/tools/bench/sluice-bench" "$bin/"
+cp "$root/build/release/server/sluice" "$root/build/release/bench/load/sluice-bench" "$bin/"
 bench_make_media "$work/media/movie.flv" $(( seconds + 40 )) 2400k
 kbps=$(ffprobe -v error -show_entries format=bit_rate -of csv=p=0 "$work/media/movie.flv")
 kbps=$(( kbps / 1000 ))

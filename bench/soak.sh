@@ -20,7 +20,7 @@
 #                       as root, 0 otherwise): on a busy shared machine, other work at the normal
 #                       priority starves the bench of CPU, and the players then count stalls that
 #                       are not the server's. These three use well under one core between them.
-#   --build-dir DIR     take DIR/server/sluice and DIR/tools/bench/sluice-bench as they are
+#   --build-dir DIR     take DIR/server/sluice and DIR/bench/load/sluice-bench as they are
 #                       (default: make release, then build/release)
 # Writes samples.csv (one row per interval), summary.txt and soak.png (RSS and CPU against time) in
 # --out DIR, with the bench's and the publisher's JSON and logs, and prints the summary.
@@ -99,7 +99,7 @@ if [ -z "$build_dir" ]; then
   done
   build_dir="$root/build/release"
 fi
-for b in server/sluice tools/bench/sluice-bench; do
+for b in server/sluice bench/load/sluice-bench; do
   [ -x "$build_dir/$b" ] || { echo "soak.sh: no $build_dir/$b (make release, or --build-dir)" >&2; exit 1; }
 done
 
@@ -108,7 +108,7 @@ pids=()
 bench_trap_cleanup
 # Private copies: a rebuild of the tree during an hour-long run must not change what is measured.
 mkdir -p "$work/bin" "$work/media"
-cp "$build_dir/server/sluice" "$build_dir/tools/bench/sluice-bench" "$work/bin/"
+cp "$build_dir/server/sluice" "$build_dir/bench/load/sluice-bench" "$work/bin/"
 sluice="$work/bin/sluice"
 bench="$work/bin/sluice-bench"
 

@@ -8,9 +8,6 @@
 
 namespace sluice::config {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::config {
 
@@ -24,7 +24,7 @@ struct ListenAddress {
 };
 
 // Accepts "host:port", "[v6]:port", ":port" and "port" (the last two mean host 0.0.0.0).
-protocol::Result<ListenAddress> parse_listen_address(std::string_view text);
+Result<ListenAddress> parse_listen_address(std::string_view text);
 
 // An IPv4 or IPv6 network. IPv4 blocks also match IPv4-mapped IPv6 peers (::ffff:a.b.c.d), which is
 // what a dual-stack "[::]" listener reports for IPv4 clients.
@@ -45,7 +45,7 @@ struct Cidr {
 
 // Accepts "a.b.c.d/n", "v6/n" and a bare address (a /32 or /128). Rejects host bits set past the
 // prefix ("10.1.2.3/8"), because that is almost always a typo, and says which network was meant.
-protocol::Result<Cidr> parse_cidr(std::string_view text);
+Result<Cidr> parse_cidr(std::string_view text);
 
 // The access rule used by publish_allow and http.api allow: an empty list allows everyone.
 bool cidr_list_allows(std::span<const Cidr> list, std::span<const uint8_t> peer);

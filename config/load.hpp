@@ -14,13 +14,10 @@
 #include <string_view>
 
 #include "config/config.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::config {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 // Reads and validates a YAML file. Config::source is `path` as given.
 Result<Config> load_file(const std::string& path);

@@ -5,9 +5,6 @@
 
 namespace sluice::config {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 

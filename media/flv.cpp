@@ -1,13 +1,9 @@
 #include "media/flv.hpp"
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 constexpr uint8_t kFlagAudio = 0x04;
@@ -24,14 +20,14 @@ void write_flv_header(bool audio, bool video, std::vector<uint8_t>& out) {
 
 void write_tag_header(uint8_t type, uint32_t size, uint32_t ts, uint8_t* out11) {
   out11[0] = type & kTagTypeMask;
-  protocol::store_u24be(out11 + 1, size & kFlvMaxDataSize);
-  protocol::store_u24be(out11 + 4, ts & 0xFFFFFF);
+  store_u24be(out11 + 1, size & kFlvMaxDataSize);
+  store_u24be(out11 + 4, ts & 0xFFFFFF);
   out11[7] = static_cast<uint8_t>(ts >> 24);  // TimestampExtended: the high 8 bits
-  protocol::store_u24be(out11 + 8, 0);        // StreamID
+  store_u24be(out11 + 8, 0);        // StreamID
 }
 
 void write_previous_tag_size(uint32_t tag_data_size, uint8_t* out4) {
-  protocol::store_u32be(out4, static_cast<uint32_t>(kFlvTagHeaderSize) + tag_data_size);
+  store_u32be(out4, static_cast<uint32_t>(kFlvTagHeaderSize) + tag_data_size);
 }
 
 void append_tag(uint8_t type, uint32_t ts, std::span<const uint8_t> body, std::vector<uint8_t>& out) {
@@ -52,7 +48,7 @@ Result<FlvFileHeader> parse_flv_header(std::span<const uint8_t> bytes) {
   h.version = bytes[3];
   h.has_audio = (bytes[4] & kFlagAudio) != 0;
   h.has_video = (bytes[4] & kFlagVideo) != 0;
-  h.data_offset = protocol::load_u32be(bytes.data() + 5);
+  h.data_offset = load_u32be(bytes.data() + 5);
   if (h.data_offset < kFlvFileHeaderSize) return Error(Errc::Malformed, "FLV DataOffset below 9");
   return h;
 }

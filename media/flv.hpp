@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -43,7 +43,7 @@ void write_previous_tag_size(uint32_t tag_data_size, uint8_t* out4);
 // Appends header + body + PreviousTagSize: one whole tag.
 void append_tag(uint8_t type, uint32_t ts, std::span<const uint8_t> body, std::vector<uint8_t>& out);
 
-protocol::Result<FlvFileHeader> parse_flv_header(std::span<const uint8_t> bytes);
-protocol::Result<FlvTagHeader> parse_tag_header(std::span<const uint8_t> bytes);
+Result<FlvFileHeader> parse_flv_header(std::span<const uint8_t> bytes);
+Result<FlvTagHeader> parse_tag_header(std::span<const uint8_t> bytes);
 
 }  // namespace sluice::media

@@ -3,13 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 Result<std::vector<FlvTag>> FlvParser::feed(std::span<const uint8_t> bytes) {
   std::vector<FlvTag> out;
@@ -82,7 +79,7 @@ Result<void> FlvParser::on_file_header() {
 }
 
 void FlvParser::on_previous_tag_size() {
-  if (protocol::load_u32be(fixed_.data()) != last_tag_size_) ++previous_size_mismatches_;
+  if (load_u32be(fixed_.data()) != last_tag_size_) ++previous_size_mismatches_;
   fill_ = 0;
   state_ = State::TagHeader;
 }
@@ -95,7 +92,7 @@ Result<void> FlvParser::on_tag_header(std::vector<FlvTag>& out) {
     return Error(Errc::LimitExceeded, "FLV tag " + std::to_string(tags_) + " body of " + std::to_string(h->data_size) + " bytes");
   tag_ = *h;
   state_ = State::TagBody;
-  if (tag_.data_size == 0) emit(protocol::Slice(), out);
+  if (tag_.data_size == 0) emit(Slice(), out);
   return {};
 }
 
@@ -104,18 +101,18 @@ size_t FlvParser::take_body(std::span<const uint8_t> in, std::vector<FlvTag>& ou
   const size_t need = tag_.data_size - body_.size();
   const size_t n = std::min(need, in.size());
   if (body_.empty() && n == tag_.data_size) {
-    emit(protocol::Slice::copy_of(in.first(n)), out);
+    emit(Slice::copy_of(in.first(n)), out);
     return n;
   }
   // Grow with what arrives rather than trusting DataSize up front: 11 bytes of header must not
   // be able to pin 16 MiB.
   if (body_.empty()) body_.reserve(std::min<size_t>(tag_.data_size, 64 * 1024));
   body_.insert(body_.end(), in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
-  if (body_.size() == tag_.data_size) emit(protocol::Slice::adopt(std::exchange(body_, {})), out);
+  if (body_.size() == tag_.data_size) emit(Slice::adopt(std::exchange(body_, {})), out);
   return n;
 }
 
-void FlvParser::emit(protocol::Slice body, std::vector<FlvTag>& out) {
+void FlvParser::emit(Slice body, std::vector<FlvTag>& out) {
   FlvTag t;
   t.type = tag_.type;
   t.filter = tag_.filter;

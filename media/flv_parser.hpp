@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "media/flv.hpp"
-#include "protocol/bytes.hpp"
-#include "protocol/result.hpp"
+#include "base/bytes.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -22,7 +22,7 @@ struct FlvTag {
   bool filter = false;
   uint32_t timestamp = 0;
   uint32_t stream_id = 0;
-  protocol::Slice body;  // copied once from the input into its own payload
+  Slice body;  // copied once from the input into its own payload
 };
 
 class FlvParser {
@@ -38,7 +38,7 @@ class FlvParser {
 
   // Consumes all of `bytes`. Returns the tags completed by them. After an error the parser is
   // failed and every later call returns the same error.
-  protocol::Result<std::vector<FlvTag>> feed(std::span<const uint8_t> bytes);
+  Result<std::vector<FlvTag>> feed(std::span<const uint8_t> bytes);
 
   const std::optional<FlvFileHeader>& header() const { return header_; }
   // True when the input so far ends inside a tag header or body: if the stream ends now, its last
@@ -53,17 +53,17 @@ class FlvParser {
   enum class State : uint8_t { FileHeader, SkipToBody, PreviousTagSize, TagHeader, TagBody, Failed };
 
   // Each step consumes a prefix of `in` and returns how much; it may append to `out`.
-  protocol::Result<size_t> step(std::span<const uint8_t> in, std::vector<FlvTag>& out);
+  Result<size_t> step(std::span<const uint8_t> in, std::vector<FlvTag>& out);
   size_t fill_fixed(std::span<const uint8_t> in, size_t want);
-  protocol::Result<void> on_file_header();
-  protocol::Result<void> on_tag_header(std::vector<FlvTag>& out);
+  Result<void> on_file_header();
+  Result<void> on_tag_header(std::vector<FlvTag>& out);
   void on_previous_tag_size();
   size_t take_body(std::span<const uint8_t> in, std::vector<FlvTag>& out);
-  void emit(protocol::Slice body, std::vector<FlvTag>& out);
+  void emit(Slice body, std::vector<FlvTag>& out);
 
   Limits limits_;
   State state_ = State::FileHeader;
-  protocol::Error error_;
+  Error error_;
   std::array<uint8_t, kFlvTagHeaderSize> fixed_{};  // partial header bytes
   size_t fill_ = 0;
   uint64_t skip_ = 0;                               // bytes between the header and DataOffset

@@ -39,7 +39,7 @@ void classify_data(Frame& f) {
 
 }  // namespace
 
-FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, protocol::Slice payload) {
+FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, Slice payload) {
   auto f = std::make_shared<Frame>();
   f->rtmp_type = rtmp_type;
   f->timestamp = timestamp;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "protocol/bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace sluice::media {
 
@@ -15,7 +15,7 @@ struct Frame {
   FrameKind kind = FrameKind::Data;
   uint8_t rtmp_type = 0;    // 8 audio, 9 video, 18 (or 15) data
   uint32_t timestamp = 0;   // ms, modular (compare with (int32_t)(a - b))
-  protocol::Slice payload;  // the FLV tag body == the RTMP message payload
+  Slice payload;  // the FLV tag body == the RTMP message payload
 
   // Classified once at ingest so the hot path never parses.
   bool keyframe = false;         // a coded video key frame: a GOP starts here
@@ -25,7 +25,7 @@ struct Frame {
 
   // The server's pre-chunked wire body, built once by the first subscriber that needs it, on the
   // loop that owns the stream; the key says which chunking (chunk size, csid) it was built for.
-  mutable protocol::Slice wire_cache;
+  mutable Slice wire_cache;
   mutable uint32_t wire_cache_key = 0;
 };
 
@@ -35,6 +35,6 @@ using FramePtr = std::shared_ptr<const Frame>;
 // message that starts with "@setDataFrame", the frame's payload is re-sliced to start at the
 // handler name after it (no copy): that is what subscribers and recordings must receive.
 // Garbage payloads are never an error here: they become unclassified frames and are relayed.
-FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, protocol::Slice payload);
+FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, Slice payload);
 
 }  // namespace sluice::media

@@ -1,13 +1,9 @@
 #include "media/script_data.hpp"
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 
@@ -49,7 +45,7 @@ bool is_set_data_frame_metadata(std::span<const uint8_t> payload) {
   return second && *second == kOnMetaData;
 }
 
-std::optional<protocol::Slice> strip_set_data_frame(const protocol::Slice& payload) {
+std::optional<Slice> strip_set_data_frame(const Slice& payload) {
   ByteReader r(payload.span());
   auto first = read_amf0_string(r);
   if (!first || *first != kSetDataFrame) return std::nullopt;

@@ -10,8 +10,8 @@
 #include <span>
 #include <string_view>
 
-#include "protocol/bytes.hpp"
-#include "protocol/result.hpp"
+#include "base/bytes.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -20,7 +20,7 @@ inline constexpr std::string_view kClearDataFrame = "@clearDataFrame";
 inline constexpr std::string_view kOnMetaData = "onMetaData";
 
 // The AMF0 string (marker 0x02) a data message starts with: its handler name.
-protocol::Result<std::string_view> leading_amf0_string(std::span<const uint8_t> payload);
+Result<std::string_view> leading_amf0_string(std::span<const uint8_t> payload);
 
 // "onMetaData", ...
 bool is_on_metadata(std::span<const uint8_t> payload);
@@ -31,6 +31,6 @@ bool is_set_data_frame_metadata(std::span<const uint8_t> payload);
 
 // For "@setDataFrame", <name>, ...: a slice of `payload` starting at <name>, sharing its bytes.
 // Otherwise nullopt (relay the payload as it is).
-std::optional<protocol::Slice> strip_set_data_frame(const protocol::Slice& payload);
+std::optional<Slice> strip_set_data_frame(const Slice& payload);
 
 }  // namespace sluice::media

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "protocol/amf_value.hpp"
-#include "protocol/byte_io.hpp"
-#include "protocol/result.hpp"
+#include "base/byte_io.hpp"
+#include "base/result.hpp"
 
 namespace sluice::protocol::amf {
 

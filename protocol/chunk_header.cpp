@@ -1,6 +1,6 @@
 #include "protocol/chunk_header.hpp"
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::protocol {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::protocol {
 

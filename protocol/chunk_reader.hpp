@@ -32,7 +32,7 @@
 
 #include "protocol/chunk_header.hpp"
 #include "protocol/message.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::protocol {
 

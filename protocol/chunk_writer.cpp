@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::protocol {
 

@@ -30,7 +30,7 @@
 #include <span>
 #include <vector>
 
-#include "protocol/bytes.hpp"
+#include "base/bytes.hpp"
 #include "protocol/chunk_header.hpp"
 #include "protocol/message.hpp"
 

@@ -1,7 +1,7 @@
 #include "protocol/commands.hpp"
 
 #include "protocol/amf0.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::protocol {
 

@@ -11,7 +11,7 @@
 
 #include "protocol/amf_value.hpp"
 #include "protocol/message.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::protocol {
 

@@ -1,6 +1,6 @@
 #include "protocol/control_messages.hpp"
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::protocol {
 

@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::protocol {
 

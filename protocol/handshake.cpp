@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::protocol {
 namespace {

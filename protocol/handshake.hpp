@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "protocol/handshake_digest.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::protocol {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "protocol/bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace sluice::protocol {
 

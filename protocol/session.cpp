@@ -4,7 +4,7 @@
 #include <cassert>
 
 #include "protocol/amf0.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::protocol {
 

@@ -20,7 +20,7 @@
 #include "protocol/control_messages.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/message.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::protocol {
 

@@ -10,9 +10,9 @@
 
 #include "config/default_config.hpp"
 #include "config/load.hpp"
-#include "server/logging.hpp"
+#include "server/io/logging.hpp"
 #include "server/server.hpp"
-#include "server/worker_mesh.hpp"
+#include "server/live/worker_mesh.hpp"
 
 namespace {
 

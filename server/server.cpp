@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <csignal>
 
-#include "server/connection.hpp"
-#include "server/http_api.hpp"
-#include "server/http_service.hpp"
-#include "server/logging.hpp"
-#include "server/net_address.hpp"
+#include "server/rtmp/connection.hpp"
+#include "server/http/api.hpp"
+#include "server/http/service.hpp"
+#include "server/io/logging.hpp"
+#include "server/io/net_address.hpp"
 
 namespace sluice::server {
 
@@ -43,11 +43,11 @@ uv_buf_t Server::read_buffer() {
   return uv_buf_init(reinterpret_cast<char*>(read_buffer_.data()), static_cast<unsigned>(read_buffer_.size()));
 }
 
-protocol::Result<void> Server::listen_on(const config::ListenAddress& addr) {
+Result<void> Server::listen_on(const config::ListenAddress& addr) {
   sockaddr_storage ss{};
   int rc = addr.is_ipv6() ? uv_ip6_addr(addr.host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
                           : uv_ip4_addr(addr.host.c_str(), addr.port, reinterpret_cast<sockaddr_in*>(&ss));
-  if (rc != 0) return protocol::Error(protocol::Errc::Config, "bad listen address " + addr.to_string());
+  if (rc != 0) return Error(Errc::Config, "bad listen address " + addr.to_string());
   auto l = std::make_unique<Listener>();
   l->server = this;
   uv_tcp_init(loop_, &l->tcp);
@@ -59,7 +59,7 @@ protocol::Result<void> Server::listen_on(const config::ListenAddress& addr) {
     uv_close(reinterpret_cast<uv_handle_t*>(&l->tcp), nullptr);
     // The handle memory must outlive uv_close: keep it until the loop ends.
     listeners_.push_back(std::move(l));
-    return protocol::Error(protocol::Errc::Io, "cannot listen on " + addr.to_string() + ": " + uv_strerror(rc));
+    return Error(Errc::Io, "cannot listen on " + addr.to_string() + ": " + uv_strerror(rc));
   }
   sockaddr_storage bound{};
   int len = sizeof bound;
@@ -67,10 +67,10 @@ protocol::Result<void> Server::listen_on(const config::ListenAddress& addr) {
   bound_.push_back(format_sockaddr(bound));
   SLUICE_LOG_INFO("event=listen proto=rtmp address={}", bound_.back());
   listeners_.push_back(std::move(l));
-  return protocol::ok();
+  return ok();
 }
 
-protocol::Result<void> Server::start() {
+Result<void> Server::start() {
   started_ms_ = now_ms();
   // Every handle first, so that stop() after a failed listen closes only initialised handles.
   flush_.start(loop_, static_cast<uint64_t>(config_.rtmp.player_queue.write_delay.count()));
@@ -105,7 +105,7 @@ protocol::Result<void> Server::start() {
           &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
     }
   }
-  if (worker_ != 0) return protocol::ok();
+  if (worker_ != 0) return ok();
   const int signums[2] = {SIGINT, SIGTERM};
   for (size_t i = 0; i < signals_.size(); ++i) {
     uv_signal_init(loop_, &signals_[i]);
@@ -123,7 +123,7 @@ protocol::Result<void> Server::start() {
     auto r = http_->start();
     if (!r) return r;
   }
-  return protocol::ok();
+  return ok();
 }
 
 void Server::on_connection(uv_stream_t* listener, int status) {
@@ -136,7 +136,7 @@ void Server::on_connection(uv_stream_t* listener, int status) {
   uint32_t max = self.config_.rtmp.max_connections;
   bool refuse = self.stopping_ || (max != 0 && self.connection_count() + self.http_connection_count() >= max);
   if (!refuse && self.hand_over(listener)) return;
-  auto* c = new Connection(self, self.next_connection_id());
+  auto* c = new RtmpConnection(self, self.next_connection_id());
   self.connections_.insert(c);
   if (self.mesh_) ++self.mesh_->rtmp_connections;
   int rc = c->accept(listener);
@@ -180,7 +180,7 @@ bool Server::hand_over(uv_stream_t* listener) {
 }
 
 void Server::adopt(int fd, uint64_t id) {
-  auto* c = new Connection(*this, id);
+  auto* c = new RtmpConnection(*this, id);
   connections_.insert(c);
   int rc = c->adopt(fd);
   if (rc != 0) {
@@ -199,7 +199,7 @@ void Server::on_mesh_event(MeshEvent& e) {
   switch (e.kind) {
     case MeshEvent::Kind::Accept: adopt(e.fd, e.id); return;
     case MeshEvent::Kind::Kick:
-      for (Connection* c : connections_) {
+      for (RtmpConnection* c : connections_) {
         if (c->id() == e.id && !c->closing()) {
           c->close("closed through the API");
           break;
@@ -222,23 +222,23 @@ void Server::on_tick(uv_timer_t* timer) {
   uint64_t now = self->now_ms();
   self->registry_.sample_rates(now);
   // Copy: a tick may close connections.
-  std::vector<Connection*> all(self->connections_.begin(), self->connections_.end());
-  for (Connection* c : all) {
+  std::vector<RtmpConnection*> all(self->connections_.begin(), self->connections_.end());
+  for (RtmpConnection* c : all) {
     if (self->connections_.count(c) && !c->closing()) c->on_tick(now);
   }
 }
 
-void Server::request_flush(Connection* c) { flush_.flush_soon(c); }
+void Server::request_flush(RtmpConnection* c) { flush_.flush_soon(c); }
 
-void Server::request_held_flush(Connection* c) { flush_.flush_held(c); }
+void Server::request_held_flush(RtmpConnection* c) { flush_.flush_held(c); }
 
-void Server::cancel_flush(Connection* c) { flush_.cancel(c); }
+void Server::cancel_flush(RtmpConnection* c) { flush_.cancel(c); }
 
 WriteRing* Server::batching_ring() { return flush_.batching_ring(); }
 
 void Server::submit_writes() { ring_.submit(); }
 
-void Server::on_connection_closed(Connection* c) {
+void Server::on_connection_closed(RtmpConnection* c) {
   cancel_flush(c);
   if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
 }
@@ -262,8 +262,8 @@ void Server::stop() {
   for (auto& l : listeners_) {
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&l->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&l->tcp), nullptr);
   }
-  std::vector<Connection*> all(connections_.begin(), connections_.end());
-  for (Connection* c : all) {
+  std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
+  for (RtmpConnection* c : all) {
     if (connections_.count(c)) c->shutdown_gracefully();
   }
   if (http_) http_->stop();
@@ -271,8 +271,8 @@ void Server::stop() {
       &stop_timer_,
       [](uv_timer_t* t) {
         auto* self = static_cast<Server*>(t->data);
-        std::vector<Connection*> rest(self->connections_.begin(), self->connections_.end());
-        for (Connection* c : rest) c->close("server stopped");
+        std::vector<RtmpConnection*> rest(self->connections_.begin(), self->connections_.end());
+        for (RtmpConnection* c : rest) c->close("server stopped");
         if (self->http_) self->http_->close_all("server stopped");
         self->close_handles();
       },

@@ -14,16 +14,16 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "protocol/result.hpp"
-#include "server/flush_scheduler.hpp"
-#include "server/stream_registry.hpp"
-#include "server/vod_files.hpp"
-#include "server/worker_mesh.hpp"
-#include "server/write_ring.hpp"
+#include "base/result.hpp"
+#include "server/io/flush_scheduler.hpp"
+#include "server/live/stream_registry.hpp"
+#include "server/vod/files.hpp"
+#include "server/live/worker_mesh.hpp"
+#include "server/io/write_ring.hpp"
 
 namespace sluice::server {
 
-class Connection;
+class RtmpConnection;
 class HttpService;
 
 class Server {
@@ -35,7 +35,7 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds every listener and starts the timers; fails with the address that could not be bound.
-  protocol::Result<void> start();
+  Result<void> start();
   // Graceful stop (SIGINT/SIGTERM): stop accepting, end streams, close connections, let the loop end.
   void stop();
 
@@ -47,16 +47,16 @@ class Server {
 
   // Output is written at the end of this loop iteration (flush soon) or, for live media, within
   // rtmp.player_queue.write_delay (flush held).
-  void request_flush(Connection* c);
-  void request_held_flush(Connection* c);
-  void cancel_flush(Connection* c);
+  void request_flush(RtmpConnection* c);
+  void request_held_flush(RtmpConnection* c);
+  void cancel_flush(RtmpConnection* c);
   // Inside a flush pass with io_uring: the ring a connection queues its write on (nullptr: write
   // at once). submit_writes() sends what is queued now (a connection closing mid-pass).
   WriteRing* batching_ring();
   // The loop's ring when io_uring is on (the HTTP side shares it), else nullptr.
   WriteRing* write_ring() { return ring_.is_open() ? &ring_ : nullptr; }
   void submit_writes();
-  void on_connection_closed(Connection* c);
+  void on_connection_closed(RtmpConnection* c);
   // One read buffer for the whole loop: reads are handled synchronously, so no connection needs
   // its own (this keeps idle players small).
   uv_buf_t read_buffer();
@@ -77,10 +77,10 @@ class Server {
   // rtmp.max_connections together with the RTMP ones.
   HttpService* http() { return http_.get(); }
   size_t http_connection_count() const;
-  // Connection ids are unique across RTMP and HTTP.
+  // RtmpConnection ids are unique across RTMP and HTTP.
   uint64_t next_connection_id() { return next_connection_id_++; }
   // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
-  const std::unordered_set<Connection*>& connections() const { return connections_; }
+  const std::unordered_set<RtmpConnection*>& connections() const { return connections_; }
   uint64_t started_ms() const { return started_ms_; }
 
  private:
@@ -96,7 +96,7 @@ class Server {
   void adopt(int fd, uint64_t id);
   bool hand_over(uv_stream_t* listener);
   void publish_snapshot();
-  protocol::Result<void> listen_on(const config::ListenAddress& addr);
+  Result<void> listen_on(const config::ListenAddress& addr);
   void close_handles();
 
   uv_loop_t* loop_;
@@ -105,9 +105,9 @@ class Server {
   VodFiles vod_files_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<HttpService> http_;
-  std::unordered_set<Connection*> connections_;
+  std::unordered_set<RtmpConnection*> connections_;
   WriteRing ring_;
-  FlushScheduler<Connection> flush_;
+  FlushScheduler<RtmpConnection> flush_;
   uv_timer_t tick_{};
   uv_timer_t stop_timer_{};
   uv_async_t wake_{};

@@ -20,6 +20,7 @@
 
 #include "protocol/session.hpp"
 
+using namespace sluice;
 using namespace sluice::protocol;
 
 namespace {

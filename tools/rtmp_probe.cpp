@@ -28,6 +28,7 @@
 #include "protocol/amf0.hpp"
 #include "protocol/session.hpp"
 
+using namespace sluice;
 using namespace sluice::protocol;
 using Clock = std::chrono::steady_clock;
 

@@ -1,4 +1,4 @@
-# Writes a C++ source file that embeds files as byte arrays, for server/http_page.hpp's
+# Writes a C++ source file that embeds files as byte arrays, for server/http/page.hpp's
 # embedded_web_files(). No xxd: file(READ ... HEX) and string(REGEX REPLACE) do the work.
 #
 #   cmake -DOUTPUT=web_assets.cpp -P embed_assets.cmake -- NAME1 FILE1 [NAME2 FILE2 ...]
@@ -54,7 +54,7 @@ foreach(k RANGE 0 ${pairs})
 endforeach()
 
 set(content "// Generated at build time by web/embed_assets.cmake: do not edit. Embeds:\n${sources}\
-#include \"server/http_page.hpp\"\n\nnamespace sluice::server {\n\nnamespace {\n\n${arrays}\
+#include \"server/http/page.hpp\"\n\nnamespace sluice::server {\n\nnamespace {\n\n${arrays}\
 const EmbeddedWebFile kFiles[] = {\n${table}};\n\n}  // namespace\n\n\
 std::span<const EmbeddedWebFile> embedded_web_files() { return kFiles; }\n\n}  // namespace sluice::server\n")
 

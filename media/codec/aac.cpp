@@ -4,9 +4,6 @@
 
 namespace sluice::media {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -17,7 +17,7 @@ struct AacConfig {
   uint8_t channels = 0;          // 0 when channel_config is 0 or reserved
 };
 
-protocol::Result<AacConfig> parse_aac_config(std::span<const uint8_t> asc);
+Result<AacConfig> parse_aac_config(std::span<const uint8_t> asc);
 
 std::string_view aac_object_type_name(uint8_t object_type);  // "AAC-LC", "HE-AAC", ...
 

@@ -1,14 +1,10 @@
 #include "media/codec/avc.hpp"
 
 #include "media/codec/bit_reader.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 

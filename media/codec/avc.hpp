@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -34,8 +34,8 @@ struct AvcConfig {
 };
 
 // `nal` is one SPS NAL unit including its one-byte header, without a start code or length.
-protocol::Result<AvcSps> parse_avc_sps(std::span<const uint8_t> nal);
-protocol::Result<AvcConfig> parse_avc_config(std::span<const uint8_t> record);
+Result<AvcSps> parse_avc_sps(std::span<const uint8_t> nal);
+Result<AvcConfig> parse_avc_config(std::span<const uint8_t> record);
 
 std::string_view avc_profile_name(uint8_t profile_idc);  // "Baseline", "Main", "High", ...
 

@@ -4,10 +4,6 @@
 
 namespace sluice::media {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 Result<uint8_t> read_modex(ByteReader& r, uint32_t& timestamp_offset_nanos) {
   size_t size = size_t{r.u8()} + 1;
@@ -17,7 +13,7 @@ Result<uint8_t> read_modex(ByteReader& r, uint32_t& timestamp_offset_nanos) {
   if (r.failed()) return Error(Errc::Truncated, "ModEx block");
   if ((next >> 4) == kModExTimestampOffsetNano) {
     if (data.size() < 3) return Error(Errc::Malformed, "ModEx TimestampOffsetNano shorter than 3 bytes");
-    const uint32_t nanos = protocol::load_u24be(data.data());
+    const uint32_t nanos = load_u24be(data.data());
     if (nanos > 999'999) return Error(Errc::Malformed, "ModEx TimestampOffsetNano above 999999");
     timestamp_offset_nanos = nanos;
   }

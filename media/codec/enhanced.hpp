@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "protocol/byte_io.hpp"
-#include "protocol/result.hpp"
+#include "base/byte_io.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -50,10 +50,10 @@ struct TrackLayout {
 
 // Reads one ModEx block; `r` is positioned just after the nibble that said ModEx. Returns the
 // packet type that follows (which may be ModEx again). Unknown ModEx types are skipped.
-protocol::Result<uint8_t> read_modex(protocol::ByteReader& r, uint32_t& timestamp_offset_nanos);
+Result<uint8_t> read_modex(ByteReader& r, uint32_t& timestamp_offset_nanos);
 
 // Walks every track of the message from `r`'s position to the end, checking each size against
 // what remains, so that a lying sizeOfTrack cannot make anyone read past the payload.
-protocol::Result<void> read_tracks(protocol::ByteReader& r, const TrackLayout& layout, TrackList& out);
+Result<void> read_tracks(ByteReader& r, const TrackLayout& layout, TrackList& out);
 
 }  // namespace sluice::media

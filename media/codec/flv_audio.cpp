@@ -4,10 +4,6 @@
 
 namespace sluice::media {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 AudioCodec audio_codec_from_fourcc(uint32_t code) {
   switch (code) {

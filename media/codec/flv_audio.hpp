@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "media/codec/enhanced.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -64,7 +64,7 @@ struct AudioTagHeader {
   AudioCodec codec() const;
 };
 
-protocol::Result<AudioTagHeader> parse_audio_tag(std::span<const uint8_t> body);
+Result<AudioTagHeader> parse_audio_tag(std::span<const uint8_t> body);
 
 AudioCodec audio_codec_from_fourcc(uint32_t code);
 AudioCodec audio_codec_from_sound_format(uint8_t sound_format);

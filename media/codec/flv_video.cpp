@@ -4,10 +4,6 @@
 
 namespace sluice::media {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 VideoCodec video_codec_from_fourcc(uint32_t code) {
   switch (code) {

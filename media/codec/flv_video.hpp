@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "media/codec/enhanced.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -57,7 +57,7 @@ struct VideoTagHeader {
   VideoCodec codec() const;
 };
 
-protocol::Result<VideoTagHeader> parse_video_tag(std::span<const uint8_t> body);
+Result<VideoTagHeader> parse_video_tag(std::span<const uint8_t> body);
 
 VideoCodec video_codec_from_fourcc(uint32_t code);
 VideoCodec video_codec_from_legacy_id(uint8_t codec_id);

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media {
 
@@ -37,8 +37,8 @@ struct HevcConfig {
 };
 
 // `nal` is one SPS NAL unit including its two-byte header.
-protocol::Result<HevcSps> parse_hevc_sps(std::span<const uint8_t> nal);
-protocol::Result<HevcConfig> parse_hevc_config(std::span<const uint8_t> record);
+Result<HevcSps> parse_hevc_sps(std::span<const uint8_t> nal);
+Result<HevcConfig> parse_hevc_config(std::span<const uint8_t> record);
 
 std::string_view hevc_profile_name(uint8_t profile_idc);  // "Main", "Main10", ...
 

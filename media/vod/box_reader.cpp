@@ -2,14 +2,10 @@
 
 #include <cstdio>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 std::string box_type_name(uint32_t type) {
   std::string s;
@@ -86,7 +82,7 @@ Result<FullBox> full_box(const Box& box) {
   if (box.payload.size() < kFullBoxHeaderSize) return Error(Errc::Truncated, "box '" + box_type_name(box.type) + "'");
   FullBox f;
   f.version = box.payload[0];
-  f.flags = protocol::load_u24be(box.payload.data() + 1);
+  f.flags = load_u24be(box.payload.data() + 1);
   f.body = box.payload.subspan(kFullBoxHeaderSize);
   return f;
 }

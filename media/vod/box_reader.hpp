@@ -18,7 +18,7 @@
 #include <span>
 #include <string>
 
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -49,7 +49,7 @@ struct BoxHeader {
 // Parses the header at the start of `bytes` (8 bytes, 16 for a largesize). `space` is what is left
 // of the parent from the box's first byte: the box must fit in it (rule 1).
 // Errors: Errc::Truncated when `bytes` is too short, Errc::Malformed for a bad size.
-protocol::Result<BoxHeader> parse_box_header(std::span<const uint8_t> bytes, uint64_t space);
+Result<BoxHeader> parse_box_header(std::span<const uint8_t> bytes, uint64_t space);
 
 struct Box {
   uint32_t type = 0;
@@ -73,11 +73,11 @@ class BoxWalker {
       : rest_(payload), budget_(&budget), depth_(depth) {}
 
   // The next child in `out`; false at the end. Errors: a malformed header, or the box budget.
-  protocol::Result<bool> next(Box& out);
+  Result<bool> next(Box& out);
   // Walks the children of `box`, which start `skip` bytes into its payload (a full box header,
   // the fixed fields of a sample entry). Errc::LimitExceeded past kMaxBoxDepth, Errc::Truncated
   // when the payload is shorter than `skip`.
-  protocol::Result<BoxWalker> children(const Box& box, size_t skip = 0) const;
+  Result<BoxWalker> children(const Box& box, size_t skip = 0) const;
   uint32_t depth() const { return depth_; }
 
  private:
@@ -93,7 +93,7 @@ struct FoundBox {
 };
 // The first child of type `type` of `box` (produced by `walker`; its children start `skip` bytes
 // into its payload), or nullopt. Errors from walking the children.
-protocol::Result<std::optional<FoundBox>> find_child(const BoxWalker& walker, const Box& box, uint32_t type,
+Result<std::optional<FoundBox>> find_child(const BoxWalker& walker, const Box& box, uint32_t type,
                                                      size_t skip = 0);
 
 // A full box's version, flags and the body after them.
@@ -102,6 +102,6 @@ struct FullBox {
   uint32_t flags = 0;
   std::span<const uint8_t> body;
 };
-protocol::Result<FullBox> full_box(const Box& box);
+Result<FullBox> full_box(const Box& box);
 
 }  // namespace sluice::media::vod

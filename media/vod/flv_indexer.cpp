@@ -11,9 +11,6 @@
 
 namespace sluice::media::vod {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 
@@ -65,7 +62,7 @@ Result<void> FlvIndexer::fail(Error e) {
 
 Result<void> FlvIndexer::feed(uint64_t offset, std::span<const uint8_t> bytes) {
   if (state_ == State::Failed) return error_;
-  if (state_ == State::Done) return protocol::ok();
+  if (state_ == State::Done) return ok();
   const ByteRange need = next_request();
   if (offset > need.offset || offset + bytes.size() < need.end()) {
     return fail(Error(Errc::BadState, "FLV indexer fed bytes [" + std::to_string(offset) + ", " +
@@ -78,7 +75,7 @@ Result<void> FlvIndexer::feed(uint64_t offset, std::span<const uint8_t> bytes) {
     if (!*progressed) break;
   }
   settle();
-  return protocol::ok();
+  return ok();
 }
 
 void FlvIndexer::settle() {
@@ -183,7 +180,7 @@ Result<void> FlvIndexer::add_sample(uint8_t type, const FlvTagClass& c, uint64_t
   if (type == kSampleVideo && !c.sequence_header) seen_video_frame_ = true;
   if (type == kSampleAudio && !c.sequence_header) seen_audio_frame_ = true;
   if (type != kSampleScript) index_.duration_ms = std::max(index_.duration_ms, timestamp);
-  return protocol::ok();
+  return ok();
 }
 
 void FlvIndexer::learn_codecs(uint8_t type, const FlvTagClass& c) {

@@ -30,7 +30,7 @@
 
 #include "media/vod/flv_tag_class.hpp"
 #include "media/vod/media_index.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -54,33 +54,33 @@ class FlvIndexer {
   // Errors: Errc::BadState when they do not (a short read or a caller bug), Errc::Malformed for
   // a file that is not FLV, Errc::LimitExceeded past kMaxFlvSamples. After an error every call
   // returns the same error.
-  protocol::Result<void> feed(uint64_t offset, std::span<const uint8_t> bytes);
+  Result<void> feed(uint64_t offset, std::span<const uint8_t> bytes);
 
   // The index, once done(). Errc::BadState before that, Errc::Malformed when the file holds no
   // audio or video tag. Moves the index out: call it once.
-  protocol::Result<MediaIndex> finish();
+  Result<MediaIndex> finish();
 
  private:
   enum class State : uint8_t { FileHeader, Tags, Done, Failed };
 
   // Each consumes what it can from `avail` (the file from pos_ on) and returns false when it
   // needs more bytes than that (want_ says how many).
-  protocol::Result<bool> step(std::span<const uint8_t> avail);
-  protocol::Result<bool> step_file_header(std::span<const uint8_t> avail);
-  protocol::Result<bool> step_tag(std::span<const uint8_t> avail);
+  Result<bool> step(std::span<const uint8_t> avail);
+  Result<bool> step_file_header(std::span<const uint8_t> avail);
+  Result<bool> step_tag(std::span<const uint8_t> avail);
   bool keeps_body(uint8_t type, const FlvTagClass& c, uint32_t size) const;
   void keep_body(uint8_t type, std::span<const uint8_t> body);
-  protocol::Result<void> add_sample(uint8_t type, const FlvTagClass& c, uint64_t body_offset, uint32_t size,
+  Result<void> add_sample(uint8_t type, const FlvTagClass& c, uint64_t body_offset, uint32_t size,
                                     uint32_t timestamp);
   void learn_codecs(uint8_t type, const FlvTagClass& c);
   void settle();
-  protocol::Result<void> fail(protocol::Error e);
+  Result<void> fail(Error e);
 
   uint64_t file_size_;
   uint64_t pos_ = 0;   // where the next unit (file header or tag) starts
   uint64_t want_ = 0;  // bytes from pos_ that the next step needs
   State state_ = State::FileHeader;
-  protocol::Error error_;
+  Error error_;
   MediaIndex index_;
   bool seen_video_frame_ = false;
   bool seen_audio_frame_ = false;
@@ -88,6 +88,6 @@ class FlvIndexer {
 };
 
 // Indexes a whole file held in memory (tests, tools, fuzzing).
-protocol::Result<MediaIndex> index_flv(std::span<const uint8_t> file);
+Result<MediaIndex> index_flv(std::span<const uint8_t> file);
 
 }  // namespace sluice::media::vod

@@ -5,11 +5,10 @@
 #include "media/codec/fourcc.hpp"
 #include "media/script_data.hpp"
 #include "media/vod/sample.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
 
-using protocol::ByteReader;
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "media/codec/flv_audio.hpp"
 #include "media/codec/flv_video.hpp"
 #include "media/vod/sample.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -37,7 +37,7 @@ struct ReadPlan {
 
   // The bytes of sample `s` (one of [first, end)) inside `buffer`, the bytes read for this plan.
   // Errc::Truncated when the buffer is too short (the file shrank since it was indexed).
-  protocol::Result<std::span<const uint8_t>> sample_bytes(std::span<const uint8_t> buffer, const Sample& s) const;
+  Result<std::span<const uint8_t>> sample_bytes(std::span<const uint8_t> buffer, const Sample& s) const;
 };
 
 struct MediaIndex {

@@ -8,9 +8,6 @@
 
 namespace sluice::media::vod {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 Mp4Demuxer::Mp4Demuxer(uint64_t file_size, Limits limits) : file_size_(file_size), limits_(limits) {}
 
@@ -32,7 +29,7 @@ Result<void> Mp4Demuxer::fail(Error e) {
 
 Result<void> Mp4Demuxer::feed(uint64_t offset, std::span<const uint8_t> bytes) {
   if (state_ == State::Failed) return error_;
-  if (state_ == State::Done) return protocol::ok();
+  if (state_ == State::Done) return ok();
   const ByteRange need = next_request();
   if (offset > need.offset || offset + bytes.size() < need.end()) {
     return fail(Error(Errc::BadState, "MP4 demuxer fed bytes [" + std::to_string(offset) + ", " +
@@ -45,7 +42,7 @@ Result<void> Mp4Demuxer::feed(uint64_t offset, std::span<const uint8_t> bytes) {
     if (!progressed) return fail(std::move(progressed).error());
     if (!*progressed) break;
   }
-  return protocol::ok();
+  return ok();
 }
 
 Result<bool> Mp4Demuxer::step(std::span<const uint8_t> avail) {

@@ -25,7 +25,7 @@
 
 #include "media/vod/media_index.hpp"
 #include "media/vod/mp4_sample_table.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -57,20 +57,20 @@ class Mp4Demuxer {
   // Errors: Errc::BadState when they do not; Errc::Malformed (no moov, lying sizes, ...),
   // Errc::Unsupported (fragmented), Errc::LimitExceeded (limits above, or from the movie parse).
   // After an error every call returns the same error.
-  protocol::Result<void> feed(uint64_t offset, std::span<const uint8_t> bytes);
+  Result<void> feed(uint64_t offset, std::span<const uint8_t> bytes);
 
   // The index, once done(); moves it out: call it once.
-  protocol::Result<MediaIndex> finish();
+  Result<MediaIndex> finish();
 
  private:
   enum class State : uint8_t { BoxHeader, Movie, Done, Failed };
 
   // Each consumes the unit at pos_ if `avail` (the file from pos_ on) holds it, and returns
   // false when it does not.
-  protocol::Result<bool> step(std::span<const uint8_t> avail);
-  protocol::Result<bool> step_box_header(std::span<const uint8_t> avail);
-  protocol::Result<bool> step_movie(std::span<const uint8_t> avail);
-  protocol::Result<void> fail(protocol::Error e);
+  Result<bool> step(std::span<const uint8_t> avail);
+  Result<bool> step_box_header(std::span<const uint8_t> avail);
+  Result<bool> step_movie(std::span<const uint8_t> avail);
+  Result<void> fail(Error e);
 
   uint64_t file_size_;
   Limits limits_;
@@ -79,11 +79,11 @@ class Mp4Demuxer {
   uint8_t moov_header_ = 0;
   uint32_t boxes_seen_ = 0;
   State state_ = State::BoxHeader;
-  protocol::Error error_;
+  Error error_;
   MediaIndex index_;
 };
 
 // Indexes a whole file held in memory (tests, tools, fuzzing).
-protocol::Result<MediaIndex> demux_mp4(std::span<const uint8_t> file);
+Result<MediaIndex> demux_mp4(std::span<const uint8_t> file);
 
 }  // namespace sluice::media::vod

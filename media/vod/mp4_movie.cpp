@@ -7,14 +7,10 @@
 #include "media/vod/metadata_builder.hpp"
 #include "media/vod/mp4_track.hpp"
 #include "media/vod/tag_body.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 

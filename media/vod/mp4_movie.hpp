@@ -8,7 +8,7 @@
 
 #include "media/vod/media_index.hpp"
 #include "media/vod/mp4_sample_table.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -18,7 +18,7 @@ namespace sluice::media::vod {
 // video and no AAC/MP3 audio track; Errc::Malformed / Truncated / LimitExceeded for broken or
 // hostile boxes (never a crash, never an allocation larger than the tables justify).
 // `max_samples` (at most kMaxMp4Samples) bounds the samples of both tracks together.
-protocol::Result<MediaIndex> parse_mp4_movie(std::span<const uint8_t> moov_payload, uint64_t file_size,
+Result<MediaIndex> parse_mp4_movie(std::span<const uint8_t> moov_payload, uint64_t file_size,
                                              uint32_t max_samples = kMaxMp4Samples);
 
 }  // namespace sluice::media::vod

@@ -5,14 +5,10 @@
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/hevc.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 
@@ -44,8 +40,8 @@ constexpr uint8_t kObjectMp3Mpeg1 = 0x6B;
 Result<std::optional<CodecSetup>> parse_visual(const Box& entry, const BoxWalker& parent) {
   if (entry.payload.size() < kVisualEntrySize) return Error(Errc::Truncated, "visual sample entry");
   CodecSetup c;
-  c.width = protocol::load_u32be(entry.payload.data() + kVisualEntryWidthAt) >> 16;
-  c.height = protocol::load_u32be(entry.payload.data() + kVisualEntryWidthAt) & 0xFFFF;
+  c.width = load_u32be(entry.payload.data() + kVisualEntryWidthAt) >> 16;
+  c.height = load_u32be(entry.payload.data() + kVisualEntryWidthAt) & 0xFFFF;
   const bool avc = entry.type == box_type("avc1") || entry.type == box_type("avc3");
   const bool hevc = entry.type == box_type("hvc1") || entry.type == box_type("hev1");
   if (!avc && !hevc) return std::optional<CodecSetup>{};
@@ -123,21 +119,21 @@ Result<void> apply_esds(const Box& esds, CodecSetup& c) {
   auto full = full_box(esds);
   if (!full) return std::move(full).error();
   auto info = parse_esds(full->body);
-  if (!info) return protocol::ok();
+  if (!info) return ok();
   if (info->object_type == kObjectMp3Mpeg1 || info->object_type == kObjectMp3Mpeg2) {
     c.audio_codec = AudioCodec::Mp3;
-    return protocol::ok();
+    return ok();
   }
   const bool aac = info->object_type == kObjectAacMpeg4 ||
                    (info->object_type >= kObjectAacMpeg2Main && info->object_type <= kObjectAacMpeg2Ssr);
-  if (!aac) return protocol::ok();
+  if (!aac) return ok();
   auto asc = parse_aac_config(info->specific_info);
-  if (!asc) return protocol::ok();  // a player cannot decode AAC without a valid config
+  if (!asc) return ok();  // a player cannot decode AAC without a valid config
   c.audio_codec = AudioCodec::Aac;
   c.config = info->specific_info;
   if (asc->sample_rate) c.sample_rate = asc->sample_rate;
   if (asc->channels) c.channels = asc->channels;
-  return protocol::ok();
+  return ok();
 }
 
 Result<std::optional<CodecSetup>> parse_audio(const Box& entry, const BoxWalker& parent) {
@@ -146,7 +142,7 @@ Result<std::optional<CodecSetup>> parse_audio(const Box& entry, const BoxWalker&
   CodecSetup c;
   const uint16_t version = static_cast<uint16_t>(p[kAudioEntryVersionAt] << 8 | p[kAudioEntryVersionAt + 1]);
   c.channels = static_cast<uint8_t>(p[kAudioEntryChannelsAt + 1]);
-  c.sample_rate = protocol::load_u32be(p.data() + kAudioEntryRateAt) >> 16;
+  c.sample_rate = load_u32be(p.data() + kAudioEntryRateAt) >> 16;
   size_t fixed = kAudioEntrySize;
   if (version == 1) fixed += kAudioEntryV1Extra;
   if (version == 2) {

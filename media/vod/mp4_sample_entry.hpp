@@ -10,7 +10,7 @@
 #include "media/codec/flv_audio.hpp"
 #include "media/codec/flv_video.hpp"
 #include "media/vod/box_reader.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -32,7 +32,7 @@ struct CodecSetup {
 // `stsd` was produced by `walker`; `handler` is the track's hdlr type. nullopt when the first
 // sample entry is not a codec listed above (the track is then not played), or lacks the
 // configuration its codec needs. Errors for entries too short for their fixed fields.
-protocol::Result<std::optional<CodecSetup>> parse_sample_description(const Box& stsd, const BoxWalker& walker,
+Result<std::optional<CodecSetup>> parse_sample_description(const Box& stsd, const BoxWalker& walker,
                                                                     uint32_t handler);
 
 }  // namespace sluice::media::vod

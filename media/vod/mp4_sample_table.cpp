@@ -6,14 +6,10 @@
 
 #include "media/vod/box_reader.hpp"
 #include "media/vod/tag_body.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 
@@ -46,8 +42,8 @@ class RunCursor {
   int64_t next() {
     while (left_ == 0 && index_ < count_) {
       const uint8_t* e = entries_.data() + size_t{index_++} * 8;
-      left_ = protocol::load_u32be(e);
-      const uint32_t raw = protocol::load_u32be(e + 4);
+      left_ = load_u32be(e);
+      const uint32_t raw = load_u32be(e + 4);
       value_ = signed_ ? int64_t{static_cast<int32_t>(raw)} : int64_t{raw};
     }
     if (left_ == 0) return repeat_last_ ? value_ : 0;
@@ -78,7 +74,7 @@ struct SizeTable {
       case 4: return i % 2 ? entries[i / 2] & 0x0F : entries[i / 2] >> 4;
       case 8: return entries[i];
       case 16: return uint32_t(entries[2 * size_t{i}]) << 8 | entries[2 * size_t{i} + 1];
-      default: return protocol::load_u32be(entries.data() + 4 * size_t{i});
+      default: return load_u32be(entries.data() + 4 * size_t{i});
     }
   }
 };
@@ -144,12 +140,12 @@ class ChunkCursor {
   }
 
  private:
-  uint32_t first_chunk(uint32_t run) const { return protocol::load_u32be(stsc_.data() + size_t{run} * 12); }
-  uint32_t samples_per_chunk(uint32_t run) const { return protocol::load_u32be(stsc_.data() + size_t{run} * 12 + 4); }
+  uint32_t first_chunk(uint32_t run) const { return load_u32be(stsc_.data() + size_t{run} * 12); }
+  uint32_t samples_per_chunk(uint32_t run) const { return load_u32be(stsc_.data() + size_t{run} * 12 + 4); }
   uint64_t chunk_offset(uint32_t chunk) const {
     const uint8_t* p = offsets_.data() + size_t{chunk} * offset_size_;
-    return offset_size_ == 8 ? uint64_t{protocol::load_u32be(p)} << 32 | protocol::load_u32be(p + 4)
-                             : protocol::load_u32be(p);
+    return offset_size_ == 8 ? uint64_t{load_u32be(p)} << 32 | load_u32be(p + 4)
+                             : load_u32be(p);
   }
   // Chunks without samples are passed over; the loop is bounded by the chunk count.
   bool enter_next_chunk() {
@@ -184,7 +180,7 @@ class SyncCursor {
   }
 
  private:
-  uint32_t entry(uint32_t i) const { return protocol::load_u32be(entries_.data() + size_t{i} * 4); }
+  uint32_t entry(uint32_t i) const { return load_u32be(entries_.data() + size_t{i} * 4); }
   std::span<const uint8_t> entries_;
   uint32_t count_;
   bool all_;
@@ -207,7 +203,7 @@ Result<void> sample_times(int64_t dts, int64_t cts, const TrackTiming& timing, S
   if (cts_ms < -(1 << 23) || cts_ms >= (1 << 23)) return Error(Errc::Malformed, "composition offset outside SI24");
   s.dts_ms = static_cast<uint32_t>(dts_ms);
   s.cts_ms = static_cast<int32_t>(cts_ms);
-  return protocol::ok();
+  return ok();
 }
 
 }  // namespace

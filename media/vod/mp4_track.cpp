@@ -2,14 +2,10 @@
 
 #include <string>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
 
-using protocol::ByteReader;
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 
@@ -55,17 +51,17 @@ Result<void> parse_edit_list(const Box& elst, Mp4Track& t) {
         f->version == 1 ? static_cast<int64_t>(r.u64be()) : int64_t{static_cast<int32_t>(r.u32be())};
     r.skip(4);  // media_rate
     if (media_time == kEmptyEdit) {
-      if (duration > (kMaxEditSeconds << 32) - empty) return protocol::ok();
+      if (duration > (kMaxEditSeconds << 32) - empty) return ok();
       empty += duration;
       continue;
     }
-    if (media_time < 0 || uint64_t(media_time) / t.timescale > kMaxEditSeconds) return protocol::ok();
+    if (media_time < 0 || uint64_t(media_time) / t.timescale > kMaxEditSeconds) return ok();
     t.empty_edit = empty;
     t.media_time = media_time;
-    return protocol::ok();
+    return ok();
   }
   t.empty_edit = empty;  // only empty edits: the whole track is delayed
-  return protocol::ok();
+  return ok();
 }
 
 // Records the stbl tables; the sample entry is parsed separately (it needs the handler).

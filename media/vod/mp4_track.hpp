@@ -8,7 +8,7 @@
 #include "media/vod/box_reader.hpp"
 #include "media/vod/mp4_sample_entry.hpp"
 #include "media/vod/mp4_sample_table.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -41,6 +41,6 @@ struct TrackWanted {
 // Parses `trak` (produced by `walker`). nullopt for a track that is not wanted (another handler,
 // a kind already found, a codec Sluice cannot send to an RTMP player). Errors for a wanted track
 // whose boxes are malformed or that lacks a mandatory table.
-protocol::Result<std::optional<Mp4Track>> parse_track(const Box& trak, const BoxWalker& walker, TrackWanted wanted);
+Result<std::optional<Mp4Track>> parse_track(const Box& trak, const BoxWalker& walker, TrackWanted wanted);
 
 }  // namespace sluice::media::vod

@@ -1,13 +1,10 @@
 #include "media/vod/tag_body.hpp"
 
 #include "media/codec/fourcc.hpp"
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
 
-using protocol::Errc;
-using protocol::Error;
-using protocol::Result;
 
 namespace {
 
@@ -28,11 +25,11 @@ class PrefixWriter {
   explicit PrefixWriter(TagPrefix& p) : p_(p) {}
   void u8(uint8_t v) { p_.bytes[p_.size++] = v; }
   void u24(uint32_t v) {
-    protocol::store_u24be(p_.bytes.data() + p_.size, v);
+    store_u24be(p_.bytes.data() + p_.size, v);
     p_.size += 3;
   }
   void u32(uint32_t v) {
-    protocol::store_u32be(p_.bytes.data() + p_.size, v);
+    store_u32be(p_.bytes.data() + p_.size, v);
     p_.size += 4;
   }
 
@@ -50,13 +47,13 @@ Result<void> video_prefix(const MediaIndex& index, const Sample& s, TagPrefix& o
       w.u8(static_cast<uint8_t>(frame << 4 | kLegacyVideoCodecAvc));
       w.u8(kAvcNalu);
       w.u24(cts);
-      return protocol::ok();
+      return ok();
     case VideoCodec::Hevc:
       // Enhanced RTMP: legacy players never knew HEVC, so use the standard FourCC form.
       w.u8(static_cast<uint8_t>(kExHeaderBit | frame << 4 | kPacketCodedFrames));
       w.u32(fourcc::kHvc1);
       w.u24(cts);
-      return protocol::ok();
+      return ok();
     default:
       return Error(Errc::Malformed, "video sample in an index without a supported video codec");
   }
@@ -77,13 +74,13 @@ Result<void> audio_prefix(const MediaIndex& index, TagPrefix& out) {
     case AudioCodec::Aac:
       w.u8(kAacHeader);
       w.u8(kAacRaw);
-      return protocol::ok();
+      return ok();
     case AudioCodec::Mp3: {
       const uint8_t format = index.audio_sample_rate == 8000 ? kSoundFormatMp3_8k : kSoundFormatMp3;
       const uint8_t stereo = index.audio_channels > 1 ? 1 : 0;
       // SoundSize 1 = 16-bit: compressed formats always decode to 16-bit samples.
       w.u8(static_cast<uint8_t>(format << 4 | sound_rate_bits(index.audio_sample_rate) << 2 | 1 << 1 | stereo));
-      return protocol::ok();
+      return ok();
     }
     default:
       return Error(Errc::Malformed, "audio sample in an index without a supported audio codec");
@@ -111,7 +108,7 @@ Result<void> sample_to_tag_body(const MediaIndex& index, const Sample& s, std::s
   if (!prefix) return std::move(prefix).error();
   out.insert(out.end(), prefix->span().begin(), prefix->span().end());
   out.insert(out.end(), sample_bytes.begin(), sample_bytes.end());
-  return protocol::ok();
+  return ok();
 }
 
 std::vector<uint8_t> avc_sequence_header(std::span<const uint8_t> avcc) {
@@ -122,7 +119,7 @@ std::vector<uint8_t> avc_sequence_header(std::span<const uint8_t> avcc) {
 
 std::vector<uint8_t> hevc_sequence_header(std::span<const uint8_t> hvcc) {
   std::vector<uint8_t> out;
-  protocol::ByteWriter w(out);
+  ByteWriter w(out);
   w.u8(static_cast<uint8_t>(kExHeaderBit | kFrameKey << 4 | 0));  // PacketType 0 = SequenceStart
   w.u32be(fourcc::kHvc1);
   w.bytes(hvcc);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "media/vod/media_index.hpp"
-#include "protocol/result.hpp"
+#include "base/result.hpp"
 
 namespace sluice::media::vod {
 
@@ -33,11 +33,11 @@ struct TagPrefix {
 // Errors: Errc::Malformed when the sample does not fit the index (a type or codec the index does
 // not have, a composition time outside SI24), Errc::LimitExceeded when prefix + sample would not
 // fit in one RTMP message.
-protocol::Result<TagPrefix> tag_prefix(const MediaIndex& index, const Sample& s);
+Result<TagPrefix> tag_prefix(const MediaIndex& index, const Sample& s);
 
 // Appends the whole tag body (prefix + sample bytes) to `out`; for tests, tools and HTTP-FLV
 // writers that want one contiguous buffer. `sample_bytes` must be the sample's s.size bytes.
-protocol::Result<void> sample_to_tag_body(const MediaIndex& index, const Sample& s,
+Result<void> sample_to_tag_body(const MediaIndex& index, const Sample& s,
                                           std::span<const uint8_t> sample_bytes, std::vector<uint8_t>& out);
 
 // Sequence header tag bodies built from MP4 codec configuration boxes.

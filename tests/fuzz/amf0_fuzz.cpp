@@ -10,6 +10,7 @@
 
 #include "protocol/amf0.hpp"
 
+using namespace sluice;
 using namespace sluice::protocol::amf;
 
 namespace {

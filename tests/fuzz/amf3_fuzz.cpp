@@ -11,6 +11,7 @@
 
 #include "protocol/amf3.hpp"
 
+using namespace sluice;
 using namespace sluice::protocol;
 using namespace sluice::protocol::amf;
 

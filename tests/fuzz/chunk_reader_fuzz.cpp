@@ -13,10 +13,11 @@
 #include <span>
 #include <vector>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 #include "protocol/chunk_reader.hpp"
 #include "protocol/chunk_writer.hpp"
 
+using namespace sluice;
 using namespace sluice::protocol;
 
 namespace {

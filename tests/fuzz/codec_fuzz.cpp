@@ -14,6 +14,7 @@
 #include "media/frame.hpp"
 #include "media/script_data.hpp"
 
+using namespace sluice;
 using namespace sluice::media;
 
 namespace {
@@ -45,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // the rest as payload, including the stats that parse configuration records.
   if (size == 0) return 0;
   static constexpr uint8_t kTypes[] = {8, 9, 18, 15};
-  const auto payload = sluice::protocol::Slice::copy_of(in.subspan(1));
+  const auto payload = sluice::Slice::copy_of(in.subspan(1));
   FramePtr f = make_frame(kTypes[data[0] & 3], 0, payload.share());
   if (f->payload.size() > payload.size()) std::abort();
   CodecInfo info;

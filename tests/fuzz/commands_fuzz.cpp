@@ -6,6 +6,7 @@
 
 #include "protocol/commands.hpp"
 
+using namespace sluice;
 using namespace sluice::protocol;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,6 +10,7 @@
 #include "media/flv.hpp"
 #include "media/flv_parser.hpp"
 
+using namespace sluice;
 using namespace sluice::media;
 
 namespace {

@@ -12,6 +12,7 @@
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/tag_body.hpp"
 
+using namespace sluice;
 using namespace sluice::media::vod;
 
 namespace {

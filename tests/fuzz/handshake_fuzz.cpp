@@ -15,9 +15,10 @@
 #include <span>
 #include <vector>
 
-#include "protocol/byte_io.hpp"
+#include "base/byte_io.hpp"
 #include "protocol/handshake.hpp"
 
+using namespace sluice;
 using namespace sluice::protocol;
 
 namespace {

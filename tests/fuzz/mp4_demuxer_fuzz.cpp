@@ -13,6 +13,7 @@
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/tag_body.hpp"
 
+using namespace sluice;
 using namespace sluice::media::vod;
 
 namespace {

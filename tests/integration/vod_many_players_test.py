@@ -21,7 +21,7 @@ server.start()
 time.sleep(0.5)
 rss0 = server.rss_kb()
 out = os.path.join(server.dir, "bench.json")
-bench = subprocess.Popen([binary("tools/bench/sluice-bench"), "play", "-n", str(PLAYERS), "--rate", "100", "-d",
+bench = subprocess.Popen([binary("bench/load/sluice-bench"), "play", "-n", str(PLAYERS), "--rate", "100", "-d",
                           str(SECONDS), "-q", "--start", "0", "--json", out, server.url("vod/movie.flv")],
                          stdout=subprocess.PIPE, text=True)
 peak = rss0

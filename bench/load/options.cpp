@@ -1,0 +1,19 @@
+#include "bench/load/options.hpp"
+
+namespace sluice::bench {
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::Play:
+      return "play";
+    case Mode::Publish:
+      return "publish";
+    case Mode::Latency:
+      return "latency";
+    case Mode::HttpFlv:
+      return "http-flv";
+  }
+  return "?";
+}
+
+}  // namespace sluice::bench

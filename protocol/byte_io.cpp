@@ -1,1 +1,0 @@
-#include "protocol/byte_io.hpp"

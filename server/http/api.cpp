@@ -1,0 +1,423 @@
+#include "server/http/api.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "server/rtmp/connection.hpp"
+#include "server/http/connection.hpp"
+#include "server/http/flv_player.hpp"
+#include "server/http/service.hpp"
+#include "server/http/util.hpp"
+#include "server/server.hpp"
+
+namespace sluice::server {
+
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+HttpApiReply json_reply(int status, const json& j) {
+  HttpApiReply r;
+  r.status = status;
+  r.body = dump(j);
+  return r;
+}
+
+HttpApiReply error_reply(int status, std::string_view message) {
+  return json_reply(status, json{{"error", std::string(http_status_text(status))}, {"message", message}});
+}
+
+double seconds(uint64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+// HTTP-FLV readers per stream key.
+std::map<std::string, size_t> http_flv_readers(HttpService& http) {
+  std::map<std::string, size_t> out;
+  for (HttpConnection* c : http.connections())
+    if (const HttpFlvPlayer* p = c->flv()) ++out[p->key()];
+  return out;
+}
+
+// What one worker knows of a stream. On the publisher's worker that is everything; a mirror
+// worker knows its own players (and the codecs, from the frames it was sent).
+json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e) {
+  const media::StreamHub& hub = *e.hub;
+  const media::CodecInfo& info = hub.info();
+  size_t slash = key.find('/');
+  json j;
+  j["name"] = key;
+  j["app"] = key.substr(0, slash);
+  j["stream"] = slash == std::string::npos ? key : key.substr(slash + 1);
+  j["live"] = hub.has_publisher();
+  if (e.publisher) {
+    j["publisher"] = json{{"id", e.publisher->id()}, {"address", e.publisher->peer()}};
+  } else {
+    j["publisher"] = nullptr;
+  }
+  // The owner's hub counts one forwarder per other worker among its subscribers: not players.
+  j["players"] = hub.subscriber_count() - e.forwarders.size();
+  if (info.has_video()) {
+    j["video"] = json{{"codec", info.video_codec},
+                      {"profile", info.video_profile},
+                      {"level", info.video_level},
+                      {"width", info.width},
+                      {"height", info.height}};
+  } else {
+    j["video"] = nullptr;
+  }
+  if (info.has_audio()) {
+    j["audio"] = json{{"codec", info.audio_codec},
+                      {"profile", info.audio_profile},
+                      {"sample_rate", info.sample_rate},
+                      {"channels", info.channels}};
+  } else {
+    j["audio"] = nullptr;
+  }
+  j["summary"] = info.summary();
+  j["frames_in"] = hub.stats().frames_in;
+  j["bytes_in"] = hub.stats().bytes_in;
+  j["keyframes_in"] = hub.stats().keyframes_in;
+  j["publish_sessions"] = hub.stats().publish_sessions;
+  j["gop_cache"] = json{{"frames", hub.gop_frames()}, {"bytes", hub.gop_bytes()}};
+  j["bitrate_in_kbps"] = std::round(e.kbps * 10) / 10;
+  j["dropped_frames"] = e.dropped_frames;
+  return j;
+}
+
+// Every worker's view of every stream, merged: players add up, the rest comes from the worker
+// that has the publisher (or, when nobody publishes, from any).
+std::map<std::string, json> merged_streams(Server& server) {
+  std::map<std::string, json> out;
+  auto merge = [&](const std::string& key, json j) {
+    auto it = out.find(key);
+    if (it == out.end()) {
+      out.emplace(key, std::move(j));
+      return;
+    }
+    json& have = it->second;
+    size_t players = have["players"].get<size_t>() + j["players"].get<size_t>();
+    uint64_t dropped = have["dropped_frames"].get<uint64_t>() + j["dropped_frames"].get<uint64_t>();
+    if (!j["publisher"].is_null() || (have["publisher"].is_null() && !have["live"].get<bool>())) have = std::move(j);
+    have["players"] = players;
+    have["dropped_frames"] = dropped;
+  };
+  for (const auto& [key, e] : server.registry().entries()) merge(key, worker_stream_json(key, e));
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      if (!snap.contains("streams")) continue;
+      for (auto& [key, j] : snap["streams"].items()) merge(key, j);
+    }
+  }
+  return out;
+}
+
+json stream_json(const std::string& key, json j, const std::map<std::string, size_t>& flv_readers) {
+  auto flv = flv_readers.find(key);
+  j["http_flv_players"] = flv == flv_readers.end() ? 0 : flv->second;
+  return j;
+}
+
+json streams_json(std::map<std::string, json> streams, HttpService& http) {
+  auto flv = http_flv_readers(http);
+  json arr = json::array();
+  for (auto& [key, j] : streams) arr.push_back(stream_json(key, std::move(j), flv));
+  return arr;
+}
+
+json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const RtmpConnection*, std::vector<std::string>>& publishing) {
+  json j{{"id", c.id()}, {"protocol", "rtmp"}, {"address", c.peer()}, {"app", c.app()}, {"worker", server.worker()}};
+  auto pub = publishing.find(&c);
+  j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
+  j["bytes_in"] = c.bytes_in();
+  j["bytes_out"] = c.bytes_out();
+  j["duration_s"] = seconds(server.now_ms() - c.started_ms());
+  return j;
+}
+
+std::map<const RtmpConnection*, std::vector<std::string>> publishing_keys(Server& server) {
+  std::map<const RtmpConnection*, std::vector<std::string>> publishing;
+  for (const auto& [key, e] : server.registry().entries())
+    if (e.publisher) publishing[e.publisher].push_back(key);
+  return publishing;
+}
+
+json clients_json(Server& server, HttpService& http) {
+  uint64_t now = server.now_ms();
+  auto publishing = publishing_keys(server);
+  std::vector<std::pair<uint64_t, json>> rows;
+  for (RtmpConnection* c : server.connections()) {
+    if (c->closing()) continue;
+    rows.emplace_back(c->id(), rtmp_client_json(server, *c, publishing));
+  }
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      if (!snap.contains("clients")) continue;
+      for (auto& j : snap["clients"]) rows.emplace_back(j["id"].get<uint64_t>(), j);
+    }
+  }
+  for (HttpConnection* c : http.connections()) {
+    json j{{"id", c->id()},
+           {"protocol", "http"},
+           {"address", c->peer()},
+           {"activity", c->activity()},
+           {"resource", c->resource()},
+           {"bytes_in", c->bytes_in()},
+           {"bytes_out", c->bytes_out()},
+           {"duration_s", seconds(now - c->started_ms())}};
+    if (const HttpFlvPlayer* p = c->flv()) j["stream"] = p->key();
+    rows.emplace_back(c->id(), std::move(j));
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  json arr = json::array();
+  for (auto& r : rows) arr.push_back(std::move(r.second));
+  return arr;
+}
+
+json server_json(Server& server, HttpService& http, const std::map<std::string, json>& streams) {
+  uint64_t now = server.now_ms();
+  size_t live = 0;
+  for (const auto& [key, j] : streams) live += j["live"].get<bool>();
+  json bytes{{"http_in", http.closed_bytes_in}, {"http_out", http.closed_bytes_out}};
+  for (HttpConnection* c : http.connections()) {
+    bytes["http_in"] = bytes["http_in"].get<uint64_t>() + c->bytes_in();
+    bytes["http_out"] = bytes["http_out"].get<uint64_t>() + c->bytes_out();
+  }
+  uint64_t rtmp_in = 0, rtmp_out = 0;
+  uint64_t dropped = server.registry().dropped_frames();
+  for (RtmpConnection* c : server.connections()) {
+    rtmp_in += c->bytes_in();
+    rtmp_out += c->bytes_out();
+  }
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      rtmp_in += snap.value("bytes_in", uint64_t{0});
+      rtmp_out += snap.value("bytes_out", uint64_t{0});
+      dropped += snap.value("dropped_frames", uint64_t{0});
+    }
+  }
+  // Open RTMP connections only (closed ones are not counted anywhere yet).
+  bytes["rtmp_in_open_connections"] = rtmp_in;
+  bytes["rtmp_out_open_connections"] = rtmp_out;
+  return json{{"name", "sluice"},
+              {"version", SLUICE_VERSION},
+              {"uptime_s", seconds(now - server.started_ms())},
+              {"connections",
+               {{"rtmp", server.connection_count()},
+                {"http", http.connection_count()},
+                {"total", server.connection_count() + http.connection_count()},
+                {"max", server.config().rtmp.max_connections}}},
+              {"streams", {{"total", streams.size()}, {"live", live}}},
+              {"workers", server.mesh() ? server.mesh()->size() : 1},
+              {"bytes", bytes},
+              {"dropped_frames", dropped},
+              {"http_requests", http.requests}};
+}
+
+// Prometheus label values escape backslash, double quote and newline.
+std::string label(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string metrics_text(Server& server, HttpService& http) {
+  std::string m;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    m += "# HELP ";
+    m += name;
+    m += ' ';
+    m += help;
+    m += "\n# TYPE ";
+    m += name;
+    m += ' ';
+    m += type;
+    m += '\n';
+  };
+  auto value = [&](const std::string& series, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.15g\n", v);
+    m += series;
+    m += buf;
+  };
+  // One merged view of the streams serves both the totals and the per-stream series.
+  auto merged = merged_streams(server);
+  json s = server_json(server, http, merged);
+  metric("sluice_uptime_seconds", "gauge", "Seconds since the server started.");
+  value("sluice_uptime_seconds", s["uptime_s"].get<double>());
+  metric("sluice_connections", "gauge", "Open client connections.");
+  value("sluice_connections{protocol=\"rtmp\"}", static_cast<double>(server.connection_count()));
+  value("sluice_connections{protocol=\"http\"}", static_cast<double>(http.connection_count()));
+  metric("sluice_streams", "gauge", "Streams known to the server (published or waited for).");
+  value("sluice_streams", s["streams"]["total"].get<double>());
+  metric("sluice_streams_live", "gauge", "Streams with a publisher.");
+  value("sluice_streams_live", s["streams"]["live"].get<double>());
+  metric("sluice_dropped_frames_total", "counter", "Video frames slow players lost (the drop-to-keyframe policy).");
+  value("sluice_dropped_frames_total", s["dropped_frames"].get<double>());
+  metric("sluice_http_requests_total", "counter", "HTTP requests received.");
+  value("sluice_http_requests_total", static_cast<double>(http.requests));
+  metric("sluice_http_bytes_total", "counter", "Bytes received and sent on HTTP connections.");
+  value("sluice_http_bytes_total{direction=\"in\"}", s["bytes"]["http_in"].get<double>());
+  value("sluice_http_bytes_total{direction=\"out\"}", s["bytes"]["http_out"].get<double>());
+  if (s["bytes"].contains("rtmp_in_open_connections")) {
+    metric("sluice_rtmp_open_connection_bytes", "gauge", "Bytes received and sent by the open RTMP connections.");
+    value("sluice_rtmp_open_connection_bytes{direction=\"in\"}", s["bytes"]["rtmp_in_open_connections"].get<double>());
+    value("sluice_rtmp_open_connection_bytes{direction=\"out\"}",
+          s["bytes"]["rtmp_out_open_connections"].get<double>());
+  }
+  json streams = streams_json(std::move(merged), http);
+  struct PerStream {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::function<double(const json&)> get;
+  };
+  const PerStream per_stream[] = {
+      {"sluice_stream_live", "gauge", "1 while the stream has a publisher.",
+       [](const json& j) { return j["live"].get<bool>() ? 1.0 : 0.0; }},
+      {"sluice_stream_players", "gauge", "Players of the stream (RTMP and HTTP-FLV).",
+       [](const json& j) { return j["players"].get<double>(); }},
+      {"sluice_stream_http_flv_players", "gauge", "HTTP-FLV players of the stream.",
+       [](const json& j) { return j["http_flv_players"].get<double>(); }},
+      {"sluice_stream_ingest_bytes_total", "counter", "Media bytes published to the stream.",
+       [](const json& j) { return j["bytes_in"].get<double>(); }},
+      {"sluice_stream_ingest_frames_total", "counter", "Media messages published to the stream.",
+       [](const json& j) { return j["frames_in"].get<double>(); }},
+      {"sluice_stream_ingest_kbps", "gauge", "Ingest bit rate over the last seconds, kbit/s.",
+       [](const json& j) { return j["bitrate_in_kbps"].get<double>(); }},
+      {"sluice_stream_dropped_frames_total", "counter", "Frames the stream's slow players lost.",
+       [](const json& j) { return j["dropped_frames"].get<double>(); }},
+      {"sluice_stream_gop_cache_bytes", "gauge", "Bytes in the stream's GOP cache.",
+       [](const json& j) { return j["gop_cache"]["bytes"].get<double>(); }},
+  };
+  for (const auto& ps : per_stream) {
+    if (streams.empty()) break;
+    metric(ps.name, ps.type, ps.help);
+    for (const auto& st : streams)
+      value(std::string(ps.name) + "{stream=\"" + label(st["name"].get<std::string>()) + "\"}", ps.get(st));
+  }
+  return m;
+}
+
+HttpApiReply delete_client(Server& server, HttpService& http, std::string_view id_text, uint64_t self_id) {
+  uint64_t id = 0;
+  auto [p, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+  if (ec != std::errc() || p != id_text.data() + id_text.size()) return error_reply(404, "no such client");
+  if (id == self_id) return error_reply(409, "a connection cannot close itself through the API");
+  for (RtmpConnection* c : server.connections()) {
+    if (c->id() == id && !c->closing()) {
+      c->close("closed through the API");
+      HttpApiReply r;
+      r.status = 204;
+      return r;
+    }
+  }
+  if (HttpConnection* c = http.find(id)) {
+    c->close("closed through the API");
+    HttpApiReply r;
+    r.status = 204;
+    return r;
+  }
+  if (WorkerMesh* mesh = server.mesh()) {
+    for (auto& snap : mesh->snapshots(server.worker())) {
+      if (!snap.contains("clients")) continue;
+      for (auto& j : snap["clients"]) {
+        if (j["id"].get<uint64_t>() != id) continue;
+        auto e = std::make_unique<MeshEvent>();
+        e->kind = MeshEvent::Kind::Kick;
+        e->id = id;
+        mesh->post(j["worker"].get<uint32_t>(), std::move(e));
+        HttpApiReply r;
+        r.status = 204;
+        return r;
+      }
+    }
+  }
+  return error_reply(404, "no such client");
+}
+
+HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id) {
+  std::string path;
+  if (!http_percent_decode(req.path, path)) return error_reply(400, "bad percent-encoding");
+  if (path.size() > 1 && path.back() == '/') path.pop_back();
+  bool get = req.method == "GET" || req.method == "HEAD";
+  auto only_get = [&]() {
+    HttpApiReply r = error_reply(405, "use GET");
+    r.headers = "Allow: GET, HEAD\r\n";
+    return r;
+  };
+  if (path == "/metrics") {
+    if (!get) return only_get();
+    HttpApiReply r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = metrics_text(server, http);
+    return r;
+  }
+  constexpr std::string_view kClients = "/api/v1/clients/";
+  constexpr std::string_view kStreams = "/api/v1/streams/";
+  if (path.starts_with(kClients)) {
+    if (req.method != "DELETE") {
+      HttpApiReply r = error_reply(405, "use DELETE to close a client");
+      r.headers = "Allow: DELETE\r\n";
+      return r;
+    }
+    return delete_client(server, http, std::string_view(path).substr(kClients.size()), self_id);
+  }
+  if (path.starts_with(kStreams)) {
+    if (!get) return only_get();
+    std::string key = path.substr(kStreams.size());
+    auto streams = merged_streams(server);
+    auto it = streams.find(key);
+    if (it == streams.end()) return error_reply(404, "no such stream");
+    return json_reply(200, stream_json(key, std::move(it->second), http_flv_readers(http)));
+  }
+  if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
+    if (!get) return only_get();
+    if (path == "/api/v1/streams") return json_reply(200, streams_json(merged_streams(server), http));
+    if (path == "/api/v1/clients") return json_reply(200, clients_json(server, http));
+    return json_reply(200, server_json(server, http, merged_streams(server)));
+  }
+  return error_reply(404, "no such API resource (see docs/http.md)");
+}
+
+}  // namespace
+
+HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id) {
+  // No exception may cross a libuv callback: anything the JSON library throws becomes a 500.
+  try {
+    return route(server, http, req, self_id);
+  } catch (const std::exception& e) {
+    return error_reply(500, e.what());
+  }
+}
+
+
+json worker_snapshot(Server& server) {
+  json streams = json::object();
+  for (const auto& [key, e] : server.registry().entries()) streams[key] = worker_stream_json(key, e);
+  auto publishing = publishing_keys(server);
+  json clients = json::array();
+  uint64_t in = 0, out = 0;
+  for (RtmpConnection* c : server.connections()) {
+    in += c->bytes_in();
+    out += c->bytes_out();
+    if (!c->closing()) clients.push_back(rtmp_client_json(server, *c, publishing));
+  }
+  return json{{"worker", server.worker()}, {"streams", streams}, {"clients", clients}, {"bytes_in", in},
+              {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()}};
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,685 @@
+// HttpConnection: socket I/O, the HTTP parser, the write path, timeouts. Routing and the
+// responses for live streams and files are in http_handlers.cpp.
+#include "server/http/connection.hpp"
+
+#include <ctime>
+
+#include "server/http/flv_player.hpp"
+#include "server/http/service.hpp"
+#include "server/http/upload.hpp"
+#include "server/http/util.hpp"
+#include "server/io/logging.hpp"
+#include "server/io/net_address.hpp"
+#include "server/server.hpp"
+
+namespace sluice::server {
+
+namespace {
+// One batch carries at most this much, so one fast reader cannot monopolise a loop iteration.
+constexpr size_t kBatchMaxBytes = 512 * 1024;
+// Slowloris: a request's head must arrive completely within this time of its first byte.
+constexpr uint64_t kHeaderTimeoutMs = 10'000;
+// An idle keep-alive connection (no byte of a next request) is closed after this long.
+constexpr uint64_t kKeepAliveTimeoutMs = 15'000;
+// A request body that stalls (no byte) for this long is answered 408.
+constexpr uint64_t kBodyTimeoutMs = 30'000;
+// A client that accepts no byte of a response for this long is gone (or hostile).
+constexpr uint64_t kSendTimeoutMs = 60'000;
+// After an error answer, what the client still sends is read and dropped for this long, so the
+// answer is not destroyed by a TCP reset before the client reads it (a "lingering close").
+constexpr uint64_t kLingerMs = 2'000;
+// A body on a request that takes none (GET, HEAD, ...) is read and dropped up to this size: 413 above.
+constexpr uint64_t kMaxDiscardedBody = 64 * 1024;
+// The URL alone: 414 above.
+constexpr size_t kMaxUrlBytes = 8 * 1024;
+// Received and not yet parsed (pipelined requests waiting for their turn): reading stops above it.
+constexpr size_t kMaxBufferedInput = 64 * 1024;
+// TCP keep-alive probes start after this much silence.
+constexpr unsigned kTcpKeepAliveSeconds = 60;
+// Queued responses not yet written: pipelined requests wait above it.
+constexpr size_t kMaxQueuedOutput = 256 * 1024;
+
+HttpConnection* self_of(http_parser* p) { return static_cast<HttpConnection*>(p->data); }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+// The Date header changes once a second; format it once a second.
+const std::string& date_now() {
+  static thread_local time_t cached_at = 0;
+  static thread_local std::string cached;
+  time_t now = ::time(nullptr);
+  if (now != cached_at) {
+    cached_at = now;
+    cached = http_format_date(now);
+  }
+  return cached;
+}
+}  // namespace
+
+HttpConnection::HttpConnection(HttpService& service, uint64_t id)
+    : service_(service), id_(id), sendfile_(service.server().loop()) {
+  started_ms_ = idle_since_ms_ = last_read_ms_ = last_progress_ms_ = service.server().now_ms();
+  http_parser_init(&parser_, HTTP_REQUEST);
+  parser_.data = this;
+}
+
+Server& HttpConnection::server() { return service_.server(); }
+
+int HttpConnection::accept(uv_stream_t* listener) {
+  uv_tcp_init(server().loop(), &tcp_);
+  tcp_.data = this;
+  int rc = uv_accept(listener, reinterpret_cast<uv_stream_t*>(&tcp_));
+  if (rc != 0) return rc;
+  uv_tcp_nodelay(&tcp_, 1);
+  // A reader waiting for a publisher sends and receives nothing for a long time: TCP keep-alive
+  // finds the peers that vanished without a FIN.
+  uv_tcp_keepalive(&tcp_, 1, kTcpKeepAliveSeconds);
+  PeerAddress peer = peer_address(&tcp_);
+  peer_ = std::move(peer.text);
+  peer_address_ = std::move(peer.raw);
+  SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id_, peer_);
+  rc = uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &HttpConnection::on_alloc, &HttpConnection::on_read);
+  reading_ = rc == 0;
+  return rc;
+}
+
+size_t HttpConnection::write_queue_bytes() const {
+  return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
+}
+
+const char* HttpConnection::activity() const {
+  switch (activity_) {
+    case Activity::Flv:
+      return "http-flv";
+    case Activity::File:
+      return "download";
+    case Activity::Upload:
+      return "upload";
+    case Activity::Simple:
+      return "request";
+    case Activity::Idle:
+      break;
+  }
+  return "idle";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading and parsing.
+
+void HttpConnection::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  *buf = static_cast<HttpConnection*>(handle->data)->server().read_buffer();
+}
+
+void HttpConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  auto* self = static_cast<HttpConnection*>(stream->data);
+  if (nread == 0 || self->closing_) return;
+  if (nread < 0) {
+    if (nread == UV_EOF) {
+      self->on_eof();
+    } else {
+      self->close(std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
+    }
+    return;
+  }
+  self->bytes_in_ += static_cast<uint64_t>(nread);
+  self->last_read_ms_ = self->server().now_ms();
+  if (self->lingering_ || self->close_after_write_) return;  // drained and dropped
+  self->on_bytes(buf->base, static_cast<size_t>(nread));
+}
+
+void HttpConnection::on_bytes(const char* data, size_t len) {
+  if (in_pos_ == in_.size()) {
+    in_.clear();
+    in_pos_ = 0;
+  }
+  in_.insert(in_.end(), data, data + len);
+  process_input();
+  if (!closing_ && reading_ && in_.size() - in_pos_ > kMaxBufferedInput) {
+    // The client sends faster than we answer: let TCP push back instead of buffering more.
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+    reading_ = false;
+  }
+}
+
+void HttpConnection::on_eof() {
+  peer_eof_ = true;
+  reading_ = false;
+  if (lingering_) return close("peer closed");
+  // A live stream to a peer that hung up is pointless, whatever TCP half-close would allow.
+  if (flv_) return close("peer closed");
+  process_input();  // answer the complete requests that arrived before the end
+  if (closing_) return;
+  if (!responding_ && !writing_ && out_.empty()) return close("peer closed");
+  close_after_write_ = close_after_write_ || !responding_;
+  request_flush();
+}
+
+void HttpConnection::process_input() {
+  if (parsing_) return;  // a handler that completes a response at once must not re-enter parsing
+  parsing_ = true;
+  while (!closing_ && !close_after_write_ && (!responding_ || upload_receiving()) && !lingering_) {
+    if (out_.size() >= kMaxQueuedOutput) {
+      resume_input_ = true;  // after the next write
+      break;
+    }
+    size_t avail = in_.size() - in_pos_;
+    if (avail == 0) break;
+    size_t n = http_parser_execute(&parser_, &parser_settings(), in_.data() + in_pos_, avail);
+    in_pos_ += n;
+    http_errno err = HTTP_PARSER_ERRNO(&parser_);
+    if (err == HPE_PAUSED) {
+      http_parser_pause(&parser_, 0);
+      if (head_dispatch_) {
+        head_dispatch_ = false;
+        dispatch();
+      } else if (message_done_) {
+        message_done_ = false;
+        if (upload_) {
+          upload_step();  // the whole body is in: finish the file
+        } else if (!responding_) {
+          dispatch();
+        }
+      }
+      continue;
+    }
+    if (err != HPE_OK) {
+      int status = parse_error_status();
+      if (upload_) {
+        abort_upload(status, error_status_ != 0 ? http_status_text(status) : http_errno_description(err));
+        break;
+      }
+      std::string why = error_status_ != 0 ? std::string(http_status_text(status)) : http_errno_description(err);
+      SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}\"", id_, peer_, status, why);
+      responding_ = true;
+      send_error(status, why, true);
+      break;
+    }
+    if (n < avail) break;  // cannot happen without an error; never spin
+  }
+  parsing_ = false;
+  if (in_pos_ > 0 && in_pos_ == in_.size()) {
+    in_.clear();
+    in_pos_ = 0;
+  }
+  if (!closing_ && peer_eof_ && upload_receiving() && in_pos_ == in_.size()) {
+    // The client is gone and its upload body stopped short: nothing of it is kept.
+    return close("peer closed during an upload");
+  }
+  if (!closing_ && !reading_ && !peer_eof_ && in_.size() - in_pos_ <= kMaxBufferedInput && !upload_backpressure()) {
+    if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &HttpConnection::on_alloc, &HttpConnection::on_read) == 0)
+      reading_ = true;
+  }
+}
+
+const http_parser_settings& HttpConnection::parser_settings() {
+  static const http_parser_settings settings = [] {
+    http_parser_settings s;
+    http_parser_settings_init(&s);
+    s.on_message_begin = [](http_parser* p) { return self_of(p)->on_message_begin(); };
+    s.on_url = [](http_parser* p, const char* at, size_t len) { return self_of(p)->on_url(at, len); };
+    s.on_header_field = [](http_parser* p, const char* at, size_t len) { return self_of(p)->on_header_field(at, len); };
+    s.on_header_value = [](http_parser* p, const char* at, size_t len) { return self_of(p)->on_header_value(at, len); };
+    s.on_headers_complete = [](http_parser* p) { return self_of(p)->on_headers_complete(); };
+    s.on_body = [](http_parser* p, const char* at, size_t len) { return self_of(p)->on_body(at, len); };
+    s.on_message_complete = [](http_parser* p) { return self_of(p)->on_message_complete(); };
+    return s;
+  }();
+  return settings;
+}
+
+int HttpConnection::on_message_begin() {
+  req_ = HttpRequest{};
+  field_.clear();
+  last_was_value_ = false;
+  header_bytes_ = 0;
+  body_bytes_ = 0;
+  error_status_ = 0;
+  if (request_started_ms_ == 0) request_started_ms_ = server().now_ms();
+  return 0;
+}
+
+int HttpConnection::on_url(const char* at, size_t len) {
+  header_bytes_ += len;
+  if (req_.target.size() + len > kMaxUrlBytes) {
+    error_status_ = 414;
+    return 1;
+  }
+  req_.target.append(at, len);
+  return 0;
+}
+
+int HttpConnection::on_header_field(const char* at, size_t len) {
+  header_bytes_ += len;
+  if (header_bytes_ > kMaxHeaderBytes) {
+    error_status_ = 431;
+    return 1;
+  }
+  if (last_was_value_) {
+    field_.clear();
+    last_was_value_ = false;
+  }
+  field_.append(at, len);
+  return 0;
+}
+
+int HttpConnection::on_header_value(const char* at, size_t len) {
+  header_bytes_ += len;
+  if (header_bytes_ > kMaxHeaderBytes) {
+    error_status_ = 431;
+    return 1;
+  }
+  if (!last_was_value_) {
+    if (req_.headers.size() >= kMaxHeaderFields) {
+      error_status_ = 431;
+      return 1;
+    }
+    for (char& c : field_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    req_.headers.emplace_back(field_, std::string());
+    last_was_value_ = true;
+  }
+  req_.headers.back().second.append(at, len);
+  return 0;
+}
+
+int HttpConnection::on_headers_complete() {
+  request_started_ms_ = 0;  // the head is complete: the slowloris clock stops
+  last_read_ms_ = server().now_ms();
+  for (auto& [k, v] : req_.headers) v = std::string(trim(v));
+  req_.method = http_method_str(static_cast<http_method>(parser_.method));
+  req_.version_major = parser_.http_major;
+  req_.version_minor = parser_.http_minor;
+  req_.keep_alive = http_should_keep_alive(&parser_) != 0 && !parser_.upgrade;
+  req_.chunked = (parser_.flags & F_CHUNKED) != 0;
+  req_.content_length = (parser_.flags & F_CONTENTLENGTH) ? parser_.content_length : 0;
+  req_.has_body = req_.chunked || req_.content_length > 0;
+  in_body_ = req_.has_body;
+  if (req_.version_major != 1) {
+    error_status_ = 505;
+    return -1;
+  }
+  if (req_.target == "*") {
+    req_.path = "*";
+  } else {
+    http_parser_url u;
+    http_parser_url_init(&u);
+    if (http_parser_parse_url(req_.target.data(), req_.target.size(), 0, &u) != 0 || !(u.field_set & (1 << UF_PATH))) {
+      error_status_ = 400;
+      return -1;
+    }
+    req_.path = req_.target.substr(u.field_data[UF_PATH].off, u.field_data[UF_PATH].len);
+    if (u.field_set & (1 << UF_QUERY))
+      req_.query = req_.target.substr(u.field_data[UF_QUERY].off, u.field_data[UF_QUERY].len);
+  }
+  // RFC 9112 3.2: a 1.1 request without exactly one Host is a 400 (nginx does the same).
+  size_t hosts = req_.header_count("host");
+  if (hosts > 1 || (hosts == 0 && req_.is_http11())) {
+    error_status_ = 400;
+    return -1;
+  }
+  if (const std::string* expect = req_.header("expect"); expect && !iequals(*expect, "100-continue")) {
+    error_status_ = 417;
+    return -1;
+  }
+  body_pending_ = req_.has_body;
+  if (req_.method == "PUT") {
+    // An upload is judged on its head (token, name, size) before a byte of its body is read; the
+    // body then streams to a file (http_upload.cpp).
+    head_dispatch_ = true;
+    http_parser_pause(&parser_, 1);
+    return 0;
+  }
+  // Other requests take no body: a small one is read and dropped, a large one refused unread.
+  if (req_.content_length > kMaxDiscardedBody) {
+    error_status_ = 413;
+    return -1;
+  }
+  return 0;
+}
+
+int HttpConnection::on_body(const char* at, size_t len) {
+  last_read_ms_ = server().now_ms();
+  if (upload_receiving()) return on_upload_body(at, len);
+  body_bytes_ += len;
+  if (body_bytes_ > kMaxDiscardedBody) {
+    error_status_ = 413;
+    return 1;
+  }
+  return 0;
+}
+
+int HttpConnection::on_message_complete() {
+  if (upload_receiving()) {
+    upload_->receiving = false;
+    upload_->body_done = true;
+  }
+  message_done_ = true;
+  in_body_ = false;
+  body_pending_ = false;
+  // One request at a time: parsing stops here until this one is answered.
+  http_parser_pause(&parser_, 1);
+  return 0;
+}
+
+int HttpConnection::parse_error_status() const {
+  if (error_status_ != 0) return error_status_;
+  switch (HTTP_PARSER_ERRNO(&parser_)) {
+    case HPE_HEADER_OVERFLOW:
+      return 431;
+    // The parser knows every registered method (PUT, PATCH, PROPFIND, ...; those get 405), so an
+    // unknown one is as likely garbage (a TLS hello) as a method: 400 either way.
+    default:
+      return 400;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses.
+
+void HttpConnection::write_head(int status, std::string_view headers, Body body, uint64_t length) {
+  status_ = status;
+  keep_alive_ = keep_alive_ && req_.keep_alive && !service_.stopping() && !peer_eof_ && body != Body::UntilClose;
+  std::string h;
+  h.reserve(256 + headers.size());
+  h += "HTTP/1.1 ";
+  h += std::to_string(status);
+  h += ' ';
+  h += http_status_text(status);
+  h += "\r\nServer: sluice/" SLUICE_VERSION "\r\nDate: ";
+  h += date_now();
+  h += "\r\n";
+  h += headers;
+  if (body == Body::Length) {
+    h += "Content-Length: " + std::to_string(length) + "\r\n";
+  } else if (body == Body::Chunked) {
+    h += "Transfer-Encoding: chunked\r\n";
+  }
+  if (!keep_alive_) {
+    h += "Connection: close\r\n";
+  } else if (!req_.is_http11()) {
+    h += "Connection: keep-alive\r\n";
+  }
+  h += "\r\n";
+  out_.insert(out_.end(), h.begin(), h.end());
+  request_flush();
+}
+
+void HttpConnection::send_simple(int status, std::string_view content_type, std::string_view body,
+                                 std::string_view headers) {
+  std::string h;
+  if (!content_type.empty()) h = "Content-Type: " + std::string(content_type) + "\r\n";
+  h += headers;
+  bool no_body = status == 304 || status == 204;
+  write_head(status, h, no_body ? Body::None : Body::Length, body.size());
+  if (!head_only_ && !no_body) {
+    out_.insert(out_.end(), body.begin(), body.end());
+    response_body_bytes_ += body.size();
+  }
+  complete_response();
+}
+
+void HttpConnection::send_error(int status, std::string_view message, bool close_after, std::string_view headers) {
+  if (close_after) keep_alive_ = false;
+  std::string body = std::to_string(status) + " " + std::string(http_status_text(status));
+  if (!message.empty() && message != http_status_text(status)) body += ": " + std::string(message);
+  body += "\n";
+  send_simple(status, "text/plain; charset=utf-8", body, headers);
+}
+
+void HttpConnection::complete_response() {
+  log_request(status_, response_body_bytes_);
+  responding_ = false;
+  activity_ = Activity::Idle;
+  head_only_ = false;
+  first_request_ = false;
+  idle_since_ms_ = server().now_ms();
+  request_started_ms_ = 0;
+  // A body left unread (an upload refused from its head) cannot be skipped: close instead.
+  if (!keep_alive_ || peer_eof_ || body_pending_) close_after_write_ = true;
+  keep_alive_ = true;  // the next response decides for itself
+  resume_input_ = true;
+  request_flush();
+}
+
+void HttpConnection::log_request(int status, uint64_t body_bytes) {
+  if (req_.method.empty()) return;  // a request that never parsed: logged as bad_request
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=request method={} path=\"{}\" status={} bytes={} duration_ms={}",
+                  id_, peer_, req_.method, req_.path, status, body_bytes, server().now_ms() - response_started_ms_);
+}
+
+void HttpConnection::reject_overloaded(const std::string& reason) {
+  SLUICE_LOG_WARN("conn={} proto=http peer={} event=rejected reason=\"{}\"", id_, peer_, reason);
+  responding_ = true;
+  keep_alive_ = false;
+  send_error(503, "the server is at its connection limit", true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+void HttpConnection::request_flush() {
+  if (!closing_) service_.request_flush(this);
+}
+
+void HttpConnection::request_held_flush() {
+  if (!closing_) service_.request_held_flush(this);
+}
+
+void HttpConnection::flush() {
+  if (closing_) return;
+  if (resume_input_ && (!responding_ || upload_receiving())) {
+    resume_input_ = false;
+    process_input();
+    if (closing_) return;
+  }
+  if (writing_ || sendfile_.active() || lingering_) return;
+  batch_.clear();
+  if (!out_.empty()) {
+    batch_.add_bytes(out_);
+    out_.clear();
+  }
+  if (flv_ && batch_.bytes() < kBatchMaxBytes) {
+    size_t before = batch_.bytes();
+    HttpFlvPlayer::Fill r = flv_->fill(batch_, kBatchMaxBytes - batch_.bytes());
+    response_body_bytes_ += batch_.bytes() - before;
+    if (r == HttpFlvPlayer::Fill::Ended) {
+      static constexpr uint8_t kLastChunk[] = {'0', '\r', '\n', '\r', '\n'};
+      if (flv_chunked_) batch_.add_bytes(kLastChunk);
+      flv_.reset();
+      complete_response();
+    }
+  }
+  if (batch_.empty()) {
+    if (file_body_pending_) {
+      start_file_body();
+    } else if (close_after_write_ && !responding_) {
+      begin_linger();
+    }
+    return;
+  }
+  auto bufs = batch_.finalize();
+  bytes_out_ += batch_.bytes();
+  writing_ = true;
+  // Inside the flush pass, live media joins the RTMP players' writes on the ring (see WriteRing).
+  WriteRing* ring = service_.batching_ring();
+  if (ring != nullptr && ring->queue(reinterpret_cast<uv_stream_t*>(&tcp_), bufs, this)) {
+    ring_queued_ = true;
+    return;
+  }
+  write_from(0);
+}
+
+// Hands the batch from byte `done` on to libuv (which writes what it can at once and the rest
+// when the socket has room); on_write follows.
+void HttpConnection::write_from(size_t done) {
+  auto rest = batch_.unwritten(done);
+  batch_.req.data = this;
+  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), rest.data(), static_cast<unsigned>(rest.size()),
+                    &HttpConnection::on_write);
+  if (rc != 0) {
+    writing_ = false;
+    close(std::string("write failed: ") + uv_strerror(rc));
+  }
+}
+
+void HttpConnection::on_ring_write(int result) {
+  ring_queued_ = false;
+  if (closing_) return;
+  if (result < 0 && result != UV_EAGAIN) {
+    writing_ = false;
+    close(std::string("write failed: ") + uv_strerror(result));
+    return;
+  }
+  size_t done = result > 0 ? static_cast<size_t>(result) : 0;
+  if (done < batch_.bytes()) return write_from(done);
+  writing_ = false;
+  batch_.clear();
+  last_progress_ms_ = server().now_ms();
+  // As on_write, but through the flush list: the ring's pass that delivered this is over.
+  if (!in_delayed_list) request_flush();
+}
+
+void HttpConnection::on_write(uv_write_t* req, int status) {
+  auto* self = static_cast<HttpConnection*>(req->data);
+  self->writing_ = false;
+  self->batch_.clear();
+  if (status < 0) {
+    if (status != UV_ECANCELED) self->close(std::string("write error: ") + uv_strerror(status));
+    return;
+  }
+  if (self->closing_) return;
+  self->last_progress_ms_ = self->server().now_ms();
+  // Whatever queued up while this batch was in flight goes out now, as the next batch, unless it
+  // is live media being held for a larger write (the hold timer flushes it).
+  if (!self->in_delayed_list) self->flush();
+}
+
+void HttpConnection::begin_linger() {
+  if (lingering_ || closing_) return;
+  lingering_ = true;
+  linger_started_ms_ = server().now_ms();
+  if (peer_eof_) return close("response complete");
+  // Send our FIN, then read and drop whatever the client still sends until it closes too.
+  shutdown_req_.data = this;
+  int rc = uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_), [](uv_shutdown_t* req, int status) {
+    auto* self = static_cast<HttpConnection*>(req->data);
+    if (status < 0 && status != UV_ECANCELED && !self->closing_) self->close("shutdown failed");
+  });
+  if (rc != 0) return close("response complete");
+  if (!reading_ &&
+      uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &HttpConnection::on_alloc, &HttpConnection::on_read) == 0)
+    reading_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timeouts and closing.
+
+void HttpConnection::on_tick(uint64_t now) {
+  if (closing_) return;
+  if (lingering_) {
+    if (now - linger_started_ms_ > kLingerMs) close("response complete");
+    return;
+  }
+  if (writing_ || sendfile_.active()) {
+    if (now - last_progress_ms_ > kSendTimeoutMs) close("send timeout (the client reads nothing)");
+    return;
+  }
+  if (upload_receiving() && now - last_read_ms_ > kBodyTimeoutMs) {
+    return abort_upload(408, "the upload body stalled");
+  }
+  if (responding_ || close_after_write_) return;  // a file being opened, a live stream waiting
+  if (request_started_ms_ != 0) {
+    if (now - request_started_ms_ > kHeaderTimeoutMs) {
+      SLUICE_LOG_INFO("conn={} proto=http peer={} event=timeout reason=\"request head not complete after {} ms\"", id_,
+                      peer_, kHeaderTimeoutMs);
+      responding_ = true;
+      send_error(408, "the request head was not complete in time", true);
+    }
+    return;
+  }
+  if (in_body_) {
+    if (now - last_read_ms_ > kBodyTimeoutMs) {
+      responding_ = true;
+      send_error(408, "the request body stalled", true);
+    }
+    return;
+  }
+  uint64_t limit = first_request_ ? kHeaderTimeoutMs : kKeepAliveTimeoutMs;
+  if (now - idle_since_ms_ > limit) close(first_request_ ? "no request" : "keep-alive timeout");
+}
+
+void HttpConnection::shutdown_gracefully() {
+  if (closing_) return;
+  if (flv_) {
+    keep_alive_ = false;
+    flv_->end();
+    return;
+  }
+  if (responding_) {
+    keep_alive_ = false;
+    return;
+  }
+  if (writing_ || !out_.empty()) {
+    close_after_write_ = true;
+    return;
+  }
+  close("server stopping");
+}
+
+void HttpConnection::schedule_close(std::string reason) {
+  if (closing_ || !pending_close_reason.empty()) return;
+  pending_close_reason = std::move(reason);
+  service_.request_flush(this);
+}
+
+void HttpConnection::close(const std::string& reason) {
+  if (closing_) return;
+  if (ring_queued_) {
+    // The batch queued on the ring goes out (or fails) while the socket is still open.
+    server().submit_writes();
+    if (closing_) return;
+  }
+  closing_ = true;
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id_,
+                  peer_, reason, bytes_in_, bytes_out_, server().now_ms() - started_ms_);
+  if (responding_ && status_ != 0) log_request(status_, response_body_bytes_);
+  flv_.reset();
+  service_.on_connection_closed(this);
+  if (reading_) uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  reading_ = false;
+  ++pending_ops_;
+  sendfile_.close([this] {
+    --pending_ops_;
+    maybe_delete();
+  });
+  close_file();
+  if (upload_) abort_upload(0, "connection closed");
+  if (tcp_.loop != nullptr) {
+    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &HttpConnection::on_closed);
+  } else {
+    tcp_closed_ = true;
+    maybe_delete();
+  }
+}
+
+void HttpConnection::on_closed(uv_handle_t* handle) {
+  auto* self = static_cast<HttpConnection*>(handle->data);
+  self->tcp_closed_ = true;
+  self->maybe_delete();
+}
+
+void HttpConnection::maybe_delete() {
+  if (tcp_closed_ && pending_ops_ == 0) delete this;
+}
+
+}  // namespace sluice::server

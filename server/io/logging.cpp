@@ -1,0 +1,33 @@
+#include "server/io/logging.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+
+namespace sluice::server {
+
+void init_logging(const config::LogConfig& cfg) {
+  auto logger = spdlog::stderr_color_mt("sluice");
+  if (cfg.format == config::LogFormat::Json) {
+    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e","level":"%l","msg":"%v"})");
+  } else {
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
+  }
+  switch (cfg.level) {
+    case config::LogLevel::Error:
+      logger->set_level(spdlog::level::err);
+      break;
+    case config::LogLevel::Warn:
+      logger->set_level(spdlog::level::warn);
+      break;
+    case config::LogLevel::Info:
+      logger->set_level(spdlog::level::info);
+      break;
+    case config::LogLevel::Debug:
+      logger->set_level(spdlog::level::debug);
+      break;
+  }
+  // Lines must reach a log collector promptly, not at exit.
+  logger->flush_on(spdlog::level::debug);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,162 @@
+#include "server/live/stream_registry.hpp"
+
+#include <algorithm>
+
+#include "server/live/worker_mesh.hpp"
+
+namespace sluice::server {
+
+bool valid_stream_name(std::string_view name) {
+  if (name.empty() || name.size() > 256) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x21 && c != 0x7F && c != '"' && c != '\\';
+  });
+}
+
+media::StreamHub::Options hub_options(const config::AppConfig& app) {
+  media::StreamHub::Options o;
+  o.gop_cache = app.gop_cache;
+  o.gop_max_frames = app.gop_cache_max_frames;
+  o.gop_max_bytes = app.gop_cache_max_bytes;
+  return o;
+}
+
+media::StreamHub* StreamRegistry::find(const std::string& key) {
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : it->second.hub.get();
+}
+
+void StreamRegistry::attach_mesh(WorkerMesh* mesh, uint32_t worker, uint32_t chunk_size) {
+  mesh_ = mesh;
+  worker_ = worker;
+  chunk_size_ = chunk_size;
+}
+
+bool StreamRegistry::is_live(const std::string& key) {
+  media::StreamHub* hub = find(key);
+  if (hub && hub->has_publisher()) return true;
+  return mesh_ && mesh_->directory().owner(key) != StreamDirectory::kNoOwner;
+}
+
+media::StreamHub& StreamRegistry::get_or_create(const std::string& key, const media::StreamHub::Options& options) {
+  Entry& e = entries_[key];
+  if (e.hub) return *e.hub;
+  e.hub = std::make_unique<media::StreamHub>(key, options);
+  // First interest in this name here: if another worker publishes it, ask for its messages.
+  if (mesh_) tell_owner(mesh_->directory().add_interest(key, worker_), MeshEvent::Kind::Subscribe, key);
+  return *e.hub;
+}
+
+bool StreamRegistry::claim_publisher(const std::string& key, RtmpConnection* publisher,
+                                     const media::StreamHub::Options& options) {
+  get_or_create(key, options);
+  Entry& e = entries_[key];
+  if (e.publisher) return false;
+  if (mesh_) {
+    std::vector<uint32_t> interested;
+    if (!mesh_->directory().claim(key, worker_, interested)) {
+      remove_if_unused(key);
+      return false;
+    }
+    for (uint32_t w : interested) add_forwarder(key, e, w);
+  }
+  e.publisher = publisher;
+  return true;
+}
+
+void StreamRegistry::release_publisher(const std::string& key, RtmpConnection* publisher) {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || it->second.publisher != publisher) return;
+  it->second.publisher = nullptr;
+  if (mesh_) {
+    // The forwarders have posted PublishEnd (end_publish ran first); a new publisher, here or on
+    // another worker, sets up its own.
+    drop_forwarders(it->second);
+    mesh_->directory().release(key, worker_);
+  }
+  remove_if_unused(key);
+}
+
+void StreamRegistry::remove_if_unused(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  if (it->second.publisher || it->second.hub->subscriber_count() > 0) return;
+  entries_.erase(it);
+  if (mesh_) tell_owner(mesh_->directory().remove_interest(key, worker_), MeshEvent::Kind::Unsubscribe, key);
+}
+
+void StreamRegistry::tell_owner(int owner, MeshEvent::Kind kind, const std::string& key) {
+  if (owner == StreamDirectory::kNoOwner || owner == static_cast<int>(worker_)) return;
+  auto ev = std::make_unique<MeshEvent>();
+  ev->kind = kind;
+  ev->from = worker_;
+  ev->key = key;
+  mesh_->post(static_cast<uint32_t>(owner), std::move(ev));
+}
+
+void StreamRegistry::sample_rates(uint64_t now) {
+  for (auto& [key, e] : entries_) {
+    uint64_t bytes = e.hub->bytes_in();
+    if (e.rate_at_ms != 0 && now > e.rate_at_ms && bytes >= e.rate_bytes) {
+      double kbps = static_cast<double>(bytes - e.rate_bytes) * 8.0 / static_cast<double>(now - e.rate_at_ms);
+      e.kbps = e.kbps == 0 ? kbps : 0.6 * e.kbps + 0.4 * kbps;
+    }
+    e.rate_bytes = bytes;
+    e.rate_at_ms = now;
+  }
+}
+
+void StreamRegistry::count_drop(const std::string& key) {
+  ++dropped_frames_;
+  auto it = entries_.find(key);
+  if (it != entries_.end()) ++it->second.dropped_frames;
+}
+
+void StreamRegistry::add_forwarder(const std::string& key, Entry& e, uint32_t to) {
+  for (const auto& f : e.forwarders) {
+    if (f->to() == to) return;
+  }
+  e.forwarders.push_back(std::make_unique<MeshForwarder>(*mesh_, worker_, to, key, chunk_size_));
+  MeshForwarder* f = e.forwarders.back().get();
+  // The hub replays metadata, sequence headers and the GOP to a new subscriber but does not
+  // announce the publish: the mirror must start its session before those frames.
+  if (e.hub->has_publisher()) f->on_publish_start();
+  e.hub->add_subscriber(f);
+}
+
+void StreamRegistry::drop_forwarders(Entry& e) {
+  for (const auto& f : e.forwarders) e.hub->remove_subscriber(f.get());
+  e.forwarders.clear();
+}
+
+void StreamRegistry::on_mesh_event(MeshEvent& ev) {
+  auto it = entries_.find(ev.key);
+  if (it == entries_.end()) return;  // nobody here wants this stream any more
+  Entry& e = it->second;
+  switch (ev.kind) {
+    case MeshEvent::Kind::Subscribe:
+      if (e.publisher) add_forwarder(ev.key, e, ev.from);
+      return;
+    case MeshEvent::Kind::Unsubscribe:
+      for (size_t i = 0; i < e.forwarders.size(); ++i) {
+        if (e.forwarders[i]->to() != ev.from) continue;
+        e.hub->remove_subscriber(e.forwarders[i].get());
+        e.forwarders.erase(e.forwarders.begin() + static_cast<long>(i));
+        break;
+      }
+      remove_if_unused(ev.key);
+      return;
+    default: break;
+  }
+  // Mirror events. A local publisher means the name changed hands and these are the previous
+  // owner's last words: ignore them.
+  if (e.publisher) return;
+  switch (ev.kind) {
+    case MeshEvent::Kind::PublishStart: e.hub->start_publish(); break;
+    case MeshEvent::Kind::PublishEnd: e.hub->end_publish(); break;
+    case MeshEvent::Kind::Frame: e.hub->publish(std::move(ev.frame)); break;
+    default: break;
+  }
+}
+
+}  // namespace sluice::server

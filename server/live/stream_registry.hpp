@@ -1,0 +1,83 @@
+// StreamRegistry: "app/stream" -> the live hub of that name and who publishes to it, on one
+// worker loop. A hub exists while it has a publisher or players; the last one out removes it.
+//
+// With several workers (attach_mesh), a hub on a worker without the publisher is a mirror: the
+// owning worker's MeshForwarder posts it every message and it fans them out locally, exactly as
+// a local publisher's hub would. The StreamDirectory keeps one publisher per name across workers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "config/config.hpp"
+#include "media/stream_hub.hpp"
+#include "server/live/mesh_forwarder.hpp"
+#include "server/live/worker_mesh.hpp"
+
+namespace sluice::server {
+
+class RtmpConnection;
+class WorkerMesh;
+
+// Live stream names become registry keys and log fields (RTMP and HTTP-FLV alike): refuse what no
+// encoder sends.
+bool valid_stream_name(std::string_view name);
+// The hub settings a live app asks for.
+media::StreamHub::Options hub_options(const config::AppConfig& app);
+
+class StreamRegistry {
+ public:
+  struct Entry {
+    std::unique_ptr<media::StreamHub> hub;
+    RtmpConnection* publisher = nullptr;  // nullptr while nobody publishes here
+    // On the owning worker: one per other worker that has players of this stream.
+    std::vector<std::unique_ptr<MeshForwarder>> forwarders;
+    // Ingest rate in kbit/s, sampled every second and smoothed over a few seconds.
+    double kbps = 0;
+    uint64_t rate_bytes = 0;
+    uint64_t rate_at_ms = 0;
+    // Frames this worker's players of the stream lost to the slow-player policy.
+    uint64_t dropped_frames = 0;
+  };
+
+  // Once a second: every entry's ingest rate.
+  void sample_rates(uint64_t now_ms);
+  // A player of key lost a frame (slow-player policy).
+  void count_drop(const std::string& key);
+  // Every stream's drops on this worker, including streams that have ended.
+  uint64_t dropped_frames() const { return dropped_frames_; }
+
+  // Joins the worker mesh; chunk_size is the RTMP chunk size frames are pre-chunked for.
+  void attach_mesh(WorkerMesh* mesh, uint32_t worker, uint32_t chunk_size);
+  // Subscribe / Unsubscribe / PublishStart / PublishEnd / Frame events from other workers.
+  void on_mesh_event(MeshEvent& e);
+
+  media::StreamHub* find(const std::string& key);
+  // Published here or, with several workers, on another one (its messages may not be here yet).
+  bool is_live(const std::string& key);
+  media::StreamHub& get_or_create(const std::string& key, const media::StreamHub::Options& options);
+  // Claims the name for a publisher; false if someone else already publishes it.
+  bool claim_publisher(const std::string& key, RtmpConnection* publisher, const media::StreamHub::Options& options);
+  void release_publisher(const std::string& key, RtmpConnection* publisher);
+  // Removes the hub when nobody publishes or plays it any more.
+  void remove_if_unused(const std::string& key);
+  size_t size() const { return entries_.size(); }
+  const std::unordered_map<std::string, Entry>& entries() const { return entries_; }
+
+ private:
+  void add_forwarder(const std::string& key, Entry& e, uint32_t to);
+  void drop_forwarders(Entry& e);
+  // Subscribe / Unsubscribe to the worker that publishes key, if that is another one.
+  void tell_owner(int owner, MeshEvent::Kind kind, const std::string& key);
+
+  std::unordered_map<std::string, Entry> entries_;
+  uint64_t dropped_frames_ = 0;
+  WorkerMesh* mesh_ = nullptr;
+  uint32_t worker_ = 0;
+  uint32_t chunk_size_ = 0;
+};
+
+}  // namespace sluice::server
