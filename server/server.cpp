@@ -6,22 +6,17 @@
 #include <algorithm>
 #include <csignal>
 
-#include "server/rtmp/connection.hpp"
-#include "server/http/api.hpp"
 #include "server/http/service.hpp"
 #include "server/io/logging.hpp"
-#include "server/io/net_address.hpp"
+#include "server/io/uv_handle.hpp"
+#include "server/stats_api.hpp"
 
 namespace sluice::server {
 
 namespace {
-constexpr size_t kReadBufferSize = 64 * 1024;
 constexpr uint64_t kTickMs = 1000;
-// Writes per io_uring submit call: a flush pass with more players submits in several calls.
-constexpr unsigned kRingEntries = 1024;
 // How long a graceful stop waits for the last bytes to reach peers before closing everything.
 constexpr uint64_t kStopGraceMs = 1500;
-constexpr int kListenBacklog = 1024;
 // How often a worker refreshes its figures for the stats API (only with several workers).
 constexpr uint64_t kSnapshotMs = 250;
 
@@ -30,8 +25,12 @@ constexpr uint64_t kSnapshotMs = 250;
 Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_t worker)
     : loop_(loop),
       config_(std::move(config)),
+      context_(loop, config_, worker),
       vod_files_(loop),
-      read_buffer_(kReadBufferSize),
+      rtmp_{context_, registry_, vod_files_,
+            [this](RtmpConnection* c) {
+              if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
+            }},
       mesh_(mesh),
       worker_(worker) {}
 
@@ -39,51 +38,14 @@ Server::~Server() = default;
 
 size_t Server::http_connection_count() const { return http_ ? http_->connection_count() : 0; }
 
-uv_buf_t Server::read_buffer() {
-  return uv_buf_init(reinterpret_cast<char*>(read_buffer_.data()), static_cast<unsigned>(read_buffer_.size()));
-}
-
-Result<void> Server::listen_on(const config::ListenAddress& addr) {
-  sockaddr_storage ss{};
-  int rc = addr.is_ipv6() ? uv_ip6_addr(addr.host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
-                          : uv_ip4_addr(addr.host.c_str(), addr.port, reinterpret_cast<sockaddr_in*>(&ss));
-  if (rc != 0) return Error(Errc::Config, "bad listen address " + addr.to_string());
-  auto l = std::make_unique<Listener>();
-  l->server = this;
-  uv_tcp_init(loop_, &l->tcp);
-  l->tcp.data = l.get();
-  // IPv6 listeners are IPv6-only, so "0.0.0.0:1935" and "[::]:1935" can both be configured.
-  rc = uv_tcp_bind(&l->tcp, reinterpret_cast<const sockaddr*>(&ss), addr.is_ipv6() ? UV_TCP_IPV6ONLY : 0);
-  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(&l->tcp), kListenBacklog, &Server::on_connection);
-  if (rc != 0) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&l->tcp), nullptr);
-    // The handle memory must outlive uv_close: keep it until the loop ends.
-    listeners_.push_back(std::move(l));
-    return Error(Errc::Io, "cannot listen on " + addr.to_string() + ": " + uv_strerror(rc));
-  }
-  sockaddr_storage bound{};
-  int len = sizeof bound;
-  uv_tcp_getsockname(&l->tcp, reinterpret_cast<sockaddr*>(&bound), &len);
-  bound_.push_back(format_sockaddr(bound));
-  SLUICE_LOG_INFO("event=listen proto=rtmp address={}", bound_.back());
-  listeners_.push_back(std::move(l));
-  return ok();
+HttpApiReply Server::reply(const HttpRequest& req, uint64_t self_id) {
+  return http_api_reply(*this, *http_, req, self_id);
 }
 
 Result<void> Server::start() {
   started_ms_ = now_ms();
   // Every handle first, so that stop() after a failed listen closes only initialised handles.
-  flush_.start(loop_, static_cast<uint64_t>(config_.rtmp.player_queue.write_delay.count()));
-  if (config_.rtmp.io_uring) {
-    std::string why;
-    if (ring_.open(kRingEntries, why)) {
-      flush_.use_ring(&ring_);
-      SLUICE_LOG_INFO("worker={} event=io_uring state=on entries={}", worker_, kRingEntries);
-    } else {
-      SLUICE_LOG_WARN("worker={} event=io_uring state=off reason=\"{}\" (players are written one writev each)", worker_,
-                      why);
-    }
-  }
+  context_.start();
   uv_timer_init(loop_, &tick_);
   tick_.data = this;
   uv_timer_start(&tick_, &Server::on_tick, kTickMs, kTickMs);
@@ -94,7 +56,7 @@ Result<void> Server::start() {
     wake_.data = this;
     // The wake-up handle lives until every worker has stopped (close_mesh_handle), so posts
     // never reach a closed handle; it must not keep a stopped loop running.
-    uv_unref(reinterpret_cast<uv_handle_t*>(&wake_));
+    uv_unref(as_handle(&wake_));
     mesh_->attach(worker_, &wake_);
     registry_.attach_mesh(mesh_, worker_, config_.rtmp.chunk_size);
     uv_timer_init(loop_, &snapshot_timer_);
@@ -115,36 +77,32 @@ Result<void> Server::start() {
   // A peer that vanishes must not kill the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   for (const auto& addr : config_.rtmp.listen) {
-    auto r = listen_on(addr);
+    listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmp", [this](uv_stream_t* l) { on_pending(l); }));
+    auto r = listeners_.back()->listen(addr);
     if (!r) return r;
+    bound_.push_back(listeners_.back()->bound_address());
   }
   if (config_.http.enabled) {
-    http_ = std::make_unique<HttpService>(*this);
+    http_ = std::make_unique<HttpService>(context_, registry_, *this, [this] { return connection_count(); });
     auto r = http_->start();
     if (!r) return r;
   }
   return ok();
 }
 
-void Server::on_connection(uv_stream_t* listener, int status) {
-  auto* l = static_cast<Listener*>(listener->data);
-  Server& self = *l->server;
-  if (status < 0) {
-    SLUICE_LOG_WARN("event=accept_error error=\"{}\"", uv_strerror(status));
-    return;
-  }
-  uint32_t max = self.config_.rtmp.max_connections;
-  bool refuse = self.stopping_ || (max != 0 && self.connection_count() + self.http_connection_count() >= max);
-  if (!refuse && self.hand_over(listener)) return;
-  auto* c = new RtmpConnection(self, self.next_connection_id());
-  self.connections_.insert(c);
-  if (self.mesh_) ++self.mesh_->rtmp_connections;
+void Server::on_pending(uv_stream_t* listener) {
+  uint32_t max = config_.rtmp.max_connections;
+  bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() >= max);
+  if (!refuse && hand_over(listener)) return;
+  auto* c = new RtmpConnection(rtmp_, context_.next_connection_id());
+  connections_.insert(c);
+  if (mesh_) ++mesh_->rtmp_connections;
   int rc = c->accept(listener);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
     return;
   }
-  if (self.stopping_) {
+  if (stopping_) {
     c->close("server is stopping");
   } else if (refuse) {
     c->close("too many connections (rtmp.max_connections=" + std::to_string(max) + ")");
@@ -162,9 +120,9 @@ bool Server::hand_over(uv_stream_t* listener) {
   uv_tcp_init(loop_, tmp);
   int fd = -1;
   uv_os_fd_t raw;
-  if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(tmp)) == 0 && uv_fileno(reinterpret_cast<uv_handle_t*>(tmp), &raw) == 0)
+  if (uv_accept(listener, as_stream(tmp)) == 0 && uv_fileno(as_handle(tmp), &raw) == 0)
     fd = fcntl(raw, F_DUPFD_CLOEXEC, 0);
-  uv_close(reinterpret_cast<uv_handle_t*>(tmp), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+  close_handle(tmp, [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
   if (fd < 0) {
     SLUICE_LOG_WARN("event=accept_error error=\"cannot hand the connection to worker {}\"", to);
     return true;
@@ -174,13 +132,13 @@ bool Server::hand_over(uv_stream_t* listener) {
   e->kind = MeshEvent::Kind::Accept;
   e->from = worker_;
   e->fd = fd;
-  e->id = next_connection_id();
+  e->id = context_.next_connection_id();
   mesh_->post(to, std::move(e));
   return true;
 }
 
 void Server::adopt(int fd, uint64_t id) {
-  auto* c = new RtmpConnection(*this, id);
+  auto* c = new RtmpConnection(rtmp_, id);
   connections_.insert(c);
   int rc = c->adopt(fd);
   if (rc != 0) {
@@ -214,7 +172,7 @@ void Server::on_mesh_event(MeshEvent& e) {
 void Server::publish_snapshot() { mesh_->publish_snapshot(worker_, worker_snapshot(*this)); }
 
 void Server::close_mesh_handle() {
-  if (mesh_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&wake_))) uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
+  if (mesh_) close_handle(&wake_);
 }
 
 void Server::on_tick(uv_timer_t* timer) {
@@ -226,21 +184,6 @@ void Server::on_tick(uv_timer_t* timer) {
   for (RtmpConnection* c : all) {
     if (self->connections_.count(c) && !c->closing()) c->on_tick(now);
   }
-}
-
-void Server::request_flush(RtmpConnection* c) { flush_.flush_soon(c); }
-
-void Server::request_held_flush(RtmpConnection* c) { flush_.flush_held(c); }
-
-void Server::cancel_flush(RtmpConnection* c) { flush_.cancel(c); }
-
-WriteRing* Server::batching_ring() { return flush_.batching_ring(); }
-
-void Server::submit_writes() { ring_.submit(); }
-
-void Server::on_connection_closed(RtmpConnection* c) {
-  cancel_flush(c);
-  if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
 }
 
 void Server::on_signal(uv_signal_t* signal, int signum) {
@@ -259,9 +202,7 @@ void Server::stop() {
       mesh_->post(w, std::move(e));
     }
   }
-  for (auto& l : listeners_) {
-    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&l->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&l->tcp), nullptr);
-  }
+  for (auto& l : listeners_) l->close();
   std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
   for (RtmpConnection* c : all) {
     if (connections_.count(c)) c->shutdown_gracefully();
@@ -284,18 +225,12 @@ void Server::stop() {
 }
 
 void Server::close_handles() {
-  auto close = [](auto* h) {
-    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(h))) uv_close(reinterpret_cast<uv_handle_t*>(h), nullptr);
-  };
-  flush_.close_handles();
-  if (ring_.is_open()) {
-    SLUICE_LOG_INFO("worker={} event=io_uring_stats submits={} writes={}", worker_, ring_.submits(), ring_.writes());
-  }
-  close(&tick_);
-  if (mesh_) close(&snapshot_timer_);
-  close(&stop_timer_);
+  context_.close_handles();
+  close_handle(&tick_);
+  if (mesh_) close_handle(&snapshot_timer_);
+  close_handle(&stop_timer_);
   if (worker_ == 0) {
-    for (auto& s : signals_) close(&s);
+    for (auto& s : signals_) close_handle(&s);
   }
   if (http_) http_->close_handles();
 }

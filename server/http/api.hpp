@@ -1,4 +1,6 @@
-// The stats API and Prometheus metrics, answered from the server's live state on the loop:
+// The stats API and Prometheus metrics, as the HTTP side sees them: a request goes in, a reply
+// comes out. The answers need the whole server's state (every wing's connections and streams), so
+// the composition root implements this (server/stats_api.hpp):
 //   GET    /api/v1/server              version, uptime, connections, bytes, requests
 //   GET    /api/v1/streams             every stream: codecs, publisher, players, rates, GOP cache
 //   GET    /api/v1/streams/{app}/{s}   one stream
@@ -8,17 +10,12 @@
 // Access control (http.api.allow) is the caller's job; this only builds answers.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <string>
 
 #include "server/http/request.hpp"
 
 namespace sluice::server {
-
-class Server;
-class HttpService;
 
 struct HttpApiReply {
   int status = 200;
@@ -27,10 +24,13 @@ struct HttpApiReply {
   std::string headers;  // extra "Name: value\r\n" lines
 };
 
-// `self_id` is the asking connection: it may not close itself through the API (409).
-HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id);
+class HttpApi {
+ public:
+  // `self_id` is the asking connection: it may not close itself through the API (409).
+  virtual HttpApiReply reply(const HttpRequest& req, uint64_t self_id) = 0;
 
-// One worker's streams, clients and byte counts as JSON, for the API served by another worker.
-nlohmann::json worker_snapshot(Server& server);
+ protected:
+  ~HttpApi() = default;
+};
 
 }  // namespace sluice::server

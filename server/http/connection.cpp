@@ -9,14 +9,11 @@
 #include "server/http/upload.hpp"
 #include "server/http/util.hpp"
 #include "server/io/logging.hpp"
-#include "server/io/net_address.hpp"
-#include "server/server.hpp"
+#include "server/io/uv_handle.hpp"
 
 namespace sluice::server {
 
 namespace {
-// One batch carries at most this much, so one fast reader cannot monopolise a loop iteration.
-constexpr size_t kBatchMaxBytes = 512 * 1024;
 // Slowloris: a request's head must arrive completely within this time of its first byte.
 constexpr uint64_t kHeaderTimeoutMs = 10'000;
 // An idle keep-alive connection (no byte of a next request) is closed after this long.
@@ -68,34 +65,17 @@ const std::string& date_now() {
 }  // namespace
 
 HttpConnection::HttpConnection(HttpService& service, uint64_t id)
-    : service_(service), id_(id), sendfile_(service.server().loop()) {
-  started_ms_ = idle_since_ms_ = last_read_ms_ = last_progress_ms_ = service.server().now_ms();
+    : StreamSocket(service.loop(), id), service_(service), sendfile_(service.loop().loop()) {
+  idle_since_ms_ = last_read_ms_ = started_ms();
   http_parser_init(&parser_, HTTP_REQUEST);
   parser_.data = this;
 }
 
-Server& HttpConnection::server() { return service_.server(); }
-
-int HttpConnection::accept(uv_stream_t* listener) {
-  uv_tcp_init(server().loop(), &tcp_);
-  tcp_.data = this;
-  int rc = uv_accept(listener, reinterpret_cast<uv_stream_t*>(&tcp_));
-  if (rc != 0) return rc;
-  uv_tcp_nodelay(&tcp_, 1);
+void HttpConnection::on_open() {
   // A reader waiting for a publisher sends and receives nothing for a long time: TCP keep-alive
   // finds the peers that vanished without a FIN.
-  uv_tcp_keepalive(&tcp_, 1, kTcpKeepAliveSeconds);
-  PeerAddress peer = peer_address(&tcp_);
-  peer_ = std::move(peer.text);
-  peer_address_ = std::move(peer.raw);
-  SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id_, peer_);
-  rc = uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &HttpConnection::on_alloc, &HttpConnection::on_read);
-  reading_ = rc == 0;
-  return rc;
-}
-
-size_t HttpConnection::write_queue_bytes() const {
-  return uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
+  uv_tcp_keepalive(tcp(), 1, kTcpKeepAliveSeconds);
+  SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id(), peer());
 }
 
 const char* HttpConnection::activity() const {
@@ -117,50 +97,29 @@ const char* HttpConnection::activity() const {
 // ---------------------------------------------------------------------------------------------
 // Reading and parsing.
 
-void HttpConnection::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
-  *buf = static_cast<HttpConnection*>(handle->data)->server().read_buffer();
-}
-
-void HttpConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
-  auto* self = static_cast<HttpConnection*>(stream->data);
-  if (nread == 0 || self->closing_) return;
-  if (nread < 0) {
-    if (nread == UV_EOF) {
-      self->on_eof();
-    } else {
-      self->close(std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
-    }
-    return;
-  }
-  self->bytes_in_ += static_cast<uint64_t>(nread);
-  self->last_read_ms_ = self->server().now_ms();
-  if (self->lingering_ || self->close_after_write_) return;  // drained and dropped
-  self->on_bytes(buf->base, static_cast<size_t>(nread));
-}
-
-void HttpConnection::on_bytes(const char* data, size_t len) {
+void HttpConnection::on_bytes(std::span<const uint8_t> bytes) {
+  last_read_ms_ = loop_.now_ms();
+  if (lingering_ || close_after_write_) return;  // drained and dropped
   if (in_pos_ == in_.size()) {
     in_.clear();
     in_pos_ = 0;
   }
-  in_.insert(in_.end(), data, data + len);
+  in_.insert(in_.end(), bytes.begin(), bytes.end());
   process_input();
-  if (!closing_ && reading_ && in_.size() - in_pos_ > kMaxBufferedInput) {
+  if (!closing() && reading() && in_.size() - in_pos_ > kMaxBufferedInput) {
     // The client sends faster than we answer: let TCP push back instead of buffering more.
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
-    reading_ = false;
+    stop_reading();
   }
 }
 
-void HttpConnection::on_eof() {
+void HttpConnection::on_peer_closed() {
   peer_eof_ = true;
-  reading_ = false;
   if (lingering_) return close("peer closed");
   // A live stream to a peer that hung up is pointless, whatever TCP half-close would allow.
   if (flv_) return close("peer closed");
   process_input();  // answer the complete requests that arrived before the end
-  if (closing_) return;
-  if (!responding_ && !writing_ && out_.empty()) return close("peer closed");
+  if (closing()) return;
+  if (!responding_ && !write_in_flight() && out_.empty()) return close("peer closed");
   close_after_write_ = close_after_write_ || !responding_;
   request_flush();
 }
@@ -168,7 +127,7 @@ void HttpConnection::on_eof() {
 void HttpConnection::process_input() {
   if (parsing_) return;  // a handler that completes a response at once must not re-enter parsing
   parsing_ = true;
-  while (!closing_ && !close_after_write_ && (!responding_ || upload_receiving()) && !lingering_) {
+  while (!closing() && !close_after_write_ && (!responding_ || upload_receiving()) && !lingering_) {
     if (out_.size() >= kMaxQueuedOutput) {
       resume_input_ = true;  // after the next write
       break;
@@ -200,7 +159,7 @@ void HttpConnection::process_input() {
         break;
       }
       std::string why = error_status_ != 0 ? std::string(http_status_text(status)) : http_errno_description(err);
-      SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}\"", id_, peer_, status, why);
+      SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}\"", id(), peer(), status, why);
       responding_ = true;
       send_error(status, why, true);
       break;
@@ -212,13 +171,12 @@ void HttpConnection::process_input() {
     in_.clear();
     in_pos_ = 0;
   }
-  if (!closing_ && peer_eof_ && upload_receiving() && in_pos_ == in_.size()) {
+  if (!closing() && peer_eof_ && upload_receiving() && in_pos_ == in_.size()) {
     // The client is gone and its upload body stopped short: nothing of it is kept.
     return close("peer closed during an upload");
   }
-  if (!closing_ && !reading_ && !peer_eof_ && in_.size() - in_pos_ <= kMaxBufferedInput && !upload_backpressure()) {
-    if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &HttpConnection::on_alloc, &HttpConnection::on_read) == 0)
-      reading_ = true;
+  if (!closing() && !reading() && !peer_eof_ && in_.size() - in_pos_ <= kMaxBufferedInput && !upload_backpressure()) {
+    start_reading();
   }
 }
 
@@ -245,7 +203,7 @@ int HttpConnection::on_message_begin() {
   header_bytes_ = 0;
   body_bytes_ = 0;
   error_status_ = 0;
-  if (request_started_ms_ == 0) request_started_ms_ = server().now_ms();
+  if (request_started_ms_ == 0) request_started_ms_ = loop_.now_ms();
   return 0;
 }
 
@@ -294,7 +252,7 @@ int HttpConnection::on_header_value(const char* at, size_t len) {
 
 int HttpConnection::on_headers_complete() {
   request_started_ms_ = 0;  // the head is complete: the slowloris clock stops
-  last_read_ms_ = server().now_ms();
+  last_read_ms_ = loop_.now_ms();
   for (auto& [k, v] : req_.headers) v = std::string(trim(v));
   req_.method = http_method_str(static_cast<http_method>(parser_.method));
   req_.version_major = parser_.http_major;
@@ -348,7 +306,7 @@ int HttpConnection::on_headers_complete() {
 }
 
 int HttpConnection::on_body(const char* at, size_t len) {
-  last_read_ms_ = server().now_ms();
+  last_read_ms_ = loop_.now_ms();
   if (upload_receiving()) return on_upload_body(at, len);
   body_bytes_ += len;
   if (body_bytes_ > kMaxDiscardedBody) {
@@ -442,7 +400,7 @@ void HttpConnection::complete_response() {
   activity_ = Activity::Idle;
   head_only_ = false;
   first_request_ = false;
-  idle_since_ms_ = server().now_ms();
+  idle_since_ms_ = loop_.now_ms();
   request_started_ms_ = 0;
   // A body left unread (an upload refused from its head) cannot be skipped: close instead.
   if (!keep_alive_ || peer_eof_ || body_pending_) close_after_write_ = true;
@@ -454,11 +412,11 @@ void HttpConnection::complete_response() {
 void HttpConnection::log_request(int status, uint64_t body_bytes) {
   if (req_.method.empty()) return;  // a request that never parsed: logged as bad_request
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=request method={} path=\"{}\" status={} bytes={} duration_ms={}",
-                  id_, peer_, req_.method, req_.path, status, body_bytes, server().now_ms() - response_started_ms_);
+                  id(), peer(), req_.method, req_.path, status, body_bytes, loop_.now_ms() - response_started_ms_);
 }
 
 void HttpConnection::reject_overloaded(const std::string& reason) {
-  SLUICE_LOG_WARN("conn={} proto=http peer={} event=rejected reason=\"{}\"", id_, peer_, reason);
+  SLUICE_LOG_WARN("conn={} proto=http peer={} event=rejected reason=\"{}\"", id(), peer(), reason);
   responding_ = true;
   keep_alive_ = false;
   send_error(503, "the server is at its connection limit", true);
@@ -467,131 +425,78 @@ void HttpConnection::reject_overloaded(const std::string& reason) {
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
-void HttpConnection::request_flush() {
-  if (!closing_) service_.request_flush(this);
-}
-
-void HttpConnection::request_held_flush() {
-  if (!closing_) service_.request_held_flush(this);
-}
-
-void HttpConnection::flush() {
-  if (closing_) return;
+bool HttpConnection::before_flush() {
   if (resume_input_ && (!responding_ || upload_receiving())) {
     resume_input_ = false;
     process_input();
-    if (closing_) return;
+    if (closing()) return false;
   }
-  if (writing_ || sendfile_.active() || lingering_) return;
-  batch_.clear();
+  return !sendfile_.active() && !lingering_;
+}
+
+bool HttpConnection::fill(WriteBatch& batch, size_t max_bytes) {
   if (!out_.empty()) {
-    batch_.add_bytes(out_);
+    batch.add_bytes(out_);
     out_.clear();
   }
-  if (flv_ && batch_.bytes() < kBatchMaxBytes) {
-    size_t before = batch_.bytes();
-    HttpFlvPlayer::Fill r = flv_->fill(batch_, kBatchMaxBytes - batch_.bytes());
-    response_body_bytes_ += batch_.bytes() - before;
+  bool more = false;
+  if (flv_ && batch.bytes() < max_bytes) {
+    size_t before = batch.bytes();
+    HttpFlvPlayer::Fill r = flv_->fill(batch, max_bytes - batch.bytes());
+    response_body_bytes_ += batch.bytes() - before;
+    more = r == HttpFlvPlayer::Fill::More;
     if (r == HttpFlvPlayer::Fill::Ended) {
       static constexpr uint8_t kLastChunk[] = {'0', '\r', '\n', '\r', '\n'};
-      if (flv_chunked_) batch_.add_bytes(kLastChunk);
+      if (flv_chunked_) batch.add_bytes(kLastChunk);
       flv_.reset();
       complete_response();
     }
   }
-  if (batch_.empty()) {
-    if (file_body_pending_) {
-      start_file_body();
-    } else if (close_after_write_ && !responding_) {
-      begin_linger();
-    }
-    return;
-  }
-  auto bufs = batch_.finalize();
-  bytes_out_ += batch_.bytes();
-  writing_ = true;
-  // Inside the flush pass, live media joins the RTMP players' writes on the ring (see WriteRing).
-  WriteRing* ring = service_.batching_ring();
-  if (ring != nullptr && ring->queue(reinterpret_cast<uv_stream_t*>(&tcp_), bufs, this)) {
-    ring_queued_ = true;
-    return;
-  }
-  write_from(0);
+  return more;
 }
 
-// Hands the batch from byte `done` on to libuv (which writes what it can at once and the rest
-// when the socket has room); on_write follows.
-void HttpConnection::write_from(size_t done) {
-  auto rest = batch_.unwritten(done);
-  batch_.req.data = this;
-  int rc = uv_write(&batch_.req, reinterpret_cast<uv_stream_t*>(&tcp_), rest.data(), static_cast<unsigned>(rest.size()),
-                    &HttpConnection::on_write);
-  if (rc != 0) {
-    writing_ = false;
-    close(std::string("write failed: ") + uv_strerror(rc));
+void HttpConnection::on_nothing_to_write() {
+  if (file_body_pending_) {
+    start_file_body();
+  } else if (close_after_write_ && !responding_) {
+    begin_linger();
   }
 }
 
-void HttpConnection::on_ring_write(int result) {
-  ring_queued_ = false;
-  if (closing_) return;
-  if (result < 0 && result != UV_EAGAIN) {
-    writing_ = false;
-    close(std::string("write failed: ") + uv_strerror(result));
-    return;
-  }
-  size_t done = result > 0 ? static_cast<size_t>(result) : 0;
-  if (done < batch_.bytes()) return write_from(done);
-  writing_ = false;
-  batch_.clear();
-  last_progress_ms_ = server().now_ms();
-  // As on_write, but through the flush list: the ring's pass that delivered this is over.
-  if (!in_delayed_list) request_flush();
+void HttpConnection::on_written(bool async) {
+  // The response may move on now (a file body after its head, the linger after the last bytes):
+  // a write the ring or uv_try_write completed asks for the flush libuv's callback would do.
+  if (!async && !in_delayed_list) request_flush();
 }
 
-void HttpConnection::on_write(uv_write_t* req, int status) {
-  auto* self = static_cast<HttpConnection*>(req->data);
-  self->writing_ = false;
-  self->batch_.clear();
-  if (status < 0) {
-    if (status != UV_ECANCELED) self->close(std::string("write error: ") + uv_strerror(status));
-    return;
-  }
-  if (self->closing_) return;
-  self->last_progress_ms_ = self->server().now_ms();
-  // Whatever queued up while this batch was in flight goes out now, as the next batch, unless it
-  // is live media being held for a larger write (the hold timer flushes it).
-  if (!self->in_delayed_list) self->flush();
-}
+void HttpConnection::keep_unwritten(std::span<const uint8_t> rest) { out_.insert(out_.begin(), rest.begin(), rest.end()); }
 
 void HttpConnection::begin_linger() {
-  if (lingering_ || closing_) return;
+  if (lingering_ || closing()) return;
   lingering_ = true;
-  linger_started_ms_ = server().now_ms();
+  linger_started_ms_ = loop_.now_ms();
   if (peer_eof_) return close("response complete");
   // Send our FIN, then read and drop whatever the client still sends until it closes too.
   shutdown_req_.data = this;
-  int rc = uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_), [](uv_shutdown_t* req, int status) {
-    auto* self = static_cast<HttpConnection*>(req->data);
-    if (status < 0 && status != UV_ECANCELED && !self->closing_) self->close("shutdown failed");
+  int rc = uv_shutdown(&shutdown_req_, as_stream(tcp()), [](uv_shutdown_t* req, int status) {
+    auto* self = owner_of<HttpConnection>(req);
+    if (status < 0 && status != UV_ECANCELED && !self->closing()) self->close("shutdown failed");
   });
   if (rc != 0) return close("response complete");
-  if (!reading_ &&
-      uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &HttpConnection::on_alloc, &HttpConnection::on_read) == 0)
-    reading_ = true;
+  start_reading();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Timeouts and closing.
 
 void HttpConnection::on_tick(uint64_t now) {
-  if (closing_) return;
+  if (closing()) return;
   if (lingering_) {
     if (now - linger_started_ms_ > kLingerMs) close("response complete");
     return;
   }
-  if (writing_ || sendfile_.active()) {
-    if (now - last_progress_ms_ > kSendTimeoutMs) close("send timeout (the client reads nothing)");
+  if (write_in_flight() || sendfile_.active()) {
+    if (now - last_write_ms() > kSendTimeoutMs) close("send timeout (the client reads nothing)");
     return;
   }
   if (upload_receiving() && now - last_read_ms_ > kBodyTimeoutMs) {
@@ -600,8 +505,8 @@ void HttpConnection::on_tick(uint64_t now) {
   if (responding_ || close_after_write_) return;  // a file being opened, a live stream waiting
   if (request_started_ms_ != 0) {
     if (now - request_started_ms_ > kHeaderTimeoutMs) {
-      SLUICE_LOG_INFO("conn={} proto=http peer={} event=timeout reason=\"request head not complete after {} ms\"", id_,
-                      peer_, kHeaderTimeoutMs);
+      SLUICE_LOG_INFO("conn={} proto=http peer={} event=timeout reason=\"request head not complete after {} ms\"", id(),
+                      peer(), kHeaderTimeoutMs);
       responding_ = true;
       send_error(408, "the request head was not complete in time", true);
     }
@@ -619,7 +524,7 @@ void HttpConnection::on_tick(uint64_t now) {
 }
 
 void HttpConnection::shutdown_gracefully() {
-  if (closing_) return;
+  if (closing()) return;
   if (flv_) {
     keep_alive_ = false;
     flv_->end();
@@ -629,57 +534,23 @@ void HttpConnection::shutdown_gracefully() {
     keep_alive_ = false;
     return;
   }
-  if (writing_ || !out_.empty()) {
+  if (write_in_flight() || !out_.empty()) {
     close_after_write_ = true;
     return;
   }
   close("server stopping");
 }
 
-void HttpConnection::schedule_close(std::string reason) {
-  if (closing_ || !pending_close_reason.empty()) return;
-  pending_close_reason = std::move(reason);
-  service_.request_flush(this);
-}
-
-void HttpConnection::close(const std::string& reason) {
-  if (closing_) return;
-  if (ring_queued_) {
-    // The batch queued on the ring goes out (or fails) while the socket is still open.
-    server().submit_writes();
-    if (closing_) return;
-  }
-  closing_ = true;
-  SLUICE_LOG_INFO("conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id_,
-                  peer_, reason, bytes_in_, bytes_out_, server().now_ms() - started_ms_);
+void HttpConnection::on_close(const std::string& reason) {
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id(),
+                  peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms());
   if (responding_ && status_ != 0) log_request(status_, response_body_bytes_);
   flv_.reset();
   service_.on_connection_closed(this);
-  if (reading_) uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
-  reading_ = false;
-  ++pending_ops_;
-  sendfile_.close([this] {
-    --pending_ops_;
-    maybe_delete();
-  });
+  retain();
+  sendfile_.close([this] { release(); });
   close_file();
   if (upload_) abort_upload(0, "connection closed");
-  if (tcp_.loop != nullptr) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &HttpConnection::on_closed);
-  } else {
-    tcp_closed_ = true;
-    maybe_delete();
-  }
-}
-
-void HttpConnection::on_closed(uv_handle_t* handle) {
-  auto* self = static_cast<HttpConnection*>(handle->data);
-  self->tcp_closed_ = true;
-  self->maybe_delete();
-}
-
-void HttpConnection::maybe_delete() {
-  if (tcp_closed_ && pending_ops_ == 0) delete this;
 }
 
 }  // namespace sluice::server

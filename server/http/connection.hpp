@@ -9,13 +9,13 @@
 //  - HTTP-FLV: the head, then tags from an HttpFlvPlayer until the publisher leaves;
 //  - a file: the head, then a byte range of a file through HttpSendfile (never via user space);
 //  - an upload (PUT): judged on its head, the body streamed to a temporary file, then renamed.
-// At most one uv_write (or one sendfile transfer) is in flight; whatever is queued meanwhile goes
-// out as the next batch. Request routing lives in http_handlers.cpp.
+// The socket, its batched writes and the lifetime rule are StreamSocket's (server/io/); at most
+// one batch (or one sendfile transfer) is in flight, and whatever is queued meanwhile goes out as
+// the next batch. Request routing lives in handlers.cpp.
 //
-// Lifecycle (libuv rules): created by HttpService on accept; close() is idempotent and removes it
-// from the service at once; the object is deleted only when its socket handle has closed and no
-// threadpool job (file open, sendfile, close) refers to it any more. schedule_close() defers the
-// close to the end of the loop iteration (what code inside a hub fan-out must use).
+// Lifecycle: created by HttpService on accept; close() is idempotent and removes it from the
+// service at once; the object is deleted when its socket handle has closed and no threadpool job
+// (file open, sendfile, close, upload step) retains it any more.
 #pragma once
 
 #include <http_parser.h>
@@ -29,8 +29,7 @@
 
 #include "server/http/request.hpp"
 #include "server/http/sendfile.hpp"
-#include "server/io/write_batch.hpp"
-#include "server/io/write_ring.hpp"
+#include "server/io/stream_socket.hpp"
 
 namespace sluice::config {
 struct AppConfig;
@@ -40,12 +39,11 @@ namespace sluice::server {
 
 class HttpService;
 class HttpFlvPlayer;
-class Server;
 struct HttpFileJob;
 struct HttpUpload;
 struct HttpUploadJob;
 
-class HttpConnection final : public RingWriteTarget {
+class HttpConnection final : public StreamSocket {
  public:
   // Request line and header fields together, in bytes. Over it: 431 (414 when the URL alone is).
   static constexpr size_t kMaxHeaderBytes = 16 * 1024;
@@ -56,58 +54,38 @@ class HttpConnection final : public RingWriteTarget {
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
 
-  int accept(uv_stream_t* listener);
-  void close(const std::string& reason);
-  void schedule_close(std::string reason);
   // Answers 503 and closes (the server is over its connection limit).
   void reject_overloaded(const std::string& reason);
-  bool closing() const { return closing_; }
-
-  void request_flush();
-  // Live media: may wait up to rtmp.player_queue.write_delay to go out with what follows.
-  void request_held_flush();
-  // Writes what is pending as one batch unless a write is in flight; inside the service's flush
-  // pass the batch is queued on the loop's WriteRing and on_ring_write gets the result.
-  void flush();
-  void on_ring_write(int result) override;
   void on_tick(uint64_t now_ms);
   void shutdown_gracefully();
 
-  uint64_t id() const { return id_; }
-  const std::string& peer() const { return peer_; }
-  Server& server();
-  size_t write_queue_bytes() const;
-
-  // For the stats API.
-  uint64_t bytes_in() const { return bytes_in_; }
-  uint64_t bytes_out() const { return bytes_out_; }
-  uint64_t started_ms() const { return started_ms_; }
-  // What the connection does now: "idle", "http-flv", "download", ...; and on which resource.
+  // For the stats API: what the connection does now ("idle", "http-flv", "download", ...) and
+  // on which resource.
   const char* activity() const;
   const std::string& resource() const { return resource_; }
   const HttpFlvPlayer* flv() const { return flv_.get(); }
-
-  // Bookkeeping for the service's per-iteration flush list.
-  bool in_flush_list = false;
-  bool in_delayed_list = false;
-  std::string pending_close_reason;
 
  private:
   friend struct HttpFileJob;
   friend struct HttpUploadJob;
   enum class Activity { Idle, Simple, Flv, File, Upload };
 
-  // I/O.
-  static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
-  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
-  static void on_write(uv_write_t* req, int status);
-  void write_from(size_t done);
-  static void on_closed(uv_handle_t* handle);
-  void on_bytes(const char* data, size_t len);
-  void on_eof();
+  ~HttpConnection() override = default;
+
+  // StreamSocket hooks.
+  void on_open() override;
+  void on_bytes(std::span<const uint8_t> bytes) override;
+  void on_peer_closed() override;
+  bool before_flush() override;
+  bool fill(WriteBatch& batch, size_t max_bytes) override;
+  void on_nothing_to_write() override;
+  void on_written(bool async) override;
+  void keep_unwritten(std::span<const uint8_t> rest) override;
+  bool has_pending_output() const override { return !out_.empty(); }
+  void on_close(const std::string& reason) override;
+
   void process_input();
   void begin_linger();
-  void maybe_delete();
 
   // Parser callbacks (static trampolines in the .cpp).
   static const http_parser_settings& parser_settings();
@@ -149,11 +127,7 @@ class HttpConnection final : public RingWriteTarget {
   static void on_upload_fs(uv_fs_t* req);
 
   HttpService& service_;
-  uint64_t id_;
-  uv_tcp_t tcp_{};
   uv_shutdown_t shutdown_req_{};
-  std::string peer_;
-  std::vector<uint8_t> peer_address_;  // raw bytes for CIDR checks
 
   // Input.
   http_parser parser_{};
@@ -170,14 +144,10 @@ class HttpConnection final : public RingWriteTarget {
   bool parsing_ = false;
   std::vector<char> in_;  // received, not yet parsed (pipelined requests wait here)
   size_t in_pos_ = 0;
-  bool reading_ = false;
   bool peer_eof_ = false;
 
   // Output.
-  WriteBatch batch_;
   std::vector<uint8_t> out_;  // response heads and small bodies, in order
-  bool writing_ = false;      // a batch is being written (queued on the ring, or with libuv)
-  bool ring_queued_ = false;  // batch_ is queued on the ring, not yet submitted
   bool responding_ = false;  // a request is being answered; the next one waits
   bool resume_input_ = false;
   bool keep_alive_ = true;  // of the current response
@@ -204,19 +174,12 @@ class HttpConnection final : public RingWriteTarget {
   // Upload.
   std::unique_ptr<HttpUpload> upload_;
 
-  // Timeouts and lifetime.
-  uint64_t started_ms_ = 0;
+  // Timeouts.
   uint64_t idle_since_ms_ = 0;       // no byte of the next request yet, since this time
   uint64_t request_started_ms_ = 0;  // first byte of the request being received; 0 when none
   uint64_t last_read_ms_ = 0;
-  uint64_t last_progress_ms_ = 0;  // last bytes written
   uint64_t linger_started_ms_ = 0;
   bool first_request_ = true;
-  int pending_ops_ = 0;  // threadpool jobs and handles that still refer to this object
-  bool tcp_closed_ = false;
-  bool closing_ = false;
-  uint64_t bytes_in_ = 0;
-  uint64_t bytes_out_ = 0;
 };
 
 }  // namespace sluice::server

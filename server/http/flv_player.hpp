@@ -1,6 +1,6 @@
-// HttpFlvPlayer: one HTTP-FLV reader of a live stream (GET /{app}/{stream}.flv). A subscriber of
-// the stream's hub like the RTMP LivePlayer, with its own bounded queue and the same slow-reader
-// policy (config.rtmp.player_queue). When its connection flushes it turns queued frames into FLV
+// HttpFlvPlayer: one HTTP-FLV reader of a live stream (GET /{app}/{stream}.flv). A LiveSubscriber
+// like the RTMP LivePlayer (server/live/live_subscriber.hpp: bounded queue, the same slow-reader
+// policy, config.rtmp.player_queue). When its connection flushes it turns queued frames into FLV
 // tags: an 11-byte tag header built for this reader, the frame's shared payload by reference (never
 // copied), and the 4-byte PreviousTagSize; with chunked transfer coding each tag is one chunk, and
 // the chunk framing shares the iovec of the tag's small bytes, so a tag costs two iovecs.
@@ -21,25 +21,19 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "media/stream_hub.hpp"
-#include "media/subscriber_queue.hpp"
+#include "server/live/live_subscriber.hpp"
 
 namespace sluice::server {
 
 class HttpConnection;
-class WriteBatch;
 
-class HttpFlvPlayer final : public media::Subscriber {
+class HttpFlvPlayer final : public LiveSubscriber {
  public:
   enum class Fill { Idle, More, Ended };
 
-  HttpFlvPlayer(HttpConnection& conn, std::string key, media::StreamHub& hub, bool chunked,
+  HttpFlvPlayer(HttpConnection& conn, StreamRegistry& registry, std::string key, media::StreamHub& hub, bool chunked,
                 const config::PlayerQueueConfig& queue);
-  ~HttpFlvPlayer() override;
-  HttpFlvPlayer(const HttpFlvPlayer&) = delete;
-  HttpFlvPlayer& operator=(const HttpFlvPlayer&) = delete;
 
-  void on_frame(const media::FramePtr& frame) override;
   void on_publish_end() override;
 
   // Appends queued tags to the batch, at most about max_bytes.
@@ -47,20 +41,13 @@ class HttpFlvPlayer final : public media::Subscriber {
   // Ends the response after what is queued (server shutdown).
   void end();
 
-  const std::string& key() const { return key_; }
-  uint64_t dropped_frames() const { return queue_.dropped_frames(); }
-
  private:
-  void append_tag(const media::Frame& f, WriteBatch& batch);
-  void unsubscribe();
+  bool wants(const media::Frame& f) const override;
+  bool started() const override { return header_sent_; }
+  void append(const media::Frame& f, WriteBatch& batch) override;
 
   HttpConnection& conn_;
-  std::string key_;
-  media::StreamHub* hub_;  // valid while subscribed_
-  media::SubscriberQueue queue_;
-  std::vector<media::FramePtr> scratch_;
   bool chunked_;
-  bool subscribed_ = false;
   bool ended_ = false;
   bool header_sent_ = false;
   uint64_t tags_ = 0;

@@ -21,7 +21,9 @@
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
 #include "server/io/logging.hpp"
-#include "server/server.hpp"
+#include "server/io/uv_handle.hpp"
+#include "server/live/stream_registry.hpp"
+#include "server/vod/files.hpp"
 
 namespace sluice::server {
 
@@ -94,14 +96,13 @@ void HttpFileJob::work(uv_work_t* req) {
 void HttpFileJob::after(uv_work_t* req, int) {
   auto* job = static_cast<HttpFileJob*>(req->data);
   HttpConnection* c = job->conn;
-  --c->pending_ops_;
-  if (c->closing_) {
+  auto done = c->take_retained();
+  if (c->closing()) {
     if (job->fd >= 0) {
       c->file_fd_ = job->fd;
       c->close_file();
     }
     delete job;
-    c->maybe_delete();
     return;
   }
   c->on_file_opened(*job);
@@ -110,7 +111,7 @@ void HttpFileJob::after(uv_work_t* req, int) {
 
 void HttpConnection::dispatch() {
   responding_ = true;
-  response_started_ms_ = server().now_ms();
+  response_started_ms_ = loop_.now_ms();
   response_body_bytes_ = 0;
   status_ = 0;
   head_only_ = req_.method == "HEAD";
@@ -132,11 +133,11 @@ void HttpConnection::dispatch() {
   if (slash == std::string::npos || !http_percent_decode(std::string_view(path).substr(1, slash - 1), app_name)) {
     return send_error(404, "no such resource");
   }
-  const config::AppConfig* app = server().config().find_app(app_name);
+  const config::AppConfig* app = loop_.config().find_app(app_name);
   if (!app) return send_error(404, "no such app", false, kCors);
   std::string_view rest = std::string_view(path).substr(slash + 1);
   // PUT uploads into VOD apps, when a token is configured.
-  bool put = app->type == config::AppType::Vod && !server().config().http.upload_token.empty();
+  bool put = app->type == config::AppType::Vod && !loop_.config().http.upload_token.empty();
   std::string methods = put ? "GET, HEAD, PUT, OPTIONS" : "GET, HEAD, OPTIONS";
   if (req_.method == "OPTIONS") {
     // CORS preflight: players on another origin may ask before a GET with a Range header.
@@ -156,11 +157,11 @@ void HttpConnection::dispatch() {
 }
 
 void HttpConnection::handle_api() {
-  if (!config::cidr_list_allows(server().config().http.api_allow, peer_address_)) {
-    SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\"", id_, peer_, req_.path);
+  if (!config::cidr_list_allows(loop_.config().http.api_allow, peer_address())) {
+    SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\"", id(), peer(), req_.path);
     return send_error(403, "the API is not open to this address (http.api.allow)");
   }
-  HttpApiReply r = http_api_reply(server(), service_, req_, id_);
+  HttpApiReply r = service_.api().reply(req_, id());
   // Not cacheable, and no CORS header: a web page on another origin must not read the server's state.
   send_simple(r.status, r.status == 204 ? std::string() : r.content_type, r.body,
               r.headers + "Cache-Control: no-store\r\n");
@@ -174,7 +175,7 @@ void HttpConnection::handle_flv(const config::AppConfig& app, std::string_view r
   std::string name = decoded.substr(0, decoded.size() - 4);
   if (!valid_stream_name(name)) return send_error(404, "invalid stream name", false, kCors);
   std::string key = app.name + "/" + name;
-  bool live = server().registry().is_live(key);
+  bool live = service_.registry().is_live(key);
   if (!live && !app.wait_for_publisher) return send_error(404, "stream is not live", false, kCors);
   // Chunked keeps the connection usable after the stream ends; HTTP/1.0 has no chunks, so its
   // response ends when the connection closes.
@@ -184,10 +185,10 @@ void HttpConnection::handle_flv(const config::AppConfig& app, std::string_view r
   write_head(200, headers, flv_chunked_ ? Body::Chunked : Body::UntilClose);
   if (head_only_) return complete_response();
   activity_ = Activity::Flv;
-  media::StreamHub& h = server().registry().get_or_create(key, hub_options(app));
-  SLUICE_LOG_INFO("conn={} proto=http peer={} event=play app={} stream={} live={} transfer={}", id_, peer_, app.name,
+  media::StreamHub& h = service_.registry().get_or_create(key, hub_options(app));
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=play app={} stream={} live={} transfer={}", id(), peer(), app.name,
                   name, live ? "yes" : "waiting", flv_chunked_ ? "chunked" : "close");
-  flv_ = std::make_unique<HttpFlvPlayer>(*this, key, h, flv_chunked_, server().config().rtmp.player_queue);
+  flv_ = std::make_unique<HttpFlvPlayer>(*this, service_.registry(), key, h, flv_chunked_, loop_.config().rtmp.player_queue);
 }
 
 void HttpConnection::handle_file(const config::AppConfig& app, std::string_view rest) {
@@ -195,7 +196,7 @@ void HttpConnection::handle_file(const config::AppConfig& app, std::string_view 
   if (!http_percent_decode(rest, decoded)) return send_error(400, "bad percent-encoding", false, kCors);
   auto rel = http_file_relative_path(decoded);
   if (!rel) {
-    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused app={} path=\"{}\" reason=\"{}\"", id_, peer_,
+    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused app={} path=\"{}\" reason=\"{}\"", id(), peer(),
                     app.name, req_.path, rel.error().context);
     return send_error(404, "no such file", false, kCors);
   }
@@ -205,10 +206,10 @@ void HttpConnection::handle_file(const config::AppConfig& app, std::string_view 
   job->root = app.root;
   job->rel = std::move(*rel);
   activity_ = Activity::File;
-  ++pending_ops_;
-  int rc = uv_queue_work(server().loop(), &job->req, &HttpFileJob::work, &HttpFileJob::after);
+  retain();
+  int rc = uv_queue_work(loop_.loop(), &job->req, &HttpFileJob::work, &HttpFileJob::after);
   if (rc != 0) {
-    --pending_ops_;
+    release();
     delete job;
     send_error(500, "cannot queue the file lookup", false, kCors);
   }
@@ -216,7 +217,7 @@ void HttpConnection::handle_file(const config::AppConfig& app, std::string_view 
 
 void HttpConnection::on_file_opened(HttpFileJob& job) {
   if (job.status != 0) {
-    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", id_, peer_, req_.path,
+    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", id(), peer(), req_.path,
                     job.error);
     return send_error(job.status, job.status == 403 ? "forbidden" : "no such file", false, kCors);
   }
@@ -271,15 +272,15 @@ void HttpConnection::on_file_opened(HttpFileJob& job) {
 void HttpConnection::start_file_body() {
   file_body_pending_ = false;
   uv_os_fd_t fd = -1;
-  int rc = uv_fileno(reinterpret_cast<uv_handle_t*>(&tcp_), &fd);
+  int rc = uv_fileno(as_handle(tcp()), &fd);
   if (rc == 0) {
-    last_progress_ms_ = server().now_ms();
+    note_write_progress();
     rc = sendfile_.start(
         fd, file_fd_, file_offset_, file_length_,
         [this](uint64_t n) {
-          bytes_out_ += n;
+          add_bytes_out(n);
           response_body_bytes_ += n;
-          last_progress_ms_ = server().now_ms();
+          note_write_progress();
         },
         [this](int status) { end_file_body(status); });
   }
@@ -300,16 +301,15 @@ void HttpConnection::close_file() {
   if (file_fd_ < 0) return;
   auto* req = new uv_fs_t;
   req->data = this;
-  ++pending_ops_;
-  int rc = uv_fs_close(server().loop(), req, file_fd_, [](uv_fs_t* r) {
+  retain();
+  int rc = uv_fs_close(loop_.loop(), req, file_fd_, [](uv_fs_t* r) {
     auto* self = static_cast<HttpConnection*>(r->data);
     uv_fs_req_cleanup(r);
     delete r;
-    --self->pending_ops_;
-    self->maybe_delete();
+    self->release();
   });
   if (rc != 0) {
-    --pending_ops_;
+    release();
     delete req;
     ::close(file_fd_);
   }

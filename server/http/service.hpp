@@ -1,35 +1,40 @@
-// HttpService: the HTTP side of the server on the server's loop. Owns the HTTP listeners, the set
-// of HTTP connections, their per-iteration flush (a uv_check handle, like the RTMP side) and a 1 s
-// tick for timeouts. Created and started by Server when config.http.enabled.
+// HttpService: the HTTP side of a worker loop. Owns the HTTP listeners, the set of HTTP
+// connections and a 1 s tick for their timeouts; their writes go through the loop's one
+// FlushScheduler like every other socket's. Created and started by the composition root
+// (server/server.cpp) when config.http.enabled.
 //
 // Lifecycle:
 //  1. start() binds every http.listen address; an error names the address.
 //  2. stop() (graceful): closes the listeners, ends HTTP-FLV responses with their last chunk,
 //     lets downloads in progress continue, closes idle keep-alive connections.
-//  3. close_all() closes whatever is left; close_handles() closes the check and timer handles.
+//  3. close_all() closes whatever is left; close_handles() closes the listeners and the timer.
 //     The object may be destroyed once the loop has run the close callbacks.
 #pragma once
 
 #include <uv.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
-#include "config/config.hpp"
 #include "base/result.hpp"
-#include "server/io/flush_scheduler.hpp"
+#include "server/http/api.hpp"
+#include "server/io/listener.hpp"
+#include "server/io/loop_context.hpp"
 
 namespace sluice::server {
 
-class Server;
 class HttpConnection;
+class StreamRegistry;
 
 class HttpService {
  public:
-  explicit HttpService(Server& server);
+  // other_connections counts the loop's other (RTMP) connections: one limit,
+  // rtmp.max_connections, covers both.
+  HttpService(LoopContext& loop, StreamRegistry& registry, HttpApi& api, std::function<size_t()> other_connections);
   ~HttpService();
   HttpService(const HttpService&) = delete;
   HttpService& operator=(const HttpService&) = delete;
@@ -39,7 +44,9 @@ class HttpService {
   void close_all(const std::string& reason);
   void close_handles();
 
-  Server& server() { return server_; }
+  LoopContext& loop() { return loop_; }
+  StreamRegistry& registry() { return registry_; }
+  HttpApi& api() { return api_; }
   bool stopping() const { return stopping_; }
   size_t connection_count() const { return connections_.size(); }
   const std::unordered_set<HttpConnection*>& connections() const { return connections_; }
@@ -47,11 +54,6 @@ class HttpService {
   const std::vector<std::string>& bound_addresses() const { return bound_; }
   HttpConnection* find(uint64_t id) const;
 
-  void request_flush(HttpConnection* c);
-  void request_held_flush(HttpConnection* c);
-  // Inside a flush pass: the loop's ring to queue a write on (nullptr: write at once).
-  WriteRing* batching_ring() { return flush_.batching_ring(); }
-  void cancel_flush(HttpConnection* c);
   void on_connection_closed(HttpConnection* c);
 
   // One upload at a time per target file: false when another is in progress (409).
@@ -64,18 +66,15 @@ class HttpService {
   uint64_t requests = 0;
 
  private:
-  struct Listener {
-    uv_tcp_t tcp{};
-    HttpService* service = nullptr;
-  };
-  static void on_connection(uv_stream_t* listener, int status);
+  void on_pending(uv_stream_t* listener);
   static void on_tick(uv_timer_t* timer);
-  Result<void> listen_on(const config::ListenAddress& addr);
 
-  Server& server_;
-  std::vector<std::unique_ptr<Listener>> listeners_;
+  LoopContext& loop_;
+  StreamRegistry& registry_;
+  HttpApi& api_;
+  std::function<size_t()> other_connections_;
+  std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unordered_set<HttpConnection*> connections_;
-  FlushScheduler<HttpConnection> flush_;
   uv_timer_t tick_{};
   std::unordered_set<std::string> uploads_;
   bool handles_started_ = false;

@@ -22,11 +22,12 @@
 #include <cstring>
 #include <random>
 
+#include "server/access/query.hpp"
+#include "server/access/token.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
 #include "server/io/logging.hpp"
-#include "server/server.hpp"
 
 namespace sluice::server {
 
@@ -36,17 +37,6 @@ namespace {
 constexpr size_t kUploadBufferBytes = 1 << 20;
 
 // Compares in time that depends only on the lengths, not on where the first difference is.
-bool token_equal(std::string_view a, std::string_view b) {
-  size_t n = std::max(a.size(), b.size());
-  unsigned diff = a.size() != b.size();
-  for (size_t i = 0; i < n; ++i) {
-    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= x ^ y;
-  }
-  return diff == 0;
-}
-
 bool starts_with_nocase(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i)
@@ -155,10 +145,9 @@ void HttpUploadJob::work(uv_work_t* req) {
 void HttpUploadJob::after(uv_work_t* req, int) {
   auto* job = static_cast<HttpUploadJob*>(req->data);
   HttpConnection* c = job->conn;
-  --c->pending_ops_;
+  auto done = c->take_retained();
   c->on_upload_opened(*job);
   delete job;
-  c->maybe_delete();
 }
 
 bool HttpConnection::upload_receiving() const { return upload_ && upload_->receiving && !upload_->aborted; }
@@ -166,21 +155,21 @@ bool HttpConnection::upload_receiving() const { return upload_ && upload_->recei
 bool HttpConnection::upload_backpressure() const { return upload_ && upload_->filling.size() >= kUploadBufferBytes; }
 
 void HttpConnection::handle_upload(const config::AppConfig& app, std::string_view rest) {
-  const config::HttpConfig& cfg = server().config().http;
+  const config::HttpConfig& cfg = loop_.config().http;
   activity_ = Activity::Upload;
   std::string token;
   const std::string* auth = req_.header("authorization");
   if (auth && starts_with_nocase(*auth, "Bearer ")) {
     token = auth->substr(7);
     while (!token.empty() && token.front() == ' ') token.erase(0, 1);
-  } else if (auto q = http_query_param(req_.query, "token")) {
+  } else if (auto q = query_param(req_.query, "token")) {
     token = *q;
   }
   if (token.empty())
     return send_error(401, "uploads need a token (Authorization: Bearer ...)", true,
                       "WWW-Authenticate: Bearer realm=\"sluice\"\r\n");
   if (!token_equal(token, cfg.upload_token)) {
-    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"wrong token\"", id_, peer_,
+    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"wrong token\"", id(), peer(),
                     req_.path);
     return send_error(403, "wrong token", true);
   }
@@ -191,7 +180,7 @@ void HttpConnection::handle_upload(const config::AppConfig& app, std::string_vie
     return send_error(415, "this file type may not be uploaded (http.upload.extensions)", true);
   auto rel = http_file_relative_path(decoded);
   if (!rel) {
-    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"{}\"", id_, peer_, req_.path,
+    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"{}\"", id(), peer(), req_.path,
                     rel.error().context);
     return send_error(400, "invalid file name", true);
   }
@@ -206,10 +195,10 @@ void HttpConnection::handle_upload(const config::AppConfig& app, std::string_vie
   const std::string* inm = req_.header("if-none-match");
   job->if_none_match_star = inm && *inm == "*";
   std::random_device rd;
-  job->nonce = (uint64_t{rd()} << 32) ^ rd() ^ (id_ << 48);
-  ++pending_ops_;
-  if (uv_queue_work(server().loop(), &job->req, &HttpUploadJob::work, &HttpUploadJob::after) != 0) {
-    --pending_ops_;
+  job->nonce = (uint64_t{rd()} << 32) ^ rd() ^ (id() << 48);
+  retain();
+  if (uv_queue_work(loop_.loop(), &job->req, &HttpUploadJob::work, &HttpUploadJob::after) != 0) {
+    release();
     delete job;
     send_error(500, "cannot queue the upload", true);
   }
@@ -217,8 +206,8 @@ void HttpConnection::handle_upload(const config::AppConfig& app, std::string_vie
 
 void HttpConnection::on_upload_opened(HttpUploadJob& job) {
   if (job.status != 0 && job.fd < 0) {
-    if (closing_) return;
-    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"{}\"", id_, peer_, req_.path,
+    if (closing()) return;
+    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"{}\"", id(), peer(), req_.path,
                     job.error);
     return send_error(job.status, job.error, true);
   }
@@ -229,11 +218,11 @@ void HttpConnection::on_upload_opened(HttpUploadJob& job) {
   u.temp_path = job.temp_path;
   u.replaced = job.replaced;
   u.location = req_.path;
-  u.started_ms = server().now_ms();
-  if (closing_) return abort_upload(0, "connection closed");
+  u.started_ms = loop_.now_ms();
+  if (closing()) return abort_upload(0, "connection closed");
   if (!service_.claim_upload(u.final_path)) return abort_upload(409, "another upload of this file is in progress");
   u.claimed = true;
-  SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_start path=\"{}\" length={} replace={}", id_, peer_,
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_start path=\"{}\" length={} replace={}", id(), peer(),
                   req_.path, req_.chunked ? std::string("chunked") : std::to_string(req_.content_length),
                   u.replaced ? "yes" : "no");
   const std::string* expect = req_.header("expect");
@@ -242,7 +231,7 @@ void HttpConnection::on_upload_opened(HttpUploadJob& job) {
     out_.insert(out_.end(), kContinue.begin(), kContinue.end());
   }
   u.receiving = true;
-  last_read_ms_ = server().now_ms();
+  last_read_ms_ = loop_.now_ms();
   resume_input_ = true;  // the body waits in the input buffer or the socket
   request_flush();
 }
@@ -250,15 +239,14 @@ void HttpConnection::on_upload_opened(HttpUploadJob& job) {
 int HttpConnection::on_upload_body(const char* at, size_t len) {
   HttpUpload& u = *upload_;
   u.received += len;
-  if (u.received > server().config().http.upload_max_size) {
+  if (u.received > loop_.config().http.upload_max_size) {
     error_status_ = 413;
     return 1;
   }
   u.filling.insert(u.filling.end(), at, at + len);
-  if (upload_backpressure() && reading_) {
+  if (upload_backpressure() && reading()) {
     // The disk is slower than the network: let TCP push back until this buffer is written.
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
-    reading_ = false;
+    stop_reading();
   }
   upload_step();
   return 0;
@@ -268,7 +256,7 @@ void HttpConnection::upload_step() {
   if (!upload_) return;
   HttpUpload& u = *upload_;
   if (u.aborted || u.stage != HttpUpload::Stage::Idle) return;
-  uv_loop_t* loop = server().loop();
+  uv_loop_t* loop = loop_.loop();
   u.req.data = this;
   int rc = 0;
   if (u.inflight_done >= u.inflight.size() && !u.filling.empty()) {
@@ -291,14 +279,14 @@ void HttpConnection::upload_step() {
     u.stage = HttpUpload::Stage::Idle;
     return abort_upload(500, std::string("cannot write the file: ") + uv_strerror(rc));
   }
-  ++pending_ops_;
+  retain();
 }
 
 void HttpConnection::on_upload_fs(uv_fs_t* req) {
   auto* self = static_cast<HttpConnection*>(req->data);
   ssize_t result = req->result;
   uv_fs_req_cleanup(req);
-  --self->pending_ops_;
+  auto done = self->take_retained();
   HttpUpload& u = *self->upload_;
   HttpUpload::Stage stage = u.stage;
   u.stage = HttpUpload::Stage::Idle;
@@ -306,21 +294,21 @@ void HttpConnection::on_upload_fs(uv_fs_t* req) {
     if (stage == HttpUpload::Stage::Close) u.fd = -1;
     if (stage == HttpUpload::Stage::Unlink) u.temp_removed = true;
     self->abort_upload(u.abort_status, u.abort_message);  // the next cleanup step
-    return self->maybe_delete();
+    return;
   }
   if (result < 0) {
     int err = static_cast<int>(result);
     int status = err == UV_ENOSPC ? 507 : 500;
     return self->abort_upload(status, std::string("cannot store the file: ") + uv_strerror(err));
   }
-  uv_loop_t* loop = self->server().loop();
+  uv_loop_t* loop = self->loop_.loop();
   int rc = 0;
   switch (stage) {
     case HttpUpload::Stage::Write: {
       u.written += static_cast<uint64_t>(result);
       u.inflight_done += static_cast<size_t>(result);
-      self->last_read_ms_ = self->server().now_ms();  // progress: the stall timeout restarts
-      bool was_full = !self->reading_;
+      self->last_read_ms_ = self->loop_.now_ms();  // progress: the stall timeout restarts
+      bool was_full = !self->reading();
       self->upload_step();
       if (was_full && !self->upload_backpressure()) {
         self->resume_input_ = true;  // parse what waits, then read the socket again
@@ -349,18 +337,18 @@ void HttpConnection::on_upload_fs(uv_fs_t* req) {
     u.stage = HttpUpload::Stage::Idle;
     return self->abort_upload(500, std::string("cannot store the file: ") + uv_strerror(rc));
   }
-  ++self->pending_ops_;
+  self->retain();
 }
 
 void HttpConnection::finish_upload(int status, std::string_view) {
   HttpUpload& u = *upload_;
   if (u.claimed) service_.release_upload(u.final_path);
-  SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_done path=\"{}\" bytes={} replaced={} duration_ms={}", id_,
-                  peer_, u.location, u.written, u.replaced ? "yes" : "no", server().now_ms() - u.started_ms);
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_done path=\"{}\" bytes={} replaced={} duration_ms={}", id(),
+                  peer(), u.location, u.written, u.replaced ? "yes" : "no", loop_.now_ms() - u.started_ms);
   std::string location = u.location;
   response_body_bytes_ = 0;
   upload_.reset();
-  if (closing_) return;
+  if (closing()) return;
   if (status == 201) {
     send_simple(201, "text/plain; charset=utf-8", "201 Created: " + location + "\n",
                 "Location: " + location + "\r\nAccess-Control-Allow-Origin: *\r\n");
@@ -377,7 +365,7 @@ void HttpConnection::abort_upload(int status, std::string_view message) {
     u.aborted = true;
     u.abort_status = status;
     u.abort_message = std::string(message);
-    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_aborted path=\"{}\" received={} reason=\"{}\"", id_, peer_,
+    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_aborted path=\"{}\" received={} reason=\"{}\"", id(), peer(),
                     u.location, u.received, message);
     u.filling.clear();
     if (u.stage != HttpUpload::Stage::Write) u.inflight.clear();  // a write in flight still reads it
@@ -385,11 +373,11 @@ void HttpConnection::abort_upload(int status, std::string_view message) {
       service_.release_upload(u.final_path);
       u.claimed = false;
     }
-    // Answer at once; the cleanup below goes on with the connection kept alive by pending_ops_.
-    if (status != 0 && !closing_ && responding_) send_error(status, message, true);
+    // Answer at once; the cleanup below goes on with the connection kept alive by retain().
+    if (status != 0 && !closing() && responding_) send_error(status, message, true);
   }
   if (u.stage != HttpUpload::Stage::Idle) return;  // on_upload_fs continues the cleanup
-  uv_loop_t* loop = server().loop();
+  uv_loop_t* loop = loop_.loop();
   u.req.data = this;
   int rc = 0;
   if (u.fd >= 0) {
@@ -408,7 +396,7 @@ void HttpConnection::abort_upload(int status, std::string_view message) {
     u.stage = HttpUpload::Stage::Idle;
     return abort_upload(status, message);
   }
-  ++pending_ops_;
+  retain();
 }
 
 }  // namespace sluice::server

@@ -3,6 +3,8 @@
 #include <array>
 #include <ctime>
 
+#include "server/access/query.hpp"
+
 namespace sluice::server {
 
 namespace {
@@ -45,13 +47,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 // Digits only; saturates at UINT64_MAX instead of overflowing (a huge first-byte-pos is then
@@ -210,42 +205,7 @@ std::string_view http_status_text(int status) {
   }
 }
 
-bool http_percent_decode(std::string_view in, std::string& out) {
-  out.clear();
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out.push_back(in[i]);
-      continue;
-    }
-    if (i + 2 >= in.size()) return false;
-    int hi = hex_value(in[i + 1]);
-    int lo = hex_value(in[i + 2]);
-    if (hi < 0 || lo < 0) return false;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return true;
-}
-
-std::optional<std::string> http_query_param(std::string_view query, std::string_view key) {
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == key) {
-      std::string value;
-      std::string_view raw = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
-      std::string plus(raw);
-      for (char& c : plus) c = c == '+' ? ' ' : c;
-      if (!http_percent_decode(plus, value)) return std::nullopt;
-      return value;
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return std::nullopt;
-}
+bool http_percent_decode(std::string_view in, std::string& out) { return percent_decode(in, out); }
 
 std::string http_format_date(int64_t unix_seconds) {
   time_t t = static_cast<time_t>(unix_seconds);

@@ -16,11 +16,9 @@ namespace sluice::server {
 // "Not Found" for 404; "Unknown" for codes we never send.
 std::string_view http_status_text(int status);
 
-// Decodes %XX escapes (not '+': paths are not form data). False on a malformed escape.
+// Decodes %XX escapes in a path (not '+': paths are not form data). False on a malformed escape.
+// Queries are parsed by server/access/query.hpp.
 bool http_percent_decode(std::string_view in, std::string& out);
-
-// The value of `key` in an application/x-www-form-urlencoded query, percent-decoded; nullopt when absent.
-std::optional<std::string> http_query_param(std::string_view query, std::string_view key);
 
 // IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT".
 std::string http_format_date(int64_t unix_seconds);

@@ -7,7 +7,8 @@
 // the kernel's per-write cost, not the bytes, is most of what a media server spends.
 //
 // T needs `bool in_flush_list`, `bool in_delayed_list`, `std::string pending_close_reason`,
-// `close(reason)` and `flush()`.
+// `close(reason)` and `flush()`: in the server it is Flushable (flush_scheduler.hpp); a template so
+// that the bookkeeping can be tested with a plain struct.
 #pragma once
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 #include <memory>
 #include <utility>
 
-#include "server/rtmp/live_player.hpp"
+#include "server/live/wire_body.hpp"
 #include "server/live/worker_mesh.hpp"
 
 namespace sluice::server {

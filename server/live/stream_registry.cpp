@@ -47,7 +47,7 @@ media::StreamHub& StreamRegistry::get_or_create(const std::string& key, const me
   return *e.hub;
 }
 
-bool StreamRegistry::claim_publisher(const std::string& key, RtmpConnection* publisher,
+bool StreamRegistry::claim_publisher(const std::string& key, const StreamSocket* publisher,
                                      const media::StreamHub::Options& options) {
   get_or_create(key, options);
   Entry& e = entries_[key];
@@ -64,7 +64,7 @@ bool StreamRegistry::claim_publisher(const std::string& key, RtmpConnection* pub
   return true;
 }
 
-void StreamRegistry::release_publisher(const std::string& key, RtmpConnection* publisher) {
+void StreamRegistry::release_publisher(const std::string& key, const StreamSocket* publisher) {
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.publisher != publisher) return;
   it->second.publisher = nullptr;

@@ -19,7 +19,7 @@
 
 namespace sluice::server {
 
-class RtmpConnection;
+class StreamSocket;
 class WorkerMesh;
 
 // Live stream names become registry keys and log fields (RTMP and HTTP-FLV alike): refuse what no
@@ -32,7 +32,7 @@ class StreamRegistry {
  public:
   struct Entry {
     std::unique_ptr<media::StreamHub> hub;
-    RtmpConnection* publisher = nullptr;  // nullptr while nobody publishes here
+    const StreamSocket* publisher = nullptr;  // the publishing connection; nullptr while nobody publishes here
     // On the owning worker: one per other worker that has players of this stream.
     std::vector<std::unique_ptr<MeshForwarder>> forwarders;
     // Ingest rate in kbit/s, sampled every second and smoothed over a few seconds.
@@ -60,8 +60,8 @@ class StreamRegistry {
   bool is_live(const std::string& key);
   media::StreamHub& get_or_create(const std::string& key, const media::StreamHub::Options& options);
   // Claims the name for a publisher; false if someone else already publishes it.
-  bool claim_publisher(const std::string& key, RtmpConnection* publisher, const media::StreamHub::Options& options);
-  void release_publisher(const std::string& key, RtmpConnection* publisher);
+  bool claim_publisher(const std::string& key, const StreamSocket* publisher, const media::StreamHub::Options& options);
+  void release_publisher(const std::string& key, const StreamSocket* publisher);
   // Removes the hub when nobody publishes or plays it any more.
   void remove_if_unused(const std::string& key);
   size_t size() const { return entries_.size(); }

@@ -1,32 +1,16 @@
 // RtmpConnection: what the server does for each RTMP event (connect, publish, play, ...).
 #include <algorithm>
 
+#include "server/access/token.hpp"
+#include "server/io/logging.hpp"
+#include "server/live/stream_registry.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/rtmp/live_player.hpp"
 #include "server/rtmp/live_publisher.hpp"
-#include "server/io/logging.hpp"
-#include "server/server.hpp"
 #include "server/rtmp/vod_player.hpp"
+#include "server/vod/files.hpp"
 
 namespace sluice::server {
-
-namespace {
-
-std::string query_param(std::string_view query, std::string_view key) {
-  while (!query.empty()) {
-    size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    size_t eq = pair.find('=');
-    if (pair.substr(0, eq) == key) return eq == std::string_view::npos ? std::string() : std::string(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return {};
-}
-
-
-
-}  // namespace
 
 void RtmpConnection::handle_event(protocol::SessionEvent& event) {
   std::visit(
@@ -56,26 +40,26 @@ void RtmpConnection::handle_event(protocol::SessionEvent& event) {
           if (auto* p = find_player(e.stream_id)) p->set_buffer_length(e.buffer_ms);
           if (auto* v = find_vod_player(e.stream_id)) v->set_buffer_length(e.buffer_ms);
         } else if constexpr (std::is_same_v<T, protocol::CommandEvent>) {
-          SLUICE_LOG_DEBUG("conn={} event=ignored_command name={}", id_, e.command.name);
+          SLUICE_LOG_DEBUG("conn={} event=ignored_command name={}", id(), e.command.name);
         }
       },
       event);
 }
 
 void RtmpConnection::on_connect(protocol::ConnectEvent& e) {
-  const config::AppConfig* app = server_.config().find_app(e.connect.app);
+  const config::AppConfig* app = config().find_app(e.connect.app);
   if (!app) {
     // librtmp (rtmpdump, GStreamer rtmpsrc) splits rtmp://host/vod/mp4:sub/file.mp4 into the app
     // "vod/mp4:sub" and the name "file.mp4": the app is the first segment, the rest belongs to
     // every stream name of this connection.
     size_t slash = e.connect.app.find('/');
     if (slash != std::string::npos) {
-      app = server_.config().find_app(std::string_view(e.connect.app).substr(0, slash));
+      app = config().find_app(std::string_view(e.connect.app).substr(0, slash));
       if (app) stream_prefix_ = e.connect.app.substr(slash + 1) + "/";
     }
   }
   if (!app) {
-    SLUICE_LOG_WARN("conn={} peer={} event=connect_rejected app=\"{}\" reason=\"unknown app\"", id_, peer_,
+    SLUICE_LOG_WARN("conn={} peer={} event=connect_rejected app=\"{}\" reason=\"unknown app\"", id(), peer(),
                     e.connect.app);
     session_.reject_connect("Unknown application '" + e.connect.app + "'.");
     request_flush();
@@ -84,7 +68,7 @@ void RtmpConnection::on_connect(protocol::ConnectEvent& e) {
   app_ = app->name;
   connected_ = true;
   session_.accept_connect();
-  SLUICE_LOG_INFO("conn={} peer={} event=connect app={} tc_url=\"{}\" flash_ver=\"{}\"", id_, peer_, app_,
+  SLUICE_LOG_INFO("conn={} peer={} event=connect app={} tc_url=\"{}\" flash_ver=\"{}\"", id(), peer(), app_,
                   e.connect.tc_url, e.connect.flash_ver);
 }
 
@@ -94,11 +78,11 @@ bool RtmpConnection::publish_allowed(const config::AppConfig& app, const protoco
     why = "app '" + app.name + "' does not accept publishing";
     return false;
   }
-  if (!config::cidr_list_allows(app.publish_allow, peer_address_)) {
+  if (!config::cidr_list_allows(app.publish_allow, peer_address())) {
     why = "address not in publish_allow";
     return false;
   }
-  if (!app.publish_token.empty() && query_param(p.query, "token") != app.publish_token) {
+  if (!query_token_matches(p.query, "token", app.publish_token)) {
     why = "missing or wrong token";
     return false;
   }
@@ -107,19 +91,19 @@ bool RtmpConnection::publish_allowed(const config::AppConfig& app, const protoco
 
 void RtmpConnection::on_publish(protocol::PublishEvent& e) {
   if (!stream_prefix_.empty()) e.publish.name = stream_prefix_ + e.publish.name;
-  const config::AppConfig* app = server_.config().find_app(app_);
+  const config::AppConfig* app = config().find_app(app_);
   const std::string& name = e.publish.name;
   std::string why;
   if (!app || !valid_stream_name(name)) {
     session_.reject_publish(e.stream_id, "NetStream.Publish.BadName", "Invalid stream name.");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"invalid name\"", id_, peer_,
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"invalid name\"", id(), peer(),
                     app_, name);
     session_.close_after_flush();
     return;
   }
   if (!publish_allowed(*app, e.publish, why)) {
     session_.reject_publish(e.stream_id, "NetStream.Publish.Unauthorized", "Publishing is not allowed: " + why + ".");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"{}\"", id_, peer_, app_, name,
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"{}\"", id(), peer(), app_, name,
                     why);
     session_.close_after_flush();
     return;
@@ -129,21 +113,21 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
     return;
   }
   std::string key = app_ + "/" + name;
-  if (!server_.registry().claim_publisher(key, this, hub_options(*app))) {
+  if (!registry().claim_publisher(key, this, hub_options(*app))) {
     session_.reject_publish(e.stream_id, "NetStream.Publish.BadName", "Stream '" + name + "' is already publishing.");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id_, peer_,
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id(), peer(),
                     app_, name);
     session_.close_after_flush();
     return;
   }
   session_.accept_publish(e.stream_id, name);
   publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name));
-  SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}", id_, peer_, app_, name, e.publish.type);
+  SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}", id(), peer(), app_, name, e.publish.type);
 }
 
 void RtmpConnection::on_play(protocol::PlayEvent& e) {
   if (!stream_prefix_.empty()) e.play.name = stream_prefix_ + e.play.name;
-  const config::AppConfig* app = server_.config().find_app(app_);
+  const config::AppConfig* app = config().find_app(app_);
   const std::string& name = e.play.name;
   // VOD names are file paths, checked by the path resolver (they may contain spaces).
   if (app && app->type == config::AppType::Vod) {
@@ -155,7 +139,7 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
     return;
   }
   std::string key = app_ + "/" + name;
-  const bool live = server_.registry().is_live(key);
+  const bool live = registry().is_live(key);
   if (!live && !app->wait_for_publisher) {
     session_.send_status(e.stream_id, "error", "NetStream.Play.StreamNotFound", "No stream '" + name + "'.");
     return;
@@ -166,10 +150,10 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
   }
   // A second play on the same stream id replaces the first (Flash does this to switch streams).
   std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });
-  media::StreamHub& h = server_.registry().get_or_create(key, hub_options(*app));
+  media::StreamHub& h = registry().get_or_create(key, hub_options(*app));
   session_.start_play(e.stream_id, name, e.play.reset, false);
   players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, h));
-  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id_, peer_, app_, name,
+  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id(), peer(), app_, name,
                   live ? "yes" : "waiting");
 }
 
@@ -186,7 +170,7 @@ void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEve
   }
   // FFmpeg sends start -2000 (live or recorded) for VOD too: anything negative means "from the start".
   VodPlayer::Item item{e.play.name, e.play.start, e.play.duration};
-  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream=\"{}\" start_ms={} duration_ms={} reset={}", id_, peer_,
+  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream=\"{}\" start_ms={} duration_ms={} reset={}", id(), peer(),
                   app_, e.play.name, e.play.start, e.play.duration, e.play.reset);
   player->play(std::move(item), e.play.reset);
 }
@@ -205,16 +189,14 @@ void RtmpConnection::on_seek(const protocol::SeekEvent& e) {
 }
 
 void RtmpConnection::on_get_stream_length(const protocol::GetStreamLengthEvent& e) {
-  const config::AppConfig* app = server_.config().find_app(app_);
+  const config::AppConfig* app = config().find_app(app_);
   if (!app || app->type != config::AppType::Vod) {
     session_.reply_stream_length(e.transaction_id, 0);  // live streams have no length
     return;
   }
-  std::weak_ptr<bool> alive = alive_;
   double txn = e.transaction_id;
-  server_.vod_files().open(app->root, stream_prefix_ + e.name, [this, alive, txn](Result<VodFilePtr> f) {
-    auto a = alive.lock();
-    if (!a || !*a || closing_) return;
+  services_.vod_files.open(app->root, stream_prefix_ + e.name, [this, ref = Ref(this), txn](Result<VodFilePtr> f) {
+    if (closing()) return;
     session_.reply_stream_length(txn, f ? (*f)->index.duration_ms / 1000.0 : 0);
     request_flush();
   });
@@ -228,18 +210,18 @@ void RtmpConnection::on_close_stream(uint32_t stream_id, const char* why) {
   auto pub = std::find_if(publishers_.begin(), publishers_.end(),
                           [&](const auto& p) { return p->stream_id() == stream_id; });
   if (pub != publishers_.end()) {
-    SLUICE_LOG_INFO("conn={} peer={} event=unpublish app={} stream={} reason={}", id_, peer_, app_, (*pub)->name(),
+    SLUICE_LOG_INFO("conn={} peer={} event=unpublish app={} stream={} reason={}", id(), peer(), app_, (*pub)->name(),
                     why);
     publishers_.erase(pub);
   }
   auto play = std::find_if(players_.begin(), players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
   if (play != players_.end()) {
-    SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream={} reason={}", id_, peer_, app_, (*play)->name(), why);
+    SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream={} reason={}", id(), peer(), app_, (*play)->name(), why);
     players_.erase(play);
   }
   auto vod = std::find_if(vod_players_.begin(), vod_players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
   if (vod != vod_players_.end()) {
-    SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream=\"{}\" reason={}", id_, peer_, app_, (*vod)->name(), why);
+    SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream=\"{}\" reason={}", id(), peer(), app_, (*vod)->name(), why);
     vod_players_.erase(vod);
   }
 }
@@ -248,7 +230,7 @@ void RtmpConnection::on_unpublish(const protocol::UnpublishEvent& e) {
   auto pub = std::find_if(publishers_.begin(), publishers_.end(), [&](const auto& p) { return p->name() == e.name; });
   if (pub == publishers_.end()) return;
   uint32_t stream_id = (*pub)->stream_id();
-  SLUICE_LOG_INFO("conn={} peer={} event=unpublish app={} stream={} reason=FCUnpublish", id_, peer_, app_, e.name);
+  SLUICE_LOG_INFO("conn={} peer={} event=unpublish app={} stream={} reason=FCUnpublish", id(), peer(), app_, e.name);
   publishers_.erase(pub);
   session_.reply_unpublish(stream_id, e.name);
 }

@@ -1,64 +1,23 @@
 #include "server/rtmp/live_player.hpp"
 
 #include "protocol/session.hpp"
-#include "server/rtmp/connection.hpp"
-#include "server/live/frame_queue.hpp"
-#include "server/io/logging.hpp"
-#include "server/server.hpp"
 #include "server/io/write_batch.hpp"
+#include "server/live/wire_body.hpp"
+#include "server/rtmp/connection.hpp"
 
 namespace sluice::server {
 
-namespace {
-// Frames popped from the queue per fill: bounds one player's share of one batch.
-constexpr size_t kMaxFramesPerFill = 256;
-
-media::SubscriberQueue::Limits queue_limits(const config::PlayerQueueConfig& q) {
-  media::SubscriberQueue::Limits l;
-  l.soft_bytes = q.soft_bytes;
-  l.hard_bytes = q.hard_bytes;
-  l.soft_ms = static_cast<uint32_t>(q.soft_delay.count());
-  l.hard_ms = static_cast<uint32_t>(q.hard_delay.count());
-  return l;
-}
-
-// Pre-chunked bodies are cached per (chunk stream, chunk size).
-uint32_t wire_key(uint32_t csid, uint32_t chunk_size) { return (csid << 17) | (chunk_size & 0x1FFFF); }
-}  // namespace
-
-void prepare_wire_body(const media::Frame& f, uint32_t chunk_size) {
-  uint32_t csid = protocol::Session::media_csid(f.rtmp_type);
-  uint32_t key = wire_key(csid, chunk_size);
-  if (f.wire_cache_key == key && (!f.wire_cache.empty() || f.payload.empty())) return;
-  // First player to send this frame chunks it, once, for everyone.
-  protocol::ChunkedBody body = protocol::chunk_body(f.payload.span(), csid, chunk_size);
-  f.wire_cache = std::move(body.bytes);
-  f.wire_cache_key = key;
-}
-
-LivePlayer::LivePlayer(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name, media::StreamHub& hub)
-    : conn_(conn),
+LivePlayer::LivePlayer(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name,
+                       media::StreamHub& hub)
+    : LiveSubscriber(conn, conn.registry(), std::move(key), hub, conn.config().rtmp.player_queue, ""),
+      conn_(conn),
       stream_id_(stream_id),
-      key_(std::move(key)),
-      name_(std::move(name)),
-      hub_(hub),
-      queue_(queue_limits(conn.server().config().rtmp.player_queue)) {
-  subscribed_ = true;
-  hub_.add_subscriber(this);
+      name_(std::move(name)) {
+  subscribe();
 }
 
-LivePlayer::~LivePlayer() {
-  if (subscribed_) hub_.remove_subscriber(this);
-  if (queue_.dropped_frames() > 0)
-    SLUICE_LOG_INFO("conn={} event=player_end stream={} dropped_frames={}", conn_.id(), key_, queue_.dropped_frames());
-  conn_.server().registry().remove_if_unused(key_);
-}
-
-void LivePlayer::on_frame(const media::FramePtr& frame) {
-  if (conn_.closing() || !conn_.pending_close_reason.empty()) return;
-  if ((frame->kind == media::FrameKind::Audio && !audio_) || (frame->kind == media::FrameKind::Video && !video_))
-    return;
-  queue_live_frame(conn_, queue_, frame, key_, sent_any_, "");
+bool LivePlayer::wants(const media::Frame& f) const {
+  return !((f.kind == media::FrameKind::Audio && !audio_) || (f.kind == media::FrameKind::Video && !video_));
 }
 
 void LivePlayer::on_publish_start() {
@@ -87,16 +46,14 @@ void LivePlayer::set_paused(bool paused, uint32_t) {
   auto& s = conn_.session();
   if (paused) {
     // A paused live player leaves the hub; unpausing rejoins at the latest keyframe.
-    hub_.remove_subscriber(this);
-    subscribed_ = false;
-    queue_.clear();
+    unsubscribe();
+    clear_queue();
     s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
     s.send_status(stream_id_, "status", "NetStream.Pause.Notify", "Paused live stream " + name_ + ".");
   } else {
     s.send_user_control({protocol::UserControlEvent::StreamBegin, stream_id_, 0});
     s.send_status(stream_id_, "status", "NetStream.Unpause.Notify", "Unpaused live stream " + name_ + ".");
-    subscribed_ = true;
-    hub_.add_subscriber(this);
+    subscribe();
   }
   conn_.request_flush();
 }
@@ -121,7 +78,8 @@ uint32_t LivePlayer::output_timestamp(const media::Frame& f) {
   return ts;
 }
 
-void LivePlayer::append_frame(const media::Frame& f, WriteBatch& batch, protocol::ChunkWriter& writer) {
+void LivePlayer::append(const media::Frame& f, WriteBatch& batch) {
+  protocol::ChunkWriter& writer = conn_.session().chunk_writer();
   uint32_t csid = protocol::Session::media_csid(f.rtmp_type);
   uint32_t chunk_size = writer.chunk_size();
   uint32_t ts = output_timestamp(f);
@@ -140,15 +98,6 @@ void LivePlayer::append_frame(const media::Frame& f, WriteBatch& batch, protocol
   size_t old = arena.size();
   writer.write(csid, f.rtmp_type, ts, stream_id_, f.payload.span(), arena);
   batch.after_arena_append(old);
-}
-
-bool LivePlayer::fill(WriteBatch& batch, protocol::ChunkWriter& writer, size_t max_bytes) {
-  if (queue_.empty()) return false;
-  scratch_.clear();
-  queue_.pop_batch(scratch_, kMaxFramesPerFill, max_bytes);
-  for (const auto& f : scratch_) append_frame(*f, batch, writer);
-  scratch_.clear();
-  return !queue_.empty();
 }
 
 }  // namespace sluice::server

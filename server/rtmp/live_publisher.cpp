@@ -3,23 +3,23 @@
 #include "media/frame.hpp"
 #include "media/script_data.hpp"
 #include "media/stream_hub.hpp"
+#include "server/live/stream_registry.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/io/logging.hpp"
-#include "server/server.hpp"
 
 namespace sluice::server {
 
 LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name)
     : conn_(conn), stream_id_(stream_id), key_(std::move(key)), name_(std::move(name)) {
   // The registry created the hub when the name was claimed.
-  hub_ = conn_.server().registry().find(key_);
+  hub_ = conn_.registry().find(key_);
   hub_->start_publish();
 }
 
 LivePublisher::~LivePublisher() {
   hub_->end_publish();
   SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={}", conn_.id(), key_, frames_, bytes_);
-  conn_.server().registry().release_publisher(key_, &conn_);
+  conn_.registry().release_publisher(key_, &conn_);
 }
 
 void LivePublisher::on_message(protocol::Message& m) {

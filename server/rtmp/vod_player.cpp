@@ -6,8 +6,8 @@
 #include "protocol/session.hpp"
 #include "server/io/cached_read.hpp"
 #include "server/rtmp/connection.hpp"
+#include "server/vod/files.hpp"
 #include "server/io/logging.hpp"
-#include "server/server.hpp"
 
 namespace sluice::server {
 
@@ -46,7 +46,7 @@ protocol::amf::Value str(std::string_view s) { return protocol::amf::Value::stri
 
 VodPlayer::VodPlayer(RtmpConnection& conn, uint32_t stream_id, std::string root)
     : conn_(conn), stream_id_(stream_id), root_(std::move(root)), timer_(new uv_timer_t), alive_(std::make_shared<bool>(true)) {
-  uv_timer_init(conn_.server().loop(), timer_);
+  uv_timer_init(conn_.loop_context().loop(), timer_);
   timer_->data = this;
 }
 
@@ -71,7 +71,7 @@ uint32_t VodPlayer::lead_ms() const {
 }
 
 uint64_t VodPlayer::media_clock() const {
-  uint64_t now = paused_ ? paused_at_wall_ : conn_.server().now_ms();
+  uint64_t now = paused_ ? paused_at_wall_ : conn_.loop_context().now_ms();
   return start_media_ms_ + (now - start_wall_ms_);
 }
 
@@ -100,7 +100,7 @@ void VodPlayer::start_item(Item item, bool first) {
   }
   uint64_t gen = generation_;
   std::weak_ptr<bool> alive = alive_;
-  conn_.server().vod_files().open(root_, current_.name, [this, alive, gen](Result<VodFilePtr> r) {
+  conn_.vod_files().open(root_, current_.name, [this, alive, gen](Result<VodFilePtr> r) {
     auto a = alive.lock();
     if (a && *a) on_file(std::move(r), gen);
   });
@@ -149,7 +149,7 @@ void VodPlayer::begin_at(uint32_t sample) {
   next_ = sample;
   end_ = static_cast<uint32_t>(samples.size());
   start_media_ms_ = next_ < end_ ? samples[next_].dts_ms : 0;
-  start_wall_ms_ = conn_.server().now_ms();
+  start_wall_ms_ = conn_.loop_context().now_ms();
   pump();
 }
 
@@ -183,7 +183,7 @@ void VodPlayer::pump() {
     // connection it is chunked into the loop's wire buffer and written at once: no per-player
     // buffer at all, and on to the next plan. Otherwise it joins the connection's output, and
     // the flush that writes it calls on_drain, which reads the next.
-    std::vector<uint8_t>& scratch = conn_.server().file_scratch();
+    std::vector<uint8_t>& scratch = conn_.loop_context().file_scratch();
     scratch.resize(plan.bytes.size);
     if (!read_if_cached(file_->fd, plan.bytes.offset, scratch)) {
       ++reads_blocking_;
@@ -193,7 +193,7 @@ void VodPlayer::pump() {
     ++reads_cached_;
     burst_bytes_ += plan.bytes.size;
     if (conn_.can_write_now()) {
-      std::vector<uint8_t>& wire = conn_.server().wire_scratch();
+      std::vector<uint8_t>& wire = conn_.loop_context().wire_scratch();
       wire.clear();
       send_plan(plan, scratch, &wire);
       if (!wire.empty() && !conn_.write_now(wire)) return;  // the rest is queued: on_drain resumes
@@ -215,7 +215,7 @@ void VodPlayer::start_blocking_read(const media::vod::ReadPlan& plan) {
   op->req.data = op;
   uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(op->buf.data()), static_cast<unsigned>(op->buf.size()));
   reading_ = true;
-  int rc = uv_fs_read(conn_.server().loop(), &op->req, file_->fd, &b, 1, static_cast<int64_t>(plan.bytes.offset),
+  int rc = uv_fs_read(conn_.loop_context().loop(), &op->req, file_->fd, &b, 1, static_cast<int64_t>(plan.bytes.offset),
                       [](uv_fs_t* req) {
                         std::unique_ptr<ReadOp> o(static_cast<ReadOp*>(req->data));
                         ssize_t result = req->result;
@@ -332,7 +332,7 @@ void VodPlayer::seek(double ms) {
 void VodPlayer::pause(bool paused) {
   auto& s = conn_.session();
   if (paused == paused_) return;
-  uint64_t now = conn_.server().now_ms();
+  uint64_t now = conn_.loop_context().now_ms();
   if (paused) {
     paused_ = true;
     paused_at_wall_ = now;

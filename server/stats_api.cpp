@@ -1,4 +1,4 @@
-#include "server/http/api.hpp"
+#include "server/stats_api.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,11 +9,11 @@
 #include <optional>
 #include <vector>
 
-#include "server/rtmp/connection.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/flv_player.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
+#include "server/rtmp/connection.hpp"
 #include "server/server.hpp"
 
 namespace sluice::server {
@@ -131,7 +131,7 @@ json streams_json(std::map<std::string, json> streams, HttpService& http) {
   return arr;
 }
 
-json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const RtmpConnection*, std::vector<std::string>>& publishing) {
+json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
   json j{{"id", c.id()}, {"protocol", "rtmp"}, {"address", c.peer()}, {"app", c.app()}, {"worker", server.worker()}};
   auto pub = publishing.find(&c);
   j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
@@ -141,8 +141,8 @@ json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const Rt
   return j;
 }
 
-std::map<const RtmpConnection*, std::vector<std::string>> publishing_keys(Server& server) {
-  std::map<const RtmpConnection*, std::vector<std::string>> publishing;
+std::map<const StreamSocket*, std::vector<std::string>> publishing_keys(Server& server) {
+  std::map<const StreamSocket*, std::vector<std::string>> publishing;
   for (const auto& [key, e] : server.registry().entries())
     if (e.publisher) publishing[e.publisher].push_back(key);
   return publishing;
@@ -403,7 +403,6 @@ HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest
     return error_reply(500, e.what());
   }
 }
-
 
 json worker_snapshot(Server& server) {
   json streams = json::object();

@@ -1,0 +1,20 @@
+// URL query strings as access checks read them, one parser for every front door (RTMP's
+// publish/play names carry "?key=...", HTTP requests their query). No I/O: unit-tested in
+// tests/unit/server/access/query_test.cpp.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::server {
+
+// Decodes %XX escapes (not '+'). False on a malformed escape.
+bool percent_decode(std::string_view in, std::string& out);
+
+// The value of `key` in an application/x-www-form-urlencoded query ("a=1&token=x"), '+' as a
+// space and percent-decoded once; "" for a key without '='; nullopt when absent or malformed.
+// The first occurrence wins.
+std::optional<std::string> query_param(std::string_view query, std::string_view key);
+
+}  // namespace sluice::server

@@ -1,0 +1,67 @@
+// LoopContext: what a socket, a player or a service may ask of the worker loop it runs on, and
+// nothing more: the loop and its clock, the settings, the one FlushScheduler (and io_uring ring)
+// of the loop, the loop's shared scratch buffers, connection ids.
+//
+// It is owned by the composition root (server/server.hpp), one per worker loop, and outlives
+// every socket of that loop. What lies above io/ (the stream registry, the VOD file cache, the
+// stats) is handed to the wings that need it by the root, never reached through this.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "config/config.hpp"
+#include "server/io/flush_scheduler.hpp"
+#include "server/io/write_ring.hpp"
+
+namespace sluice::server {
+
+class LoopContext {
+ public:
+  LoopContext(uv_loop_t* loop, const config::Config& config, uint32_t worker);
+  LoopContext(const LoopContext&) = delete;
+  LoopContext& operator=(const LoopContext&) = delete;
+
+  uv_loop_t* loop() const { return loop_; }
+  uint64_t now_ms() const { return uv_now(loop_); }
+  const config::Config& config() const { return config_; }
+  // This loop's index among the workers (0 for a single loop).
+  uint32_t worker() const { return worker_; }
+
+  // Starts the flush scheduler and, when rtmp.io_uring asks for it and the kernel allows it,
+  // the ring every flush pass submits its writes with.
+  void start();
+  void close_handles();
+
+  FlushScheduler& flush() { return flush_; }
+  // The ring when io_uring is on, else nullptr.
+  WriteRing* ring() { return ring_.is_open() ? &ring_ : nullptr; }
+
+  // One read buffer for the whole loop: reads are handled synchronously, so no socket needs its
+  // own (this keeps idle players small).
+  uv_buf_t read_buffer();
+  // One buffer for the file reads VOD players do on the loop (from the page cache), for the same
+  // reason. It is used and done with inside one call.
+  std::vector<uint8_t>& file_scratch() { return file_scratch_; }
+  // And one for the wire bytes made from them, written to the socket before the call returns.
+  std::vector<uint8_t>& wire_scratch() { return wire_scratch_; }
+
+  // Connection ids are unique across RTMP and HTTP on this loop (workers hand out ids through
+  // worker 0, see Server::hand_over).
+  uint64_t next_connection_id() { return next_connection_id_++; }
+
+ private:
+  uv_loop_t* loop_;
+  const config::Config& config_;
+  uint32_t worker_;
+  WriteRing ring_;
+  FlushScheduler flush_;
+  std::vector<uint8_t> read_buffer_;
+  std::vector<uint8_t> file_scratch_;
+  std::vector<uint8_t> wire_scratch_;
+  uint64_t next_connection_id_ = 1;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,238 @@
+#include "server/io/stream_socket.hpp"
+
+#include <unistd.h>
+
+#include "server/io/net_address.hpp"
+#include "server/io/uv_handle.hpp"
+
+namespace sluice::server {
+
+StreamSocket::StreamSocket(LoopContext& loop, uint64_t id) : loop_(loop), id_(id) {
+  started_ms_ = last_write_ms_ = loop.now_ms();
+}
+
+int StreamSocket::accept(uv_stream_t* listener) {
+  uv_tcp_init(loop_.loop(), &tcp_);
+  tcp_.data = this;
+  tcp_initialized_ = true;
+  int rc = uv_accept(listener, as_stream(&tcp_));
+  if (rc != 0) return rc;
+  return open_accepted();
+}
+
+int StreamSocket::adopt(int fd) {
+  uv_tcp_init(loop_.loop(), &tcp_);
+  tcp_.data = this;
+  tcp_initialized_ = true;
+  int rc = uv_tcp_open(&tcp_, fd);
+  if (rc != 0) {
+    ::close(fd);
+    return rc;
+  }
+  return open_accepted();
+}
+
+int StreamSocket::open_accepted() {
+  uv_tcp_nodelay(&tcp_, 1);
+  PeerAddress peer = server::peer_address(&tcp_);
+  peer_ = std::move(peer.text);
+  peer_address_ = std::move(peer.raw);
+  on_open();
+  return start_reading();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading.
+
+int StreamSocket::start_reading() {
+  if (reading_ || closing_) return 0;
+  int rc = uv_read_start(as_stream(&tcp_), &StreamSocket::on_alloc, &StreamSocket::on_read);
+  reading_ = rc == 0;
+  return rc;
+}
+
+void StreamSocket::stop_reading() {
+  if (!reading_) return;
+  uv_read_stop(as_stream(&tcp_));
+  reading_ = false;
+}
+
+void StreamSocket::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
+  *buf = owner_of<StreamSocket>(handle)->loop_.read_buffer();
+}
+
+void StreamSocket::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  auto* self = owner_of<StreamSocket>(stream);
+  if (nread == 0 || self->closing_) return;
+  if (nread < 0) {
+    if (nread == UV_EOF) {
+      self->reading_ = false;  // libuv stops reading at EOF
+      self->on_peer_closed();
+    } else {
+      self->close(std::string("read error: ") + uv_strerror(static_cast<int>(nread)));
+    }
+    return;
+  }
+  self->bytes_in_ += static_cast<uint64_t>(nread);
+  self->on_bytes({reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread)});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+void StreamSocket::request_flush() {
+  if (!closing_) loop_.flush().flush_soon(this);
+}
+
+void StreamSocket::request_held_flush() {
+  if (!closing_) loop_.flush().flush_held(this);
+}
+
+size_t StreamSocket::write_queue_bytes() const { return uv_stream_get_write_queue_size(as_stream(&tcp_)); }
+
+bool StreamSocket::can_write_now() const {
+  return !writing_ && !ring_queued_ && !closing_soon() && !has_pending_output() && write_queue_bytes() == 0;
+}
+
+bool StreamSocket::write_now(std::span<const uint8_t> bytes) {
+  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
+                             static_cast<unsigned>(bytes.size()));
+  int n = uv_try_write(as_stream(&tcp_), &buf, 1);
+  if (n < 0 && n != UV_EAGAIN) {
+    schedule_close(std::string("write failed: ") + uv_strerror(n));
+    return false;
+  }
+  size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  bytes_out_ += done;
+  if (done == bytes.size()) return true;
+  keep_unwritten(bytes.subspan(done));
+  request_flush();
+  return false;
+}
+
+void StreamSocket::flush() {
+  if (closing_) return;
+  if (ring_queued_) {
+    // The last batch is still queued on the ring: this one follows in the next pass.
+    request_flush();
+    return;
+  }
+  if (!before_flush() || closing_ || writing_) return;
+  batch_.clear();
+  more_to_flush_ = fill(batch_, kBatchMaxBytes);
+  if (closing_) return;
+  if (batch_.empty()) {
+    on_nothing_to_write();
+    return;
+  }
+  auto bufs = batch_.finalize();
+  bytes_out_ += batch_.bytes();
+  // Inside a flush pass the write joins the other sockets' on the ring (one system call for all
+  // of them); its result comes back through on_ring_write.
+  WriteRing* ring = loop_.flush().batching_ring();
+  if (ring != nullptr && ring->queue(as_stream(&tcp_), bufs, this)) {
+    ring_queued_ = true;
+    return;
+  }
+  // Usually the socket takes everything at once: a write with no request, no callback and no
+  // epoll change (uv_write would re-arm the watcher, one more syscall per write).
+  finish_write(uv_try_write(as_stream(&tcp_), bufs.data(), static_cast<unsigned>(bufs.size())));
+}
+
+void StreamSocket::on_ring_write(int result) {
+  ring_queued_ = false;
+  if (closing_) return;
+  finish_write(result);
+}
+
+void StreamSocket::finish_write(int result) {
+  if (result < 0 && result != UV_EAGAIN) {
+    close(std::string("write failed: ") + uv_strerror(result));
+    return;
+  }
+  size_t done = result > 0 ? static_cast<size_t>(result) : 0;
+  if (done == batch_.bytes()) {
+    write_done(false);
+    return;
+  }
+  // The rest waits in libuv's queue; the callback flushes again if anything is left.
+  auto rest = batch_.unwritten(done);
+  batch_.req.data = this;
+  int rc = uv_write(&batch_.req, as_stream(&tcp_), rest.data(), static_cast<unsigned>(rest.size()),
+                    &StreamSocket::on_write);
+  if (rc != 0) {
+    close(std::string("write failed: ") + uv_strerror(rc));
+    return;
+  }
+  writing_ = true;
+}
+
+void StreamSocket::on_write(uv_write_t* req, int status) {
+  auto* self = owner_of<StreamSocket>(req);
+  self->writing_ = false;
+  self->batch_.clear();
+  if (status < 0) {
+    if (status != UV_ECANCELED) self->close(std::string("write error: ") + uv_strerror(status));
+    return;
+  }
+  if (self->closing_) return;
+  self->write_done(true);
+}
+
+void StreamSocket::write_done(bool async) {
+  batch_.clear();
+  last_write_ms_ = loop_.now_ms();
+  if (async) {
+    // Whatever queued up while this batch was in flight goes out now, as the next batch, unless
+    // it is live media being held for a larger write (the hold timer flushes it).
+    if (!in_delayed_list) flush();
+  } else if (more_to_flush_) {
+    request_flush();
+  }
+  if (!closing_) on_written(async);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Closing and lifetime.
+
+void StreamSocket::schedule_close(std::string reason) {
+  if (closing_soon()) return;
+  pending_close_reason = std::move(reason);
+  loop_.flush().flush_soon(this);
+}
+
+void StreamSocket::close(const std::string& reason) {
+  if (closing_) return;
+  if (ring_queued_) {
+    // A batch queued on the ring goes out (or fails) while the socket is still open.
+    loop_.flush().submit_now();
+    if (closing_) return;
+  }
+  closing_ = true;
+  loop_.flush().cancel(this);
+  on_close(reason);
+  stop_reading();
+  if (tcp_initialized_) {
+    uv_close(as_handle(&tcp_), &StreamSocket::on_handle_closed);
+  } else {
+    handle_closed_ = true;
+    maybe_delete();
+  }
+}
+
+void StreamSocket::on_handle_closed(uv_handle_t* handle) {
+  auto* self = owner_of<StreamSocket>(handle);
+  self->handle_closed_ = true;
+  self->maybe_delete();
+}
+
+void StreamSocket::release() {
+  --retained_;
+  maybe_delete();
+}
+
+void StreamSocket::maybe_delete() {
+  if (handle_closed_ && retained_ == 0) delete this;
+}
+
+}  // namespace sluice::server

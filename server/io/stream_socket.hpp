@@ -1,0 +1,171 @@
+// StreamSocket: what every TCP connection of the server shares, whatever it speaks. Owns the
+// uv_tcp_t; reads into the loop's one buffer; writes one WriteBatch at a time, queued on the
+// loop's io_uring ring inside a flush pass or written at once with uv_try_write, the unwritten
+// rest handed to uv_write; counts bytes; closes once; and keeps one lifetime rule.
+//
+// Lifetime (the one rule): a socket is created with new by its owner and deletes itself when
+// its handle has closed and no retained job refers to it any more. Work that outlives a call
+// (threadpool jobs, file handles) holds a SocketRef; its callback checks closing() before it
+// touches the connection's state. close() is idempotent; schedule_close() defers the close to
+// the next flush drain, which is what code inside a hub's fan-out must use.
+//
+// Writing: a subclass appends its output to the batch in fill(); the base decides when and how
+// it reaches the socket (docs/architecture.md, "Writes"). Hooks are called on the loop only.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "server/io/flush_scheduler.hpp"
+#include "server/io/loop_context.hpp"
+#include "server/io/write_batch.hpp"
+#include "server/io/write_ring.hpp"
+
+namespace sluice::server {
+
+class StreamSocket : public Flushable, public RingWriteTarget {
+ public:
+  // One batch carries at most this much, so one fast peer cannot monopolise a loop iteration.
+  static constexpr size_t kBatchMaxBytes = 512 * 1024;
+
+  StreamSocket(LoopContext& loop, uint64_t id);
+  StreamSocket(const StreamSocket&) = delete;
+  StreamSocket& operator=(const StreamSocket&) = delete;
+
+  // Accepts a pending connection from the listener and starts reading. On error the caller
+  // closes the socket with close().
+  int accept(uv_stream_t* listener);
+  // The same for a socket another worker accepted; takes ownership of fd.
+  int adopt(int fd);
+
+  void close(const std::string& reason) final;
+  void schedule_close(std::string reason);
+  bool closing() const { return closing_; }
+  // Closed, or about to be at the next drain.
+  bool closing_soon() const { return closing_ || !pending_close_reason.empty(); }
+
+  // Output is written at the end of this loop iteration (flush soon) or, for live media, within
+  // rtmp.player_queue.write_delay (flush held).
+  void request_flush();
+  void request_held_flush();
+  // Writes what fill() gives as one batch, unless a write is in flight.
+  void flush() final;
+  void on_ring_write(int result) final;
+
+  // True when bytes may go straight to the socket: nothing produced earlier is still waiting and
+  // the connection is not closing.
+  bool can_write_now() const;
+  // Writes bytes produced while can_write_now() with one uv_try_write; what the socket does not
+  // take goes to keep_unwritten() and is flushed as usual. True when all of it went out. Never
+  // closes on the spot (a failed write closes at the next drain): the caller is on the stack.
+  bool write_now(std::span<const uint8_t> bytes);
+
+  // Bytes handed to the socket but not yet written: the kernel-side part of a player's backlog.
+  size_t write_queue_bytes() const;
+
+  uint64_t id() const { return id_; }
+  const std::string& peer() const { return peer_; }
+  // Raw peer address bytes for CIDR checks (4 or 16 bytes).
+  const std::vector<uint8_t>& peer_address() const { return peer_address_; }
+  uint64_t bytes_in() const { return bytes_in_; }
+  uint64_t bytes_out() const { return bytes_out_; }
+  uint64_t started_ms() const { return started_ms_; }
+  LoopContext& loop_context() { return loop_; }
+  const LoopContext& loop_context() const { return loop_; }
+
+  // Keeps the object (not the connection: it may close meanwhile) for work that outlives a call.
+  class Ref {
+   public:
+    explicit Ref(StreamSocket* s) : s_(s) { s_->retain(); }
+    Ref(const Ref& o) : s_(o.s_) { s_->retain(); }
+    Ref& operator=(const Ref&) = delete;
+    ~Ref() { s_->release(); }
+    StreamSocket* get() const { return s_; }
+
+   private:
+    StreamSocket* s_;
+  };
+
+ protected:
+  virtual ~StreamSocket() = default;
+
+  // Called once the socket is open (accepted or adopted), before reading starts.
+  virtual void on_open() {}
+  // Received bytes (never empty). The buffer is the loop's: copy what must outlive the call.
+  virtual void on_bytes(std::span<const uint8_t> bytes) = 0;
+  // The peer sent FIN.
+  virtual void on_peer_closed() { close("peer closed"); }
+  // Start of flush(): false when nothing may be written now (the subclass is busy otherwise).
+  virtual bool before_flush() { return true; }
+  // Appends output to the batch, at most max_bytes more; true when more remains after it.
+  virtual bool fill(WriteBatch& batch, size_t max_bytes) = 0;
+  // flush() found nothing to write.
+  virtual void on_nothing_to_write() {}
+  // The whole batch is written (async: by libuv's callback, after a flush already ran again).
+  virtual void on_written(bool async) { (void)async; }
+  // What write_now() could not write, to go out with the next batch.
+  virtual void keep_unwritten(std::span<const uint8_t> rest) = 0;
+  // Output produced but not yet in a batch (can_write_now() must not overtake it).
+  virtual bool has_pending_output() const { return false; }
+  // close() was called: end what the connection holds and log. The socket is still open.
+  virtual void on_close(const std::string& reason) = 0;
+
+  uv_tcp_t* tcp() { return &tcp_; }
+  int start_reading();
+  void stop_reading();
+  bool reading() const { return reading_; }
+  // A batch is queued on the ring or being written by libuv.
+  bool write_in_flight() const { return writing_ || ring_queued_; }
+  // When bytes were last written (or the socket opened): for send timeouts.
+  uint64_t last_write_ms() const { return last_write_ms_; }
+  void note_write_progress() { last_write_ms_ = loop_.now_ms(); }
+  // Bytes a subclass wrote around the batch path (sendfile).
+  void add_bytes_out(uint64_t n) { bytes_out_ += n; }
+  // A job that refers to this object starts (retain) or ends (release: may delete it).
+  void retain() { ++retained_; }
+  void release();
+  // Takes over one earlier retain() when its job completes: released when the Ref goes, so the
+  // completion handler may use the object to its end.
+  Ref take_retained() {
+    Ref r(this);
+    --retained_;
+    return r;
+  }
+
+  LoopContext& loop_;
+
+ private:
+  int open_accepted();
+  static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void on_write(uv_write_t* req, int status);
+  static void on_handle_closed(uv_handle_t* handle);
+  // A write's result (bytes or a libuv error): done, close, or hand the rest to uv_write.
+  void finish_write(int result);
+  void write_done(bool async);
+  void maybe_delete();
+
+  uv_tcp_t tcp_{};
+  uint64_t id_;
+  std::string peer_;
+  std::vector<uint8_t> peer_address_;
+  WriteBatch batch_;
+  bool tcp_initialized_ = false;
+  bool handle_closed_ = false;
+  bool reading_ = false;
+  bool writing_ = false;        // batch_ is with uv_write
+  bool ring_queued_ = false;    // batch_ is queued on the ring, not yet submitted
+  bool more_to_flush_ = false;  // fill() had more than one batch can hold
+  bool closing_ = false;
+  int retained_ = 0;
+  uint64_t started_ms_ = 0;
+  uint64_t last_write_ms_ = 0;
+  uint64_t bytes_in_ = 0;
+  uint64_t bytes_out_ = 0;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,80 @@
+#include "server/live/live_subscriber.hpp"
+
+#include "server/io/logging.hpp"
+#include "server/io/stream_socket.hpp"
+#include "server/live/stream_registry.hpp"
+
+namespace sluice::server {
+
+namespace {
+// Frames popped from the queue per fill: bounds one player's share of one batch.
+constexpr size_t kMaxFramesPerFill = 256;
+
+media::SubscriberQueue::Limits queue_limits(const config::PlayerQueueConfig& q) {
+  media::SubscriberQueue::Limits l;
+  l.soft_bytes = q.soft_bytes;
+  l.hard_bytes = q.hard_bytes;
+  l.soft_ms = static_cast<uint32_t>(q.soft_delay.count());
+  l.hard_ms = static_cast<uint32_t>(q.hard_delay.count());
+  return l;
+}
+}  // namespace
+
+LiveSubscriber::LiveSubscriber(StreamSocket& socket, StreamRegistry& registry, std::string key, media::StreamHub& hub,
+                               const config::PlayerQueueConfig& queue, const char* proto_field)
+    : socket_(socket),
+      registry_(registry),
+      key_(std::move(key)),
+      hub_(hub),
+      queue_(queue_limits(queue)),
+      proto_field_(proto_field) {}
+
+LiveSubscriber::~LiveSubscriber() {
+  unsubscribe();
+  if (queue_.dropped_frames() > 0)
+    SLUICE_LOG_INFO("conn={} event=player_end{} stream={} dropped_frames={}", socket_.id(), proto_field_, key_,
+                    queue_.dropped_frames());
+  registry_.remove_if_unused(key_);
+}
+
+void LiveSubscriber::subscribe() {
+  if (subscribed_) return;
+  subscribed_ = true;
+  hub_.add_subscriber(this);
+}
+
+void LiveSubscriber::unsubscribe() {
+  if (!subscribed_) return;
+  subscribed_ = false;
+  hub_.remove_subscriber(this);
+}
+
+void LiveSubscriber::on_frame(const media::FramePtr& frame) {
+  if (socket_.closing_soon() || !wants(*frame)) return;
+  auto result = queue_.push(frame, socket_.write_queue_bytes());
+  if (result == media::SubscriberQueue::PushResult::Dropped) registry_.count_drop(key_);
+  if (result == media::SubscriberQueue::PushResult::Overflow) {
+    SLUICE_LOG_WARN("conn={} peer={} event=slow_player{} stream={} queued_bytes={} dropped_frames={}", socket_.id(),
+                    socket_.peer(), proto_field_, key_, queue_.bytes() + socket_.write_queue_bytes(),
+                    queue_.dropped_frames());
+    // Inside the hub's fan-out: close at the end of this loop iteration.
+    socket_.schedule_close("player too slow (queue over the hard limit)");
+    return;
+  }
+  if (!started() || queue_.bytes() >= media::kWriteNowBytes) {
+    socket_.request_flush();
+  } else {
+    socket_.request_held_flush();
+  }
+}
+
+bool LiveSubscriber::fill_frames(WriteBatch& batch, size_t max_bytes) {
+  if (queue_.empty()) return false;
+  scratch_.clear();
+  queue_.pop_batch(scratch_, kMaxFramesPerFill, max_bytes);
+  for (const auto& f : scratch_) append(*f, batch);
+  scratch_.clear();
+  return !queue_.empty();
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,79 @@
+// LiveSubscriber: what every kind of live player shares (an RTMP player, an HTTP-FLV reader; HLS
+// muxers and relays later): the subscription to the stream's hub, a bounded queue under the
+// slow-player policy (config rtmp.player_queue), the drop/close rule, when to ask for a flush, and
+// the fill loop that moves queued frames into the connection's batch. A kind of player only says
+// which frames it takes and how one frame is framed on its wire (append()).
+//
+// The policy (docs/live.md, "Slow players"): past the soft limit the queue loses inter frames up
+// to the next keyframe (never audio, metadata or sequence headers) and the drop is counted; past
+// the hard limit the connection is closed at the end of the loop iteration with a log line. A
+// player's first frames go out at once; later ones may be held briefly so that several messages
+// share one write, unless a burst is large.
+//
+// Lifetime: the derived class calls subscribe() at the end of its constructor (joining replays
+// the GOP cache through on_frame, which needs the derived part); destroying it unsubscribes it (never from inside a hub
+// callback: the connection destroys it from its flush or close) and lets the registry drop the
+// hub when nobody uses it any more.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "media/stream_hub.hpp"
+#include "media/subscriber_queue.hpp"
+
+namespace sluice::server {
+
+class StreamRegistry;
+class StreamSocket;
+class WriteBatch;
+
+class LiveSubscriber : public media::Subscriber {
+ public:
+  // proto_field is the log lines' protocol field (" proto=http-flv", or empty for RTMP).
+  LiveSubscriber(StreamSocket& socket, StreamRegistry& registry, std::string key, media::StreamHub& hub,
+                 const config::PlayerQueueConfig& queue, const char* proto_field);
+  ~LiveSubscriber() override;
+  LiveSubscriber(const LiveSubscriber&) = delete;
+  LiveSubscriber& operator=(const LiveSubscriber&) = delete;
+
+  void on_frame(const media::FramePtr& frame) final;
+
+  const std::string& key() const { return key_; }
+  uint64_t dropped_frames() const { return queue_.dropped_frames(); }
+
+ protected:
+  // Which frames this kind of player takes at the moment.
+  virtual bool wants(const media::Frame& f) const = 0;
+  // Whether it has sent anything yet: its start is flushed at once, never held.
+  virtual bool started() const = 0;
+  // Frames one frame into the batch.
+  virtual void append(const media::Frame& f, WriteBatch& batch) = 0;
+
+  // Moves queued frames into the batch through append(), at most about max_bytes; true when
+  // frames remain queued.
+  bool fill_frames(WriteBatch& batch, size_t max_bytes);
+  bool queue_empty() const { return queue_.empty(); }
+  void clear_queue() { queue_.clear(); }
+
+  void subscribe();
+  void unsubscribe();
+  bool subscribed() const { return subscribed_; }
+  // The stream's hub; hub().info() is only meaningful while subscribed.
+  media::StreamHub& hub() { return hub_; }
+
+  StreamSocket& socket_;
+
+ private:
+  StreamRegistry& registry_;
+  std::string key_;
+  media::StreamHub& hub_;
+  media::SubscriberQueue queue_;
+  std::vector<media::FramePtr> scratch_;
+  const char* proto_field_;
+  bool subscribed_ = false;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,22 @@
+// The stats API's answers (server/http/api.hpp lists the routes), built on a worker loop from the
+// whole server's state: every wing's connections and streams, and the other workers' snapshots.
+// Part of the composition root: it may see everything, nothing below includes it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+
+#include "server/http/api.hpp"
+
+namespace sluice::server {
+
+class Server;
+class HttpService;
+
+HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id);
+
+// One worker's streams, clients and byte counts as JSON, for the API served by another worker.
+nlohmann::json worker_snapshot(Server& server);
+
+}  // namespace sluice::server
