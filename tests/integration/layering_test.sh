@@ -1,17 +1,57 @@
 #!/usr/bin/env bash
-# The dependency rule: protocol/ and media/ are sans-I/O. They never include libuv, yaml-cpp,
-# spdlog or socket headers, and protocol/ is the only place OpenSSL appears (handshake HMAC).
+# The floors of docs/architecture.md, checked on the include lines of every source file:
+#   base -> protocol -> media -> config -> server/io -> server/{live,vod,access} -> server/{rtmp,http}
+#   -> server/ (the composition root: server.*, stats_api.*, main.cpp)
+# A file may include its own folder and the floors below it, never a floor above it or a sibling
+# wing. base/, protocol/, media/ and config/ are sans-I/O: no libuv, sockets, spdlog, and yaml-cpp
+# only inside config/*.cpp; OpenSSL only in protocol/ (the handshake HMAC).
 set -u
 src=${SLUICE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$src" || exit 1
 status=0
-bad=$(grep -rnE '#include *[<"](uv\.h|yaml-cpp/|spdlog/|sys/socket\.h|netinet/|arpa/inet\.h|server/|config/)' \
-      "$src/protocol" "$src/media" || true)
-if [ -n "$bad" ]; then
-  echo "FAIL: protocol/ or media/ includes I/O or upper-layer headers:"; echo "$bad"; status=1
-fi
-ssl=$(grep -rln '#include *<openssl/' "$src/media" "$src/config" || true)
-if [ -n "$ssl" ]; then echo "FAIL: OpenSSL outside protocol/: $ssl"; status=1; fi
-yaml=$(grep -rln 'yaml-cpp' "$src"/config/*.hpp || true)
-if [ -n "$yaml" ]; then echo "FAIL: yaml-cpp in a config header: $yaml"; status=1; fi
-[ $status -eq 0 ] && echo "PASS: layering rules hold"
+fail() { echo "FAIL: $1"; echo "$2" | sed 's/^/  /'; status=1; }
+
+# Project includes of the files under $1 (a folder, or a glob) that are not in the allowed list $2
+# (a regex of include prefixes). Only "quoted" includes are project includes.
+check_floor() {
+  local where=$1 allowed=$2 what=$3 bad
+  bad=$(grep -rnE '^#include "' $where 2>/dev/null | grep -vE "#include \"($allowed)" || true)
+  [ -z "$bad" ] || fail "$what" "$bad"
+}
+check_floor "base" 'base/' "base/ includes only itself"
+check_floor "protocol" 'base/|protocol/' "protocol/ includes only base/ and itself"
+check_floor "media" 'base/|protocol/|media/' "media/ includes only base/, protocol/ and itself"
+check_floor "config" 'base/|config/' "config/ includes only base/ and itself"
+low='base/|protocol/|media/|config/'
+check_floor "server/io" "$low|server/io/" "server/io/ sees nothing above it"
+for wing in live vod access; do
+  check_floor "server/$wing" "$low|server/io/|server/$wing/" "server/$wing/ sees io/ and the floors below, no other wing"
+done
+mid="$low|server/io/|server/live/|server/vod/|server/access/"
+check_floor "server/rtmp" "$mid|server/rtmp/" "server/rtmp/ sees the wings below, not server/http/ or the root"
+check_floor "server/http" "$mid|server/http/" "server/http/ sees the wings below, not server/rtmp/ or the root"
+check_floor "tools bench/load" 'base/|protocol/|media/|bench/load/' "tools/ and bench/load/ use only base/, protocol/ and media/"
+
+# media/ uses RTMP in its .cpp files only where it must; its headers stay free of protocol/.
+bad=$(grep -rnE '^#include "protocol/' media --include=*.hpp || true)
+[ -z "$bad" ] || fail "media/ headers include protocol/" "$bad"
+
+# Sans-I/O: nothing that waits, logs or parses YAML below server/.
+io='uv\.h|spdlog/|sys/socket\.h|liburing\.h|curl/|hiredis/'
+bad=$(grep -rnE "#include *[<\"]($io|netinet/|arpa/inet\.h)" base protocol media || true)
+[ -z "$bad" ] || fail "base/, protocol/ or media/ include I/O headers" "$bad"
+# config/ parses addresses (inet_pton), which is not I/O.
+bad=$(grep -rnE "#include *[<\"]($io)" config || true)
+[ -z "$bad" ] || fail "config/ includes I/O headers" "$bad"
+bad=$(grep -rln '#include *<yaml-cpp' base protocol media config/*.hpp 2>/dev/null || true)
+[ -z "$bad" ] || fail "yaml-cpp outside config/*.cpp" "$bad"
+bad=$(grep -rln '#include *<openssl/' base media config || true)
+[ -z "$bad" ] || fail "OpenSSL outside protocol/ and server/" "$bad"
+
+# The composition root is included by nothing but itself and main.cpp.
+bad=$(grep -rnE '#include "server/(server|stats_api)\.hpp"' server --include=*.cpp --include=*.hpp |
+      grep -vE '^server/(server|stats_api|main)\.(cpp|hpp):' || true)
+[ -z "$bad" ] || fail "the composition root (server/server.hpp, server/stats_api.hpp) included from a wing" "$bad"
+
+[ $status -eq 0 ] && echo "PASS: the floors hold"
 exit $status
