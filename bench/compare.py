@@ -11,7 +11,8 @@ import os
 import statistics
 import sys
 
-SERVERS = ("sluice", "nginx")
+SERVERS = ("sluice", "ref", "nginx")
+LABELS = {"sluice": "sluice", "ref": "sluice@ref", "nginx": "nginx-rtmp"}
 
 
 def emit(out, text):
@@ -152,11 +153,13 @@ def report(out):
             order.append(r["scenario"])
 
     lines = []
+    ref = meta.get("ref_commit") or ""
     lines.append(f"Sluice vs nginx-rtmp {meta['nginx_rtmp']} ({meta['nginx']}), one worker each, loopback; "
-                 f"sluice {meta['sluice_commit']}; started {meta['started']}")
+                 f"sluice {meta['sluice_commit']}" + (f", sluice@ref {ref}" if ref else "") +
+                 f"; started {meta['started']}")
     lines.append(f"machine: {meta['machine']}")
     lines.append(f"media: 1280x720 25 fps H.264 + AAC, {meta['media_kbit']} kbit/s, GOP 2 s; "
-                 f"{meta['reps']} repetition(s) per scenario, alternating sluice/nginx; medians; "
+                 f"{meta['reps']} repetition(s) per scenario, alternating sluice/" + ("ref/" if ref else "") + "nginx; medians; "
                  f"runs of {meta['live_s']} s (live), {meta['vod_s']} s (VOD), {meta['ttff_s']} s (ttff), "
                  f"floor {meta['floor_s']} s")
     lines.append(f"load at start: {meta['uptime_start'].strip()}")
@@ -174,15 +177,18 @@ def report(out):
             m[s] = {k: med([x[k] for x in ms]) for k in (ms[0].keys() if ms else [])}
             m[s]["runs"] = ms
             m[s]["bad"] = [f"rep {r['rep']}: {r['note']}" for r in by[s] if r["note"]]
-        players = (by["sluice"] or by["nginx"])[0]["players"]
-        fl = floor_med.get(players) if (by["sluice"] or by["nginx"])[0]["kind"] != "ttff" else None
+        first = (by["sluice"] or by["nginx"] or by["ref"])[0]
+        players = first["players"]
+        fl = floor_med.get(players) if first["kind"] != "ttff" else None
         for s in SERVERS:
             x = m[s]
+            if not by[s]:
+                continue  # not in this run (no --ref)
             if not x["runs"]:
                 lines.append(f"| {name} | {s} | no valid run: {'; '.join(x['bad'])} |" + " |" * 11)
                 continue
             per_rep = lambda k: "/".join(str(r[k]) if r[k] is not None else "?" for r in x["runs"])
-            label = "nginx-rtmp" if s == "nginx" else "sluice"
+            label = LABELS[s]
             lines.append(
                 f"| {name} | {label} | {fmt(x['cpu_gb'])} | {ratio(x['cpu_gb'], fl, 1) if fl else '-'} "
                 f"| {fmt(x['cpu_pct'], 0)} | {fmt(x['gb'])} | {fmt(x['mb_player'], 1)} | {fmt(x['peak_mb'], 1)} "
@@ -194,17 +200,23 @@ def report(out):
                 f"| {name} | **sluice/nginx** | **{ratio(a['cpu_gb'], b['cpu_gb'])}** | | {ratio(a['cpu_pct'], b['cpu_pct'])} "
                 f"| {ratio(a['gb'], b['gb'])} | | {ratio(a['peak_mb'], b['peak_mb'])} | {ratio(a['kb_player'], b['kb_player'])} "
                 f"| {ratio(a['ttff50'], b['ttff50'])} | {ratio(a['ttff99'], b['ttff99'])} | | |")
+        c = m["ref"]
+        if a["runs"] and c["runs"]:
+            lines.append(
+                f"| {name} | **sluice/ref** | **{ratio(a['cpu_gb'], c['cpu_gb'])}** | | {ratio(a['cpu_pct'], c['cpu_pct'])} "
+                f"| {ratio(a['gb'], c['gb'])} | | {ratio(a['peak_mb'], c['peak_mb'])} | {ratio(a['kb_player'], c['kb_player'])} "
+                f"| {ratio(a['ttff50'], c['ttff50'])} | {ratio(a['ttff99'], c['ttff99'])} | | |")
         if fl is not None:
             lines.append(f"| {name} | kernel floor | {fmt(fl)} | 1.0× | | | | | | | | | |")
-        runs = a["runs"] + b["runs"]
+        runs = a["runs"] + b["runs"] + c["runs"]
         if runs:
             rng = lambda k, d=0: f"{fmt(min(r[k] for r in runs if r[k] is not None), d)}-{fmt(max(r[k] for r in runs if r[k] is not None), d)}"
             ended = {s: "/".join(str(r["ended"]) for r in m[s]["runs"]) for s in SERVERS}
             cond = (f"- {name}: load {rng('load1', 1)}, machine busy {rng('busy_pct')}% of {meta['machine'].split()[0]} cores "
                     f"(100% = one core), bench {rng('bench_pct')}% of a core, bench loop lag max {rng('lag')} ms")
             if any(r["ended"] for r in runs):
-                cond += f"; plays ended by the server: sluice {ended['sluice']}, nginx {ended['nginx']}"
-            bad = a["bad"] + b["bad"]
+                cond += "; plays ended by the server: " + ", ".join(f"{LABELS[s]} {ended[s]}" for s in SERVERS if by[s])
+            bad = a["bad"] + b["bad"] + c["bad"]
             if bad:
                 cond += "; excluded: " + "; ".join(bad)
             conditions.append(cond)
@@ -213,7 +225,7 @@ def report(out):
                  "received. × floor: that over bench/floor.c at the same number of connections. RSS KB/player: "
                  "(peak RSS - RSS before the players connected) / players. Stalls and failed: per repetition.")
     lines.append("")
-    lines.append("Conditions per scenario (all runs of both servers):")
+    lines.append("Conditions per scenario (all runs of every server):")
     lines.extend(conditions)
     if floors:
         lines.append("- kernel floor, CPU-s/GB by connections: " + ", ".join(

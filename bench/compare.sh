@@ -16,8 +16,10 @@
 # --reps N: repetitions (default 3). --seconds S: length of the live and VOD runs (default 20).
 # --out DIR: where results go (default /tmp/sluice-compare-DATE; kept).
 # Sluice is the working tree's release build (make release, then copied so a concurrent rebuild
-# cannot change it mid-run); --no-build uses build/release as it is; --ref REF builds that commit
-# in a private directory instead.
+# cannot change it mid-run); --no-build uses build/release as it is. --ref REF also builds that
+# commit in a private directory and runs it as a third server ("ref") beside the tree and nginx,
+# alternating all three, with a tree/ref ratio per scenario: a change measured against the code
+# before it in one run. The tree's sluice-bench drives all of them.
 # Every run is bounded: SECONDS per server per repetition (ttff 15 s, floor 6 s), on 127.0.0.1.
 set -euo pipefail
 
@@ -84,18 +86,20 @@ work=$(mktemp -d /tmp/sluice-compare-work-XXXXXX)
 pids=()
 bench_trap_cleanup
 mkdir -p "$work/bin"
+ref_commit=""
 if [ -n "$ref" ]; then
-  # A given commit, exported and built privately (about a minute on 2 cores).
-  commit=$(git -C "$root" rev-parse --short "$ref^{commit}") || { echo "compare.sh: unknown ref $ref" >&2; exit 2; }
-  log "compare: building $ref ($commit) in $work/src"
+  # A given commit, exported and built privately (a few minutes on 2 cores): only its server.
+  ref_commit=$(git -C "$root" rev-parse --short "$ref^{commit}") || { echo "compare.sh: unknown ref $ref" >&2; exit 2; }
+  log "compare: building $ref ($ref_commit) in $work/src"
   mkdir -p "$work/src"
-  git -C "$root" archive "$commit" | tar -x -C "$work/src"
+  git -C "$root" archive "$ref_commit" | tar -x -C "$work/src"
   { cmake -S "$work/src" -B "$work/src/build" -DCMAKE_BUILD_TYPE=Release -DSLUICE_WERROR=OFF -DSLUICE_TESTS=OFF &&
-    cmake --build "$work/src/build" -j"$(nproc)"; } >"$out/build.log" 2>&1 ||
-    { tail -20 "$out/build.log" >&2; echo "compare.sh: building $ref failed" >&2; exit 1; }
-  cp "$work/src/build/server/sluice" "$work/src/build/bench/load/sluice-bench" "$work/bin/"
+    cmake --build "$work/src/build" -j"$(nproc)" --target sluice; } >"$out/build-ref.log" 2>&1 ||
+    { tail -20 "$out/build-ref.log" >&2; echo "compare.sh: building $ref failed" >&2; exit 1; }
+  cp "$work/src/build/server/sluice" "$work/bin/sluice-ref"
   rm -rf "$work/src"
-else
+fi
+{
   if [ "$build" = 1 ]; then
     # The tree is shared: someone else's half-saved edit can break the build for a moment.
     for try in 1 2 3 4; do
@@ -113,7 +117,7 @@ else
   commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
   dirty=$(git -C "$root" status --porcelain -- server protocol media config 2>/dev/null | wc -l)
   [ "$dirty" -gt 0 ] && commit="$commit + $dirty uncommitted file(s) in server/ protocol/ media/ config/"
-fi
+}
 sluice="$work/bin/sluice"
 bench="$work/bin/sluice-bench"
 sluice_version=$("$sluice" --version 2>/dev/null | head -1 || true)
@@ -136,7 +140,7 @@ nginx_version=$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')
 rtmp_version=$(dpkg-query -W -f='${Version}' libnginx-mod-rtmp)
 cat > "$out/meta.json" <<JSON
 {"machine": "$machine", "nginx": "$nginx_version", "nginx_rtmp": "$rtmp_version",
- "sluice_commit": "$commit", "sluice_version": "$sluice_version",
+ "sluice_commit": "$commit", "sluice_version": "$sluice_version", "ref_commit": "$ref_commit",
  "media_kbit": $media_kbit, "media_s": $media_s, "reps": $reps, "live_s": $live_s, "vod_s": $vod_s, "ttff_s": $ttff_s,
  "floor_s": $floor_s, "ttff_players": $ttff_n, "ttff_rate": $ttff_rate,
  "scenarios": "$(echo "${scenarios[*]}")", "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "uptime_start": "$(uptime)"}
@@ -153,6 +157,12 @@ start_sluice() {
   port=$(bench_free_port)
   bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
   "$sluice" --config "$work/sluice.yaml" >>"$out/sluice.log" 2>&1 &
+  server_pid=$!; pids+=("$server_pid")
+}
+start_ref() {
+  port=$(bench_free_port)
+  bench_sluice_config "$work/sluice-ref.yaml" "$port" "$work/media"
+  "$work/bin/sluice-ref" --config "$work/sluice-ref.yaml" >>"$out/sluice-ref.log" 2>&1 &
   server_pid=$!; pids+=("$server_pid")
 }
 start_nginx() {
@@ -258,13 +268,15 @@ floor() {
 }
 
 # --- the runs -----------------------------------------------------------------------------------
+servers=(sluice nginx)
+[ -n "$ref_commit" ] && servers=(sluice ref nginx)
 t_start=$(date +%s)
 for name in "${scenarios[@]}"; do
   scenario_setup "$name"
   log "compare: $name: $players players, $kind, $secs s per run, load $(cut -d' ' -f1-3 /proc/loadavg)"
   for rep in $(seq 1 "$reps"); do
     [ "$kind" = ttff ] || floor "$players" "$rep"
-    for server in sluice nginx; do measure "$server" "$name" "$rep"; done
+    for server in "${servers[@]}"; do measure "$server" "$name" "$rep"; done
   done
 done
 log "compare: done in $(( $(date +%s) - t_start )) s; load at end: $(uptime)"

@@ -122,7 +122,7 @@ bool Server::hand_over(uv_stream_t* listener) {
   uv_os_fd_t raw;
   if (uv_accept(listener, as_stream(tmp)) == 0 && uv_fileno(as_handle(tmp), &raw) == 0)
     fd = fcntl(raw, F_DUPFD_CLOEXEC, 0);
-  close_handle(tmp, [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+  close_and_delete(tmp);
   if (fd < 0) {
     SLUICE_LOG_WARN("event=accept_error error=\"cannot hand the connection to worker {}\"", to);
     return true;

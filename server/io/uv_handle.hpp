@@ -29,6 +29,12 @@ void close_handle(H* h, uv_close_cb cb = nullptr) {
   if (!uv_is_closing(as_handle(h))) uv_close(as_handle(h), cb);
 }
 
+// Closes a handle allocated with new and deletes it once libuv is done with it.
+template <typename H>
+void close_and_delete(H* h) {
+  close_handle(h, [](uv_handle_t* closed) { delete reinterpret_cast<H*>(closed); });
+}
+
 // The data pointer of any handle or request, as the type stored there.
 template <typename T, typename H>
 T* owner_of(const H* h) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "server/io/logging.hpp"
+#include "server/io/uv_handle.hpp"
 
 namespace sluice::server {
 
@@ -66,7 +67,7 @@ bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* t
 
 bool WriteRing::queue(uv_stream_t* stream, std::span<const uv_buf_t> bufs, RingWriteTarget* target) {
   uv_os_fd_t fd;
-  if (uv_fileno(reinterpret_cast<uv_handle_t*>(stream), &fd) != 0) return false;
+  if (uv_fileno(as_handle(stream), &fd) != 0) return false;
   return queue(fd, bufs, target);
 }
 

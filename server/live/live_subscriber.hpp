@@ -4,7 +4,7 @@
 // the fill loop that moves queued frames into the connection's batch. A kind of player only says
 // which frames it takes and how one frame is framed on its wire (append()).
 //
-// The policy (docs/live.md, "Slow players"): past the soft limit the queue loses inter frames up
+// The policy (docs/live.md, "What players see"): past the soft limit the queue loses inter frames up
 // to the next keyframe (never audio, metadata or sequence headers) and the drop is counted; past
 // the hard limit the connection is closed at the end of the loop iteration with a log line. A
 // player's first frames go out at once; later ones may be held briefly so that several messages
