@@ -1,6 +1,6 @@
-// FLV container framing (PROTOCOL.md 9): the 9-byte file header, 11-byte tag headers and the
-// u32 PreviousTagSize after each tag. RTMP message types 8/9/18 are FLV tag types, and an RTMP
-// payload is a tag body, so a recorder or HTTP-FLV writer only adds these headers.
+// FLV container framing (docs/protocol.md, "FLV framing"): the 9-byte file header, 11-byte tag
+// headers and the u32 PreviousTagSize after each tag. RTMP message types 8/9/18 are FLV tag types,
+// and an RTMP payload is a tag body, so a recorder or HTTP-FLV writer only adds these headers.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // SubscriberQueue: the bounded queue between the hub and one subscriber's socket, with the drop
-// policy (ARCHITECTURE.md "Data path", STYLE.md C).
+// policy (docs/architecture.md, "Slow players").
 //
 // Backpressure counts both what is queued here and what was already handed to the socket but not
 // yet written (extra_pending_bytes, e.g. uv_stream_get_write_queue_size()), in bytes, and the

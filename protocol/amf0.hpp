@@ -1,4 +1,5 @@
-// AMF0 decoding and encoding (Adobe AMF0 specification; PROTOCOL.md 7.1). Sans-I/O, never throws.
+// AMF0 decoding and encoding (Adobe AMF0 specification; docs/protocol.md, "AMF0"). Sans-I/O, never
+// throws.
 //
 // Decoding rules, in addition to the specification:
 //  1. Every length is checked against the remaining input before anything is allocated, and no
@@ -11,7 +12,8 @@
 //  4. The ECMA array count is only a hint and is ignored: members are read up to the terminator.
 //  5. References (0x07) decode to Type::Reference with the u16 index, unresolved (amf_value.hpp).
 //  6. The 0x11 marker decodes one AMF3 value with fresh AMF3 reference tables: the switch is not
-//     sticky (PROTOCOL.md 10.5) and each switched value starts a new AMF3 context.
+//     sticky (docs/protocol.md, "The AMF0 to AMF3 switch") and each switched value starts a new
+//     AMF3 context.
 //  7. MovieClip (0x04) and RecordSet (0x0E) are reserved by the specification: Errc::Unsupported.
 //     A stray object-end marker (0x09) or an unknown marker: Errc::Malformed.
 // Error contexts read "amf0 <what> at byte N", N counted from the reader's start.

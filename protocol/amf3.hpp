@@ -1,4 +1,5 @@
-// AMF3 decoding and encoding (Adobe AMF3 specification; PROTOCOL.md 7.2). Sans-I/O, never throws.
+// AMF3 decoding and encoding (Adobe AMF3 specification; docs/protocol.md, "AMF3"). Sans-I/O, never
+// throws.
 //
 // AMF3 strings, objects and traits are sent once and then referred to by index, so both directions
 // keep reference tables. Use one Amf3Decoder or Amf3Encoder per message: tables persist across

@@ -1,6 +1,6 @@
-// Chunk headers (PROTOCOL.md section 3): the stateless encode and decode of the basic header
-// (1-3 bytes, csid 2..65599), the message header (fmt 0-3: 11, 7, 3 or 0 bytes) and the 4-byte
-// extended timestamp. Which fields a header inherits is the business of ChunkReader and
+// Chunk headers (docs/protocol.md, "Chunk headers"): the stateless encode and decode of the basic
+// header (1-3 bytes, csid 2..65599), the message header (fmt 0-3: 11, 7, 3 or 0 bytes) and the
+// 4-byte extended timestamp. Which fields a header inherits is the business of ChunkReader and
 // ChunkWriter, which keep the per-csid state; this file only knows byte layouts.
 #pragma once
 

@@ -1,4 +1,5 @@
-// ChunkReader: the receive side of the chunk stream (PROTOCOL.md sections 3-5), sans-I/O.
+// ChunkReader: the receive side of the chunk stream (docs/protocol.md, "Chunk headers" to
+// "Control messages"), sans-I/O.
 //
 // Lifecycle rules:
 //  1. Construct with limits, then call feed() with the bytes that follow the handshake, split
@@ -12,7 +13,7 @@
 //  4. Lenient where real peers need it: fmt 1/2 on a fresh csid assume zero fields (librtmp
 //     pings); a fmt 0/1/2 header on a csid with a partial message discards the partial message
 //     and starts the new one (SRS rejects the stream); both extended-timestamp conventions on
-//     type-3 continuation chunks are detected (PROTOCOL.md 4.3).
+//     type-3 continuation chunks are detected (docs/protocol.md, "Extended timestamp").
 //  5. After feed() fails the reader is unusable: failed() is true and every later feed()
 //     returns the same error. The session should close the connection.
 //
@@ -36,10 +37,10 @@
 
 namespace sluice::protocol {
 
-// Whether type-3 chunks carry the extended timestamp after a header that had one (PROTOCOL.md
-// 4.3). Auto: present on fmt-3 new-message chunks; on continuations detected from the first one
-// seen (SRS heuristic) and then locked for the connection. Always / Never: per-app overrides,
-// like nginx-rtmp's publish_time_fix, applied to both kinds of type-3 chunk.
+// Whether type-3 chunks carry the extended timestamp after a header that had one (docs/protocol.md,
+// "Extended timestamp"). Auto: present on fmt-3 new-message chunks; on continuations detected from
+// the first one seen (SRS heuristic) and then locked for the connection. Always / Never: per-app
+// overrides, like nginx-rtmp's publish_time_fix, applied to both kinds of type-3 chunk.
 enum class ExtendedTimestampOnType3 : uint8_t { Auto, Always, Never };
 
 struct ChunkReaderLimits {

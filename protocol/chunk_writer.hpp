@@ -1,4 +1,5 @@
-// ChunkWriter: the send side of the chunk stream (PROTOCOL.md sections 3-4), sans-I/O.
+// ChunkWriter: the send side of the chunk stream (docs/protocol.md, "Chunk headers" to
+// "Extended timestamp"), sans-I/O.
 //
 // Lifecycle rules:
 //  1. One ChunkWriter per connection direction; it keeps per-csid header state, so every byte it
@@ -16,10 +17,10 @@
 // otherwise. Two deliberate conservative choices, both valid per spec:
 //  - fmt 3 never starts a message right after fmt 0: the spec says it then adds the fmt-0
 //    timestamp again, librtmp (rtmpdump, GStreamer rtmpsrc) repeats it unchanged instead.
-//  - the extended timestamp is only ever written after fmt 0 (value = absolute timestamp), and
-//    then also on every type-3 continuation (PROTOCOL.md 4.3 "Send"). Readers disagree about
-//    what a continuation repeats after fmt 1/2 (FFmpeg: the delta, SRS compares with the absolute
-//    time); after fmt 0 both are the same number.
+//  - the extended timestamp is only ever written after fmt 0 (value = absolute timestamp), and then
+//    also on every type-3 continuation (docs/protocol.md, "Extended timestamp"). Readers disagree
+//    about what a continuation repeats after fmt 1/2 (FFmpeg: the delta, SRS compares with the
+//    absolute time); after fmt 0 both are the same number.
 //
 // Preconditions (not checked in release builds): kMinCsid <= csid <= kMaxCsid and
 // payload size <= kMaxMessageLength.

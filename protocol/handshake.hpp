@@ -7,10 +7,11 @@
 //  3. After each feed() (and after construction), call drain_output() and send what it appended.
 //  4. When done() is true, the bytes feed() did not consume belong to the chunk stream.
 //
-// Schemes (PROTOCOL.md 2.2 and 2.3): a server answers a digest-signed C1 with a digest-signed
-// S1/S2 in the client's own layout, and anything else with the simple scheme; it never rejects
-// a C1 and never validates C2. A client that sent a digest C1 verifies a digest S1 and the S2
-// signature, as FFmpeg does when it plays. RTMPE (C0 = 6, 8 or 9) is not supported.
+// Schemes (docs/protocol.md, "Simple handshake" and "Digest handshake"): a server answers a
+// digest-signed C1 with a digest-signed S1/S2 in the client's own layout, and anything else with
+// the simple scheme; it never rejects a C1 and never validates C2. A client that sent a digest C1
+// verifies a digest S1 and the S2 signature, as FFmpeg does when it plays. RTMPE (C0 = 6, 8 or 9)
+// is not supported.
 #pragma once
 
 #include <array>

@@ -1,4 +1,5 @@
-// HMAC-SHA256 digests of the complex ("digest", Flash Player 9+) RTMP handshake, PROTOCOL.md 2.3.
+// HMAC-SHA256 digests of the complex ("digest", Flash Player 9+) RTMP handshake
+// (docs/protocol.md, "Digest handshake").
 //
 // Pure functions over one 1536-byte C1/S1/C2/S2 packet. They are public so that tests and tools
 // (rtmp-dump, corpus-record) can check captured handshakes without running a Handshake object.

@@ -1,5 +1,6 @@
 // Enhanced RTMP pieces shared by the audio and video tag parsers: ModEx blocks and the
-// multitrack track walk (PROTOCOL.md 10.3, 10.4). Offsets are relative to the whole tag body.
+// multitrack track walk (docs/protocol.md, "Multitrack" and "ModEx"). Offsets are relative to the
+// whole tag body.
 #pragma once
 
 #include <array>

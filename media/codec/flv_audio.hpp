@@ -1,5 +1,6 @@
 // FLV / RTMP audio tag header: legacy (SoundFormat | rate | size | type, AACPacketType) and the
-// Enhanced RTMP v2 ExAudioTagHeader with ModEx and multitrack (PROTOCOL.md 9, 10.2-10.4).
+// Enhanced RTMP v2 ExAudioTagHeader with ModEx and multitrack (docs/protocol.md, "Legacy audio and
+// video tag headers", "ExAudioTagHeader", "Multitrack", "ModEx").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // FLV / RTMP video tag header: legacy (FrameType | CodecID) and Enhanced RTMP ExVideoTagHeader,
-// including ModEx and multitrack (PROTOCOL.md 9, 10.1, 10.3, 10.4).
+// including ModEx and multitrack (docs/protocol.md, "Legacy audio and video tag headers",
+// "ExVideoTagHeader", "Multitrack", "ModEx").
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// FourCC codes used by Enhanced RTMP to name codecs (PROTOCOL.md 10.1, 10.2).
+// FourCC codes used by Enhanced RTMP to name codecs (docs/protocol.md, "FourCC codes").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // What the FLV indexer needs to know about a tag, read from the first bytes of its body only, so
-// that a file scan never has to read whole frames (PROTOCOL.md 9 and 10).
+// that a file scan never has to read whole frames (docs/protocol.md,
+// "FLV framing", "Legacy audio and video tag headers", "ExVideoTagHeader", "ExAudioTagHeader").
 //
 // media/codec's parse_video_tag()/parse_audio_tag() want the whole body (they walk every track
 // of a multitrack message); this is the cheap prefix-only subset: frame type, packet type,

@@ -1,5 +1,5 @@
 // AMF0 tests. Every byte vector here was written by hand from the AMF0 specification
-// (PROTOCOL.md 7.1), never produced by our encoder.
+// (docs/protocol.md, "AMF0"), never produced by our encoder.
 #include <doctest/doctest.h>
 
 #include <cmath>

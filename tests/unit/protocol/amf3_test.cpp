@@ -1,5 +1,5 @@
 // AMF3 tests. Every byte vector here was written by hand from the AMF3 specification
-// (PROTOCOL.md 7.2), never produced by our encoder.
+// (docs/protocol.md, "AMF3"), never produced by our encoder.
 #include <doctest/doctest.h>
 
 #include <cstdint>

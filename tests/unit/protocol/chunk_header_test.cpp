@@ -1,5 +1,5 @@
 // Chunk header round-trip tables. Every expected byte string is written by hand from the spec
-// (PROTOCOL.md 3.1, 3.2, 4.1), not produced by our encoder.
+// (docs/protocol.md, "Chunk headers" and "Extended timestamp"), not produced by our encoder.
 #include "protocol/chunk_header.hpp"
 
 #include <doctest/doctest.h>

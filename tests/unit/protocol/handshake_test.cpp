@@ -1,8 +1,8 @@
 // Tests for protocol/handshake.{hpp,cpp} and protocol/handshake_digest.{hpp,cpp}.
 //
-// The hex constants were computed independently with Python's hmac/hashlib from the formulas
-// in PROTOCOL.md 2.3 (a one-off script, not kept in the tree), so they do not share any code or
-// assumptions with the implementation beyond the document.
+// The hex constants were computed independently with Python's hmac/hashlib from the formulas in
+// docs/protocol.md, "Digest handshake" (a one-off script, not kept in the tree), so they do not
+// share any code or assumptions with the implementation beyond the document.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -450,7 +450,8 @@ TEST_CASE("server answers a versioned C1 with a garbage digest with the simple s
 }
 
 TEST_CASE("server answers a zero-version C1 with the simple scheme even if it carries a digest") {
-  // Zero version bytes mean "simple" (PROTOCOL.md 2.3, server step 2); the digest is not looked at.
+  // Zero version bytes mean "simple" (docs/protocol.md, "Digest handshake", server step 1); the
+  // digest is not looked at.
   auto c1 = fixed_c1();
   std::fill(c1.begin() + 4, c1.begin() + 8, 0);
   sign_packet(MutableHandshakePacket(c1.data(), kHandshakeSize), kDigestBaseDigestFirst, fp_partial_key());
