@@ -1,0 +1,284 @@
+// The schema: which keys each section of the file has, the type and range of each, and which
+// member of config.hpp it fills. A key that is absent keeps that member's default. Settings that
+// constrain each other are checked (checks.hpp) as soon as both are read, so the errors come in
+// file order.
+#include "config/schema.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "config/checks.hpp"
+
+namespace sluice::config {
+
+namespace {
+
+bool token_chars_ok(std::string_view s, std::string_view extra) {
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+           c == '_' || c == '~' || extra.find(c) != std::string_view::npos;
+  });
+}
+
+bool app_name_ok(std::string_view s) {
+  if (s.empty() || s == "." || s == "..") return false;
+  return token_chars_ok(s, "") && s.find('~') == std::string_view::npos;
+}
+
+void load_player_queue(FieldReader& r, const Field& self, PlayerQueueConfig& q) {
+  Section s(r, self, {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay"});
+  auto soft_bytes = s.take("soft_bytes");
+  auto hard_bytes = s.take("hard_bytes");
+  auto soft_delay = s.take("soft_delay");
+  auto hard_delay = s.take("hard_delay");
+  auto write_delay = s.take("write_delay");
+  bool ok = true;
+  if (soft_bytes) ok &= r.read_size(*soft_bytes, q.soft_bytes, 16 * kKiB, kGiB);
+  if (hard_bytes) ok &= r.read_size(*hard_bytes, q.hard_bytes, 16 * kKiB, 4 * kGiB);
+  if (soft_delay) ok &= r.read_duration(*soft_delay, q.soft_delay, Duration(100), std::chrono::minutes(10), false);
+  if (hard_delay) ok &= r.read_duration(*hard_delay, q.hard_delay, Duration(100), std::chrono::hours(1), false);
+  if (write_delay) ok &= r.read_duration(*write_delay, q.write_delay, Duration(0), Duration(500), true);
+  if (ok) check_queue_limits(r, soft_bytes, hard_bytes, soft_delay, hard_delay, q);
+}
+
+void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
+  Section s(r, self,
+            {"listen", "chunk_size", "window_ack_size", "max_message_size", "max_connections", "handshake_timeout",
+             "idle_timeout", "ping_interval", "player_queue", "io_uring"});
+  if (auto f = s.take("listen")) r.read_listen(*f, rtmp.listen);
+  if (auto f = s.take("chunk_size")) r.read_uint(*f, rtmp.chunk_size, 128, 65536);
+  if (auto f = s.take("window_ack_size")) r.read_uint(*f, rtmp.window_ack_size, 4096, 0x7FFFFFFF);
+  // 16MiB is the wire maximum plus one (the length field has 24 bits), i.e. "no extra limit".
+  if (auto f = s.take("max_message_size")) r.read_size(*f, rtmp.max_message_size, 64 * kKiB, 16 * kMiB);
+  if (auto f = s.take("max_connections")) r.read_uint(*f, rtmp.max_connections, 0, 10'000'000);
+  using std::chrono::hours;
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  if (auto f = s.take("handshake_timeout")) {
+    r.read_duration(*f, rtmp.handshake_timeout, Duration(100), minutes(10), false);
+  }
+  auto idle = s.take("idle_timeout");
+  auto ping = s.take("ping_interval");
+  bool idle_ok = !idle || r.read_duration(*idle, rtmp.idle_timeout, seconds(1), hours(1000), true);
+  bool ping_ok = !ping || r.read_duration(*ping, rtmp.ping_interval, seconds(1), hours(1000), true);
+  if ((idle || ping) && idle_ok && ping_ok) check_ping_interval(r, idle, ping, rtmp);
+  if (auto f = s.take("player_queue")) load_player_queue(r, *f, rtmp.player_queue);
+  if (auto f = s.take("io_uring")) r.read_bool(*f, rtmp.io_uring);
+}
+
+void load_app(FieldReader& r, const Field& self, AppConfig& app) {
+  static const std::vector<std::string_view> kLiveKeys = {
+      "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher",
+      "publish_allow", "publish_token",        "record",              "record_path"};
+  static const std::vector<std::string_view> kVodKeys = {"root"};
+  std::vector<std::string_view> known = {"type"};
+  known.insert(known.end(), kLiveKeys.begin(), kLiveKeys.end());
+  known.insert(known.end(), kVodKeys.begin(), kVodKeys.end());
+  Section s(r, self, known);
+  if (!s.valid()) return;
+
+  auto type = s.take("type");
+  if (!type) {
+    r.error(self.key.mark(), child_path(self.path, "type"), "missing (live or vod)");
+    return;
+  }
+  if (!r.scalar(*type, "live or vod")) return;
+  std::string t = lower(type->value.scalar());
+  if (t == "live") {
+    app.type = AppType::Live;
+  } else if (t == "vod") {
+    app.type = AppType::Vod;
+  } else {
+    r.error(*type, "must be live or vod (got " + in_quotes(type->value.scalar()) + ")");
+    return;
+  }
+  const auto& other_keys = app.type == AppType::Live ? kVodKeys : kLiveKeys;
+  for (std::string_view key : other_keys) {
+    if (auto f = s.take(key)) {
+      r.error(f->key.mark(), f->path,
+              std::string("only valid for ") + (app.type == AppType::Live ? "vod" : "live") + " apps (this app is " +
+                  std::string(app_type_name(app.type)) + ")");
+    }
+  }
+
+  if (app.type == AppType::Vod) {
+    if (auto f = s.take("root")) {
+      r.read_path(*f, app.root);
+    } else {
+      r.error(self.key.mark(), child_path(self.path, "root"), "missing: vod apps need the directory of their files");
+    }
+    return;
+  }
+
+  if (auto f = s.take("gop_cache")) r.read_bool(*f, app.gop_cache);
+  if (auto f = s.take("gop_cache_max_frames")) r.read_uint(*f, app.gop_cache_max_frames, 1, 1'000'000);
+  if (auto f = s.take("gop_cache_max_bytes")) r.read_size(*f, app.gop_cache_max_bytes, 64 * kKiB, kGiB);
+  if (auto f = s.take("wait_for_publisher")) r.read_bool(*f, app.wait_for_publisher);
+  if (auto f = s.take("publish_allow")) r.read_cidrs(*f, app.publish_allow);
+  if (auto f = s.take("publish_token")) {
+    std::string token;
+    if (r.read_string(*f, token)) {
+      if (!token_chars_ok(token, "")) {
+        r.error(*f, "may only use letters, digits, '-', '.', '_' and '~' (it travels in the stream name as ?token=)");
+      } else {
+        app.publish_token = token;
+      }
+    }
+  }
+  auto record = s.take("record");
+  if (record) r.read_bool(*record, app.record);
+  if (auto f = s.take("record_path")) r.read_path(*f, app.record_path);
+  check_record_path(r, record, app);
+}
+
+void load_apps(FieldReader& r, const Field& self, std::vector<AppConfig>& apps) {
+  if (!self.value.is_map()) {
+    r.error(self, std::string("must be a map of app name to settings (e.g. live: { type: live }), not ") +
+                      self.value.kind_name());
+    return;
+  }
+  for (const auto& [key, value] : self.value.entries()) {
+    Field f{key, value, {}};
+    if (!f.key.is_scalar()) {
+      r.error(f.key.mark(), self.path, "app names must be plain names");
+      continue;
+    }
+    const std::string& name = f.key.scalar();
+    f.path = child_path(self.path, name);
+    if (!app_name_ok(name)) {
+      r.error(f.key.mark(), f.path, "app names may only use letters, digits, '.', '_' and '-'");
+      continue;
+    }
+    auto dup = std::find_if(apps.begin(), apps.end(), [&](const AppConfig& a) { return a.name == name; });
+    if (dup != apps.end()) {
+      r.error(f.key.mark(), f.path, "duplicate app name");
+      continue;
+    }
+    AppConfig app;
+    app.name = name;
+    load_app(r, f, app);
+    apps.push_back(std::move(app));
+  }
+  if (apps.empty() && self.value.size() == 0) r.error(self, "at least one app is required");
+}
+
+void load_http(FieldReader& r, const Field& self, HttpConfig& http) {
+  Section s(r, self, {"enabled", "listen", "api", "upload"});
+  if (auto f = s.take("enabled")) r.read_bool(*f, http.enabled);
+  if (auto f = s.take("listen")) r.read_listen(*f, http.listen);
+  if (auto api = s.take("api")) {
+    Section a(r, *api, {"allow"});
+    if (auto f = a.take("allow")) r.read_cidrs(*f, http.api_allow);
+  }
+  if (auto upload = s.take("upload")) {
+    Section u(r, *upload, {"token", "max_size", "extensions"});
+    if (auto f = u.take("token")) {
+      std::string token;
+      if (r.read_string(*f, token)) {
+        // RFC 6750 token68: it is sent as "Authorization: Bearer <token>".
+        size_t end = token.find_last_not_of('=');
+        std::string_view body = std::string_view(token).substr(0, end == std::string::npos ? 0 : end + 1);
+        if (!token.empty() && (body.empty() || !token_chars_ok(body, "+/"))) {
+          r.error(*f, "may only use letters, digits, '-', '.', '_', '~', '+', '/' and trailing '=' (a bearer token)");
+        } else {
+          http.upload_token = token;
+        }
+      }
+    }
+    if (auto f = u.take("max_size")) r.read_size(*f, http.upload_max_size, 1, 16 * (kGiB << 10));
+    if (auto f = u.take("extensions")) {
+      std::vector<std::string> list;
+      if (r.read_string_list(*f, list)) {
+        bool ok = true;
+        for (std::string& ext : list) {
+          if (!ext.empty() && ext.front() == '.') ext.erase(0, 1);
+          ext = lower(ext);
+          if (ext.empty() || !std::all_of(ext.begin(), ext.end(), [](char c) {
+                return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+              })) {
+            r.error(*f, "extensions are letters and digits, like mp4 (got " + in_quotes(ext) + ")");
+            ok = false;
+          }
+        }
+        if (ok) {
+          http.upload_extensions.clear();
+          for (std::string& ext : list) {  // Drop repeats, keep the order given.
+            auto& out = http.upload_extensions;
+            if (std::find(out.begin(), out.end(), ext) == out.end()) out.push_back(std::move(ext));
+          }
+        }
+      }
+    }
+  }
+}
+
+void load_log(FieldReader& r, const Field& self, LogConfig& log) {
+  Section s(r, self, {"level", "format"});
+  if (auto f = s.take("level")) {
+    if (r.scalar(*f, "error, warn, info or debug")) {
+      std::string v = lower(f->value.scalar());
+      if (v == "error") {
+        log.level = LogLevel::Error;
+      } else if (v == "warn" || v == "warning") {
+        log.level = LogLevel::Warn;
+      } else if (v == "info") {
+        log.level = LogLevel::Info;
+      } else if (v == "debug") {
+        log.level = LogLevel::Debug;
+      } else {
+        r.error(*f, "must be error, warn, info or debug (got " + in_quotes(f->value.scalar()) + ")");
+      }
+    }
+  }
+  if (auto f = s.take("format")) {
+    if (r.scalar(*f, "text or json")) {
+      std::string v = lower(f->value.scalar());
+      if (v == "text") {
+        log.format = LogFormat::Text;
+      } else if (v == "json") {
+        log.format = LogFormat::Json;
+      } else {
+        r.error(*f, "must be text or json (got " + in_quotes(f->value.scalar()) + ")");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Config read_config(FieldReader& r, const YamlNode& root) {
+  Config cfg;
+  Field top_field{YamlNode(), root, ""};
+  if (!root.is_null() && !root.is_map()) {
+    r.error(root.mark(), "", std::string("the file must be a map of sections (rtmp, apps, http, log), not ") +
+                                 root.kind_name());
+    return cfg;
+  }
+  Section top(r, top_field, {"workers", "rtmp", "apps", "http", "log"});
+  if (auto f = top.take("workers")) {
+    if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
+      cfg.workers = 0;
+    } else if (r.scalar(*f, "an integer or auto")) {
+      if (f->value.scalar().find_first_not_of("0123456789") != std::string::npos) {
+        r.error(*f, "must be an integer or auto (got " + in_quotes(f->value.scalar()) + ")");
+      } else {
+        r.read_uint(*f, cfg.workers, 1, 1024);
+      }
+    }
+  }
+  if (auto f = top.take("rtmp")) load_rtmp(r, *f, cfg.rtmp);
+  if (auto f = top.take("apps")) {
+    load_apps(r, *f, cfg.apps);
+  } else {
+    r.error(YamlMark{}, "apps", "missing: at least one app is required (e.g. live: { type: live })");
+  }
+  if (auto f = top.take("http")) {
+    cfg.http.enabled = true;  // Writing an http section means wanting HTTP, unless it says otherwise.
+    load_http(r, *f, cfg.http);
+  }
+  if (auto f = top.take("log")) load_log(r, *f, cfg.log);
+  check_listeners(r, cfg);
+  return cfg;
+}
+
+}  // namespace sluice::config
