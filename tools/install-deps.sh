@@ -1,24 +1,42 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Sluice builds with and the real peers its tests drive.
-# Idempotent: does nothing when every package is already installed (and npm is on PATH).
-# Uses sudo when not root.
+# Installs the Debian packages Sluice needs, by profile:
+#   tools/install-deps.sh build   building and running the server (`make release`, `make run`):
+#                                 compiler, cmake, pkg-config, the -dev libraries, npm
+#   tools/install-deps.sh test    build, plus what the tests need (`make test`, `make unit`,
+#                                 `make fuzz-build`): doctest, clang-14 for fuzzing, and the real
+#                                 peers the tests drive (ffmpeg, rtmpdump, GStreamer, Chromium, ...)
+# Without an argument: test (everything).
+# Idempotent: does nothing when every package of the profile is already installed (and npm is on
+# PATH). Uses sudo when not root.
 set -euo pipefail
 
+profile=${1:-test}
+case "$profile" in
+  build | test) ;;
+  *) echo "usage: tools/install-deps.sh [build|test]" >&2; exit 2 ;;
+esac
+
+# Every build configures tools/, and tools/librtmp_player.c needs librtmp-dev (tools/CMakeLists.txt).
 packages=(
   build-essential cmake pkg-config
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  doctest-dev librtmp-dev libhttp-parser-dev
-  clang-14 libclang-rt-14-dev
-  ffmpeg rtmpdump curl python3
-  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
-  gstreamer1.0-libav
-  chromium
+  librtmp-dev libhttp-parser-dev
 )
 # npm installs mpegts.js for the built-in web page at build time (web/CMakeLists.txt). Debian's npm
 # package only when there is none: a machine with NodeSource's nodejs has npm already, and Debian's
 # npm would conflict with it. (Node.js 20 or later is what web/package-lock.json's packages want.)
 if ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
+fi
+if [ "$profile" = test ]; then
+  packages+=(
+    doctest-dev
+    clang-14 libclang-rt-14-dev
+    ffmpeg rtmpdump curl python3
+    gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
+    gstreamer1.0-libav
+    chromium
+  )
 fi
 
 missing=()
@@ -32,7 +50,7 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps ($profile): installing ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else

@@ -28,7 +28,7 @@ def require_tools(*tools):
     missing = [t for t in tools if shutil.which(t) is None]
     if not missing:
         return
-    msg = "missing tools: " + ", ".join(missing) + " (run tools/install-deps.sh)"
+    msg = "missing tools: " + ", ".join(missing) + " (run tools/install-deps.sh test)"
     if os.environ.get("CI") or os.environ.get("SLUICE_CI"):
         fail(msg)
     print("SKIP: " + msg)
