@@ -351,12 +351,6 @@ void Session::send_status(uint32_t stream_id, Status code, std::string_view desc
   send_command(stream_id, "onStatus", 0, amf::Value::null(), std::span(&info, 1));
 }
 
-void Session::send_status(uint32_t stream_id, std::string_view level, std::string_view code,
-                          std::string_view description, amf::Properties extra) {
-  amf::Value info = status_info(level, code, description, std::move(extra));
-  send_command(stream_id, "onStatus", 0, amf::Value::null(), std::span(&info, 1));
-}
-
 void Session::send_data(uint32_t stream_id, std::string_view name, std::span<const amf::Value> args) {
   write_message(csid::kStream, msg_type::kDataAmf0, 0, stream_id, build_data(name, args));
 }
@@ -413,10 +407,6 @@ void Session::accept_publish(uint32_t stream_id, std::string_view name) {
 void Session::reject_publish(uint32_t stream_id, Status code, std::string_view description) {
   assert(status_level(code) == StatusLevel::Error);
   send_status(stream_id, code, description);
-}
-
-void Session::reject_publish(uint32_t stream_id, std::string_view code, std::string_view description) {
-  send_status(stream_id, "error", code, description);
 }
 
 void Session::start_play(uint32_t stream_id, std::string_view name, bool reset, bool recorded) {

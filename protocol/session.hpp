@@ -157,7 +157,6 @@ class Session {
   void accept_publish(uint32_t stream_id, std::string_view name);
   // onStatus with an error-level code (Publish.BadName, Publish.Unauthorized).
   void reject_publish(uint32_t stream_id, Status code, std::string_view description);
-  void reject_publish(uint32_t stream_id, std::string_view code, std::string_view description);  // untyped, going
   // StreamIsRecorded (VOD), StreamBegin, Play.Reset (when reset), Play.Start, |RtmpSampleAccess.
   void start_play(uint32_t stream_id, std::string_view name, bool reset, bool recorded);
   // StreamEOF, Pause.Notify / StreamBegin, Unpause.Notify.
@@ -183,9 +182,6 @@ class Session {
   // ---- Both roles ----
   // onStatus; the level comes with the code (protocol/status.hpp).
   void send_status(uint32_t stream_id, Status code, std::string_view description, amf::Properties extra = {});
-  // Untyped, going once every caller uses the typed one.
-  void send_status(uint32_t stream_id, std::string_view level, std::string_view code, std::string_view description,
-                   amf::Properties extra = {});
   void send_command(uint32_t stream_id, std::string_view name, double transaction_id, const amf::Value& object,
                     std::span<const amf::Value> args = {});
   void send_data(uint32_t stream_id, std::string_view name, std::span<const amf::Value> args = {});
