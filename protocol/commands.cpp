@@ -138,14 +138,4 @@ std::vector<uint8_t> build_data(std::string_view name, std::span<const amf::Valu
   return out;
 }
 
-amf::Value status_info(std::string_view level, std::string_view code, std::string_view description,
-                       amf::Properties extra) {
-  amf::Value info = amf::Value::object();
-  info.set("level", amf::Value::string(std::string(level)));
-  info.set("code", amf::Value::string(std::string(code)));
-  info.set("description", amf::Value::string(std::string(description)));
-  for (auto& [k, v] : extra) info.set(k, std::move(v));
-  return info;
-}
-
 }  // namespace sluice::protocol

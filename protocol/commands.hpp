@@ -74,8 +74,6 @@ std::vector<uint8_t> build_command(std::string_view name, double transaction_id,
                                    std::span<const amf::Value> args = {});
 std::vector<uint8_t> build_data(std::string_view name, std::span<const amf::Value> args);
 
-// An onStatus info object {level, code, description} plus extra properties.
-amf::Value status_info(std::string_view level, std::string_view code, std::string_view description,
-                       amf::Properties extra = {});
+// The onStatus info object: status_info() in protocol/status.hpp.
 
 }  // namespace sluice::protocol

@@ -197,7 +197,7 @@ Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::v
   if (name == "createStream") {
     auto id = allocate_stream();
     if (!id) {
-      amf::Value info = status_info("error", "NetConnection.Call.Failed", id.error().context);
+      amf::Value info = status_info(Status::CallFailed, id.error().context);
       send_command(kControlStream, "_error", cmd.transaction_id, amf::Value::null(), std::span(&info, 1));
       return ok();
     }
@@ -216,14 +216,14 @@ Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::v
   } else if (name == "publish") {
     auto p = parse_publish(cmd);
     if (!p) {
-      send_status(stream_id, "error", "NetStream.Publish.BadName", p.error().context);
+      send_status(stream_id, Status::PublishBadName, p.error().context);
       return ok();
     }
     events.emplace_back(PublishEvent{stream_id, std::move(*p)});
   } else if (name == "play") {
     auto p = parse_play(cmd);
     if (!p) {
-      send_status(stream_id, "error", "NetStream.Play.StreamNotFound", p.error().context);
+      send_status(stream_id, Status::PlayStreamNotFound, p.error().context);
       return ok();
     }
     events.emplace_back(PlayEvent{stream_id, std::move(*p)});
@@ -346,9 +346,8 @@ void Session::send_command(uint32_t stream_id, std::string_view name, double tra
   write_message(chunk_stream, msg_type::kCommandAmf0, 0, stream_id, payload);
 }
 
-void Session::send_status(uint32_t stream_id, std::string_view level, std::string_view code,
-                          std::string_view description, amf::Properties extra) {
-  amf::Value info = status_info(level, code, description, std::move(extra));
+void Session::send_status(uint32_t stream_id, Status code, std::string_view description, amf::Properties extra) {
+  amf::Value info = status_info(code, description, std::move(extra));
   send_command(stream_id, "onStatus", 0, amf::Value::null(), std::span(&info, 1));
 }
 
@@ -384,13 +383,13 @@ void Session::accept_connect(const amf::Properties& extra_server_props) {
   props.set("capabilities", number(31));
   props.set("mode", number(1));
   for (const auto& [k, v] : extra_server_props) props.set(k, v);
-  amf::Value info = status_info("status", "NetConnection.Connect.Success", "Connection succeeded.",
+  amf::Value info = status_info(Status::ConnectSuccess, "Connection succeeded.",
                                 {{"objectEncoding", number(connect_.object_encoding)}});
   send_command(kControlStream, "_result", connect_.transaction_id, props, std::span(&info, 1));
 }
 
 void Session::reject_connect(std::string_view description) {
-  amf::Value info = status_info("error", "NetConnection.Connect.Rejected", description);
+  amf::Value info = status_info(Status::ConnectRejected, description);
   send_command(kControlStream, "_error", connect_.transaction_id, amf::Value::null(), std::span(&info, 1));
   closing_ = true;
 }
@@ -399,25 +398,24 @@ void Session::accept_publish(uint32_t stream_id, std::string_view name) {
   send_user_control({UserControlEvent::StreamBegin, stream_id, 0});
   // FMLE-era encoders and some hardware wait for onFCPublish before sending media.
   amf::Value fc = amf::Value::object();
-  fc.set("code", str("NetStream.Publish.Start"));
+  fc.set("code", str(status_code(Status::PublishStart)));
   fc.set("description", str(std::string(name)));
   send_command(kControlStream, "onFCPublish", 0, amf::Value::null(), std::span(&fc, 1));
-  send_status(stream_id, "status", "NetStream.Publish.Start", std::string(name) + " is now published.",
-              {{"details", str(name)}});
+  send_status(stream_id, Status::PublishStart, std::string(name) + " is now published.", {{"details", str(name)}});
 }
 
-void Session::reject_publish(uint32_t stream_id, std::string_view code, std::string_view description) {
-  send_status(stream_id, "error", code, description);
+void Session::reject_publish(uint32_t stream_id, Status code, std::string_view description) {
+  assert(status_level(code) == StatusLevel::Error);
+  send_status(stream_id, code, description);
 }
 
 void Session::start_play(uint32_t stream_id, std::string_view name, bool reset, bool recorded) {
   if (recorded) send_user_control({UserControlEvent::StreamIsRecorded, stream_id, 0});
   send_user_control({UserControlEvent::StreamBegin, stream_id, 0});
   if (reset)
-    send_status(stream_id, "status", "NetStream.Play.Reset", "Playing and resetting " + std::string(name) + ".",
+    send_status(stream_id, Status::PlayReset, "Playing and resetting " + std::string(name) + ".",
                 {{"details", str(name)}});
-  send_status(stream_id, "status", "NetStream.Play.Start", "Started playing " + std::string(name) + ".",
-              {{"details", str(name)}});
+  send_status(stream_id, Status::PlayStart, "Started playing " + std::string(name) + ".", {{"details", str(name)}});
   amf::Value access[] = {amf::Value::boolean(true), amf::Value::boolean(true)};
   send_data(stream_id, "|RtmpSampleAccess", access);
 }
@@ -429,11 +427,31 @@ void Session::reply_stream_length(double transaction_id, double seconds) {
 
 void Session::reply_unpublish(uint32_t stream_id, std::string_view name) {
   amf::Value fc = amf::Value::object();
-  fc.set("code", str("NetStream.Unpublish.Success"));
+  fc.set("code", str(status_code(Status::UnpublishSuccess)));
   fc.set("description", str(std::string(name)));
   send_command(kControlStream, "onFCUnpublish", 0, amf::Value::null(), std::span(&fc, 1));
-  send_status(stream_id, "status", "NetStream.Unpublish.Success", std::string(name) + " is now unpublished.",
+  send_status(stream_id, Status::UnpublishSuccess, std::string(name) + " is now unpublished.",
               {{"details", str(name)}});
+}
+
+void Session::notify_pause(uint32_t stream_id, std::string_view description, amf::Properties extra) {
+  send_user_control({UserControlEvent::StreamEof, stream_id, 0});
+  send_status(stream_id, Status::PauseNotify, description, std::move(extra));
+}
+
+void Session::notify_unpause(uint32_t stream_id, std::string_view description, amf::Properties extra) {
+  send_user_control({UserControlEvent::StreamBegin, stream_id, 0});
+  send_status(stream_id, Status::UnpauseNotify, description, std::move(extra));
+}
+
+void Session::notify_seek(uint32_t stream_id, std::string_view name, const amf::Properties& extra) {
+  send_status(stream_id, Status::SeekNotify, "Seeking " + std::string(name) + ".", extra);
+  send_status(stream_id, Status::PlayStart, "Started playing " + std::string(name) + ".", extra);
+}
+
+void Session::send_play_status(uint32_t stream_id, Status code, std::string_view description, amf::Properties extra) {
+  amf::Value info = status_info(code, description, std::move(extra));
+  send_data(stream_id, "onPlayStatus", std::span(&info, 1));
 }
 
 // ---- Client requests ----

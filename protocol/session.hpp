@@ -20,6 +20,7 @@
 #include "protocol/control_messages.hpp"
 #include "protocol/handshake.hpp"
 #include "protocol/message.hpp"
+#include "protocol/status.hpp"
 #include "base/result.hpp"
 
 namespace sluice::protocol {
@@ -154,9 +155,17 @@ class Session {
   void accept_connect(const amf::Properties& extra_server_props = {});
   void reject_connect(std::string_view description);
   void accept_publish(uint32_t stream_id, std::string_view name);
-  void reject_publish(uint32_t stream_id, std::string_view code, std::string_view description);
+  // onStatus with an error-level code (Publish.BadName, Publish.Unauthorized).
+  void reject_publish(uint32_t stream_id, Status code, std::string_view description);
   // StreamIsRecorded (VOD), StreamBegin, Play.Reset (when reset), Play.Start, |RtmpSampleAccess.
   void start_play(uint32_t stream_id, std::string_view name, bool reset, bool recorded);
+  // StreamEOF, Pause.Notify / StreamBegin, Unpause.Notify.
+  void notify_pause(uint32_t stream_id, std::string_view description, amf::Properties extra = {});
+  void notify_unpause(uint32_t stream_id, std::string_view description, amf::Properties extra = {});
+  // Seek.Notify "Seeking <name>.", Play.Start "Started playing <name>.", both with `extra`.
+  void notify_seek(uint32_t stream_id, std::string_view name, const amf::Properties& extra = {});
+  // onPlayStatus, a data message (Play.Switch, Play.Complete).
+  void send_play_status(uint32_t stream_id, Status code, std::string_view description, amf::Properties extra = {});
   void reply_stream_length(double transaction_id, double seconds);
   void reply_unpublish(uint32_t stream_id, std::string_view name);  // onFCUnpublish + onStatus Unpublish.Success
 
@@ -171,8 +180,8 @@ class Session {
   void set_buffer_length(uint32_t stream_id, uint32_t ms);
 
   // ---- Both roles ----
-  void send_status(uint32_t stream_id, std::string_view level, std::string_view code, std::string_view description,
-                   amf::Properties extra = {});
+  // onStatus; the level comes with the code (protocol/status.hpp).
+  void send_status(uint32_t stream_id, Status code, std::string_view description, amf::Properties extra = {});
   void send_command(uint32_t stream_id, std::string_view name, double transaction_id, const amf::Value& object,
                     std::span<const amf::Value> args = {});
   void send_data(uint32_t stream_id, std::string_view name, std::span<const amf::Value> args = {});

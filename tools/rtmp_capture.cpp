@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
         std::printf("play stream=%u name=%s start=%g duration=%g\n", play->stream_id, play->play.name.c_str(), play->play.start, play->play.duration);
         session.start_play(play->stream_id, play->play.name, play->play.reset, false);
         // Nothing to play: tell the client the stream ended so it exits on its own.
-        session.send_status(play->stream_id, "status", "NetStream.Play.Stop", "Stopped.");
+        session.send_status(play->stream_id, Status::PlayStop, "Stopped.");
         done = true;
       } else if (auto* m = std::get_if<MediaEvent>(&ev)) {
         std::printf("media type=%u ts=%u size=%zu\n", m->message.type, m->message.timestamp, m->message.payload.size());

@@ -95,26 +95,28 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
   const std::string& name = e.publish.name;
   std::string why;
   if (!app || !valid_stream_name(name)) {
-    session_.reject_publish(e.stream_id, "NetStream.Publish.BadName", "Invalid stream name.");
+    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, "Invalid stream name.");
     SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"invalid name\"", id(), peer(),
                     app_, name);
     session_.close_after_flush();
     return;
   }
   if (!publish_allowed(*app, e.publish, why)) {
-    session_.reject_publish(e.stream_id, "NetStream.Publish.Unauthorized", "Publishing is not allowed: " + why + ".");
+    session_.reject_publish(e.stream_id, protocol::Status::PublishUnauthorized,
+                            "Publishing is not allowed: " + why + ".");
     SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"{}\"", id(), peer(), app_, name,
                     why);
     session_.close_after_flush();
     return;
   }
   if (find_publisher(e.stream_id) || find_player(e.stream_id)) {
-    session_.reject_publish(e.stream_id, "NetStream.Publish.BadName", "Stream id already in use.");
+    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, "Stream id already in use.");
     return;
   }
   std::string key = app_ + "/" + name;
   if (!registry().claim_publisher(key, this, hub_options(*app))) {
-    session_.reject_publish(e.stream_id, "NetStream.Publish.BadName", "Stream '" + name + "' is already publishing.");
+    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
+                            "Stream '" + name + "' is already publishing.");
     SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id(), peer(),
                     app_, name);
     session_.close_after_flush();
@@ -135,17 +137,17 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
     return;
   }
   if (!app || !valid_stream_name(name)) {
-    session_.send_status(e.stream_id, "error", "NetStream.Play.StreamNotFound", "Invalid stream name.");
+    session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "Invalid stream name.");
     return;
   }
   std::string key = app_ + "/" + name;
   const bool live = registry().is_live(key);
   if (!live && !app->wait_for_publisher) {
-    session_.send_status(e.stream_id, "error", "NetStream.Play.StreamNotFound", "No stream '" + name + "'.");
+    session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "No stream '" + name + "'.");
     return;
   }
   if (find_publisher(e.stream_id)) {
-    session_.send_status(e.stream_id, "error", "NetStream.Play.Failed", "Stream id is publishing.");
+    session_.send_status(e.stream_id, protocol::Status::PlayFailed, "Stream id is publishing.");
     return;
   }
   // A second play on the same stream id replaces the first (Flash does this to switch streams).
@@ -159,7 +161,7 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
 
 void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e) {
   if (find_publisher(e.stream_id)) {
-    session_.send_status(e.stream_id, "error", "NetStream.Play.Failed", "Stream id is publishing.");
+    session_.send_status(e.stream_id, protocol::Status::PlayFailed, "Stream id is publishing.");
     return;
   }
   VodPlayer* player = find_vod_player(e.stream_id);
@@ -184,7 +186,7 @@ void RtmpConnection::on_seek(const protocol::SeekEvent& e) {
   if (auto* v = find_vod_player(e.stream_id)) {
     v->seek(e.position_ms);
   } else {
-    session_.send_status(e.stream_id, "error", "NetStream.Seek.Failed", "Live streams cannot seek.");
+    session_.send_status(e.stream_id, protocol::Status::SeekFailed, "Live streams cannot seek.");
   }
 }
 

@@ -26,7 +26,7 @@ void LivePlayer::on_publish_start() {
   rebase_next_ = sent_any_;
   auto& s = conn_.session();
   s.send_user_control({protocol::UserControlEvent::StreamBegin, stream_id_, 0});
-  s.send_status(stream_id_, "status", "NetStream.Play.PublishNotify", name_ + " is now published.",
+  s.send_status(stream_id_, protocol::Status::PlayPublishNotify, name_ + " is now published.",
                 {{"details", protocol::amf::Value::string(name_)}});
   conn_.request_flush();
 }
@@ -34,7 +34,7 @@ void LivePlayer::on_publish_start() {
 void LivePlayer::on_publish_end() {
   notified_unpublish_ = true;
   auto& s = conn_.session();
-  s.send_status(stream_id_, "status", "NetStream.Play.UnpublishNotify", name_ + " is now unpublished.",
+  s.send_status(stream_id_, protocol::Status::PlayUnpublishNotify, name_ + " is now unpublished.",
                 {{"details", protocol::amf::Value::string(name_)}});
   s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
   conn_.request_flush();
@@ -48,11 +48,9 @@ void LivePlayer::set_paused(bool paused, uint32_t) {
     // A paused live player leaves the hub; unpausing rejoins at the latest keyframe.
     unsubscribe();
     clear_queue();
-    s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
-    s.send_status(stream_id_, "status", "NetStream.Pause.Notify", "Paused live stream " + name_ + ".");
+    s.notify_pause(stream_id_, "Paused live stream " + name_ + ".");
   } else {
-    s.send_user_control({protocol::UserControlEvent::StreamBegin, stream_id_, 0});
-    s.send_status(stream_id_, "status", "NetStream.Unpause.Notify", "Unpaused live stream " + name_ + ".");
+    s.notify_unpause(stream_id_, "Unpaused live stream " + name_ + ".");
     subscribe();
   }
   conn_.request_flush();
@@ -61,8 +59,7 @@ void LivePlayer::set_paused(bool paused, uint32_t) {
 void LivePlayer::set_receive(bool video, bool enabled) {
   (video ? video_ : audio_) = enabled;
   if (!enabled) return;
-  conn_.session().send_status(stream_id_, "status", "NetStream.Seek.Notify", "Seeking " + name_ + ".");
-  conn_.session().send_status(stream_id_, "status", "NetStream.Play.Start", "Started playing " + name_ + ".");
+  conn_.session().notify_seek(stream_id_, name_);
   conn_.request_flush();
 }
 

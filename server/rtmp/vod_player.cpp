@@ -112,7 +112,7 @@ void VodPlayer::on_file(Result<VodFilePtr> result, uint64_t generation) {
   if (!result) {
     SLUICE_LOG_WARN("conn={} peer={} event=play_failed app={} stream=\"{}\" reason=\"{}\"", conn_.id(), conn_.peer(),
                     conn_.app(), current_.name, result.error().message());
-    s.send_status(stream_id_, "error", "NetStream.Play.StreamNotFound", "No such stream: " + current_.name + ".",
+    s.send_status(stream_id_, protocol::Status::PlayStreamNotFound, "No such stream: " + current_.name + ".",
                   {{"details", str(current_.name)}});
     playing_ = false;
     conn_.request_flush();
@@ -127,7 +127,7 @@ void VodPlayer::on_file(Result<VodFilePtr> result, uint64_t generation) {
   if (continuation) {
     // The next playlist item continues the timeline just after the previous one.
     ts_offset_ = last_ts_ + 1 - first_dts;
-    s.send_status(stream_id_, "status", "NetStream.Play.Start", "Started playing " + current_.name + ".",
+    s.send_status(stream_id_, protocol::Status::PlayStart, "Started playing " + current_.name + ".",
                   {{"details", str(current_.name)}});
   } else {
     s.start_play(stream_id_, current_.name, true, true);
@@ -226,7 +226,7 @@ void VodPlayer::start_blocking_read(const media::vod::ReadPlan& plan) {
   if (rc != 0) {
     delete op;
     reading_ = false;
-    conn_.session().send_status(stream_id_, "error", "NetStream.Play.Failed", "Read error.");
+    conn_.session().send_status(stream_id_, protocol::Status::PlayFailed, "Read error.");
     playing_ = false;
     conn_.request_flush();
   }
@@ -242,7 +242,7 @@ void VodPlayer::on_read(std::span<const uint8_t> bytes, ssize_t result, uint64_t
   if (result < 0 || static_cast<uint64_t>(result) < plan.bytes.size) {
     SLUICE_LOG_WARN("conn={} event=vod_read_error file=\"{}\" offset={} result={}", conn_.id(), file_->path,
                     plan.bytes.offset, static_cast<long>(result));
-    conn_.session().send_status(stream_id_, "error", "NetStream.Play.Failed", "The file could not be read.");
+    conn_.session().send_status(stream_id_, protocol::Status::PlayFailed, "The file could not be read.");
     playing_ = false;
     conn_.request_flush();
     return;
@@ -283,21 +283,18 @@ void VodPlayer::finish_item() {
   if (!playlist_.empty()) {
     Item next = std::move(playlist_.front());
     playlist_.pop_front();
-    protocol::amf::Value info = protocol::status_info("status", "NetStream.Play.Switch", "Switching to " + next.name + ".");
-    s.send_data(stream_id_, "onPlayStatus", std::span(&info, 1));
+    s.send_play_status(stream_id_, protocol::Status::PlaySwitch, "Switching to " + next.name + ".");
     conn_.request_flush();
     start_item(std::move(next), false);
     return;
   }
   if (file_) {
-    protocol::amf::Value info = protocol::status_info(
-        "status", "NetStream.Play.Complete", "Finished playing.",
-        {{"duration", protocol::amf::Value::number(file_->index.duration_ms / 1000.0)},
-         {"bytes", protocol::amf::Value::number(static_cast<double>(file_->size))}});
-    s.send_data(stream_id_, "onPlayStatus", std::span(&info, 1));
+    s.send_play_status(stream_id_, protocol::Status::PlayComplete, "Finished playing.",
+                       {{"duration", protocol::amf::Value::number(file_->index.duration_ms / 1000.0)},
+                        {"bytes", protocol::amf::Value::number(static_cast<double>(file_->size))}});
   }
   s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
-  s.send_status(stream_id_, "status", "NetStream.Play.Stop", "Stopped playing " + current_.name + ".",
+  s.send_status(stream_id_, protocol::Status::PlayStop, "Stopped playing " + current_.name + ".",
                 {{"details", str(current_.name)}});
   SLUICE_LOG_INFO("conn={} peer={} event=vod_complete app={} stream=\"{}\" reads_cached={} reads_blocking={}",
                   conn_.id(), conn_.peer(), conn_.app(), current_.name, reads_cached_, reads_blocking_);
@@ -309,7 +306,7 @@ void VodPlayer::finish_item() {
 void VodPlayer::seek(double ms) {
   auto& s = conn_.session();
   if (!file_) {
-    s.send_status(stream_id_, "error", "NetStream.Seek.InvalidTime", "Nothing to seek in.");
+    s.send_status(stream_id_, protocol::Status::SeekInvalidTime, "Nothing to seek in.");
     conn_.request_flush();
     return;
   }
@@ -318,10 +315,7 @@ void VodPlayer::seek(double ms) {
   uv_timer_stop(timer_);
   uint32_t target = ms > 0 ? static_cast<uint32_t>(ms) : 0;
   uint32_t sample = file_->index.seek(target);
-  s.send_status(stream_id_, "status", "NetStream.Seek.Notify", "Seeking " + current_.name + ".",
-                {{"details", str(current_.name)}});
-  s.send_status(stream_id_, "status", "NetStream.Play.Start", "Started playing " + current_.name + ".",
-                {{"details", str(current_.name)}});
+  s.notify_seek(stream_id_, current_.name, {{"details", str(current_.name)}});
   conn_.request_flush();
   bool was_paused = paused_;
   paused_ = false;
@@ -337,15 +331,11 @@ void VodPlayer::pause(bool paused) {
     paused_ = true;
     paused_at_wall_ = now;
     uv_timer_stop(timer_);
-    s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
-    s.send_status(stream_id_, "status", "NetStream.Pause.Notify", "Paused " + current_.name + ".",
-                  {{"details", str(current_.name)}});
+    s.notify_pause(stream_id_, "Paused " + current_.name + ".", {{"details", str(current_.name)}});
   } else {
     start_wall_ms_ += now - paused_at_wall_;
     paused_ = false;
-    s.send_user_control({protocol::UserControlEvent::StreamBegin, stream_id_, 0});
-    s.send_status(stream_id_, "status", "NetStream.Unpause.Notify", "Unpaused " + current_.name + ".",
-                  {{"details", str(current_.name)}});
+    s.notify_unpause(stream_id_, "Unpaused " + current_.name + ".", {{"details", str(current_.name)}});
     pump();
   }
   conn_.request_flush();
