@@ -25,13 +25,11 @@
 
 namespace sluice::server {
 
-class HttpConnection;
-
 class HttpFlvPlayer final : public LiveSubscriber {
  public:
   enum class Fill { Idle, More, Ended };
 
-  HttpFlvPlayer(HttpConnection& conn, StreamRegistry& registry, std::string key, media::StreamHub& hub, bool chunked,
+  HttpFlvPlayer(StreamSocket& socket, StreamRegistry& registry, std::string key, media::StreamHub& hub, bool chunked,
                 const config::PlayerQueueConfig& queue);
 
   void on_publish_end() override;
@@ -46,7 +44,6 @@ class HttpFlvPlayer final : public LiveSubscriber {
   bool started() const override { return header_sent_; }
   void append(const media::Frame& f, WriteBatch& batch) override;
 
-  HttpConnection& conn_;
   bool chunked_;
   bool ended_ = false;
   bool header_sent_ = false;
