@@ -1,12 +1,11 @@
-// HttpConnection: socket I/O, the HTTP parser, the write path, timeouts. Routing and the
-// responses for live streams and files are in http_handlers.cpp.
+// HttpConnection: socket I/O, the HTTP parser, the request cycle, response heads, timeouts. What
+// each request is answered with is in routes.cpp and the responders (*_responder.cpp).
 #include "server/http/connection.hpp"
 
 #include <ctime>
 
-#include "server/http/flv_player.hpp"
+#include "server/http/routes.hpp"
 #include "server/http/service.hpp"
-#include "server/http/upload.hpp"
 #include "server/http/util.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
@@ -14,17 +13,6 @@
 namespace sluice::server {
 
 namespace {
-// Slowloris: a request's head must arrive completely within this time of its first byte.
-constexpr uint64_t kHeaderTimeoutMs = 10'000;
-// An idle keep-alive connection (no byte of a next request) is closed after this long.
-constexpr uint64_t kKeepAliveTimeoutMs = 15'000;
-// A request body that stalls (no byte) for this long is answered 408.
-constexpr uint64_t kBodyTimeoutMs = 30'000;
-// A client that accepts no byte of a response for this long is gone (or hostile).
-constexpr uint64_t kSendTimeoutMs = 60'000;
-// After an error answer, what the client still sends is read and dropped for this long, so the
-// answer is not destroyed by a TCP reset before the client reads it (a "lingering close").
-constexpr uint64_t kLingerMs = 2'000;
 // A body on a request that takes none (GET, HEAD, ...) is read and dropped up to this size: 413 above.
 constexpr uint64_t kMaxDiscardedBody = 64 * 1024;
 // The URL alone: 414 above.
@@ -65,8 +53,11 @@ const std::string& date_now() {
 }  // namespace
 
 HttpConnection::HttpConnection(HttpService& service, uint64_t id)
-    : StreamSocket(service.loop(), id), service_(service), sendfile_(service.loop().loop()) {
-  idle_since_ms_ = last_read_ms_ = started_ms();
+    : StreamSocket(service.loop(), id),
+      service_(service),
+      cycle_(started_ms()),
+      last_read_ms_(started_ms()),
+      sendfile_(service.loop().loop()) {
   http_parser_init(&parser_, HTTP_REQUEST);
   parser_.data = this;
 }
@@ -78,28 +69,12 @@ void HttpConnection::on_open() {
   SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id(), peer());
 }
 
-const char* HttpConnection::activity() const {
-  switch (activity_) {
-    case Activity::Flv:
-      return "http-flv";
-    case Activity::File:
-      return "download";
-    case Activity::Upload:
-      return "upload";
-    case Activity::Simple:
-      return "request";
-    case Activity::Idle:
-      break;
-  }
-  return "idle";
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reading and parsing.
 
 void HttpConnection::on_bytes(std::span<const uint8_t> bytes) {
   last_read_ms_ = loop_.now_ms();
-  if (lingering_ || close_after_write_) return;  // drained and dropped
+  if (cycle_.drops_input()) return;
   if (in_pos_ == in_.size()) {
     in_.clear();
     in_pos_ = 0;
@@ -114,20 +89,25 @@ void HttpConnection::on_bytes(std::span<const uint8_t> bytes) {
 
 void HttpConnection::on_peer_closed() {
   peer_eof_ = true;
-  if (lingering_) return close("peer closed");
   // A live stream to a peer that hung up is pointless, whatever TCP half-close would allow.
-  if (flv_) return close("peer closed");
+  if (cycle_.state() == RequestState::Lingering || flv()) return close("peer closed");
   process_input();  // answer the complete requests that arrived before the end
   if (closing()) return;
-  if (!responding_ && !write_in_flight() && out_.empty()) return close("peer closed");
-  close_after_write_ = close_after_write_ || !responding_;
+  if (cycle_.state() != RequestState::Responding) {
+    if (!write_in_flight() && out_.empty()) return close("peer closed");
+    cycle_.finish_after_write();
+  }
   request_flush();
+}
+
+bool HttpConnection::responder_takes_body() const {
+  return cycle_.state() == RequestState::Responding && responder_ && responder_->takes_body();
 }
 
 void HttpConnection::process_input() {
   if (parsing_) return;  // a handler that completes a response at once must not re-enter parsing
   parsing_ = true;
-  while (!closing() && !close_after_write_ && (!responding_ || upload_receiving()) && !lingering_) {
+  while (!closing() && cycle_.parses(responder_takes_body())) {
     if (out_.size() >= kMaxQueuedOutput) {
       resume_input_ = true;  // after the next write
       break;
@@ -138,30 +118,27 @@ void HttpConnection::process_input() {
     in_pos_ += n;
     http_errno err = HTTP_PARSER_ERRNO(&parser_);
     if (err == HPE_PAUSED) {
+      // One request at a time: the parser pauses once a request (or an upload's head) is in.
       http_parser_pause(&parser_, 0);
-      if (head_dispatch_) {
-        head_dispatch_ = false;
-        dispatch();
-      } else if (message_done_) {
-        message_done_ = false;
-        if (upload_) {
-          upload_step();  // the whole body is in: finish the file
-        } else if (!responding_) {
-          dispatch();
-        }
-      }
+      if (cycle_.state() == RequestState::Ready) dispatch();
       continue;
     }
     if (err != HPE_OK) {
       int status = parse_error_status();
-      if (upload_) {
-        abort_upload(status, error_status_ != 0 ? http_status_text(status) : http_errno_description(err));
-        break;
-      }
       std::string why = error_status_ != 0 ? std::string(http_status_text(status)) : http_errno_description(err);
-      SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}\"", id(), peer(), status, why);
-      responding_ = true;
-      send_error(status, why, true);
+      switch (cycle_.state()) {
+        case RequestState::Responding:  // an upload's body
+          if (responder_) responder_->on_body_failed(status, why);
+          break;
+        case RequestState::Finishing:  // an upload that already failed as its body arrived
+        case RequestState::Lingering:
+          break;
+        default:
+          SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}\"", id(), peer(), status,
+                          why);
+          refuse(status, why);
+          break;
+      }
       break;
     }
     if (n < avail) break;  // cannot happen without an error; never spin
@@ -171,11 +148,12 @@ void HttpConnection::process_input() {
     in_.clear();
     in_pos_ = 0;
   }
-  if (!closing() && peer_eof_ && upload_receiving() && in_pos_ == in_.size()) {
+  if (!closing() && peer_eof_ && responder_takes_body() && in_pos_ == in_.size()) {
     // The client is gone and its upload body stopped short: nothing of it is kept.
     return close("peer closed during an upload");
   }
-  if (!closing() && !reading() && !peer_eof_ && in_.size() - in_pos_ <= kMaxBufferedInput && !upload_backpressure()) {
+  if (!closing() && !reading() && !peer_eof_ && in_.size() - in_pos_ <= kMaxBufferedInput &&
+      !(responder_ && responder_->body_backlogged())) {
     start_reading();
   }
 }
@@ -203,7 +181,7 @@ int HttpConnection::on_message_begin() {
   header_bytes_ = 0;
   body_bytes_ = 0;
   error_status_ = 0;
-  if (request_started_ms_ == 0) request_started_ms_ = loop_.now_ms();
+  cycle_.begin_request(loop_.now_ms());  // the slowloris clock starts
   return 0;
 }
 
@@ -251,7 +229,6 @@ int HttpConnection::on_header_value(const char* at, size_t len) {
 }
 
 int HttpConnection::on_headers_complete() {
-  request_started_ms_ = 0;  // the head is complete: the slowloris clock stops
   last_read_ms_ = loop_.now_ms();
   for (auto& [k, v] : req_.headers) v = std::string(trim(v));
   req_.method = http_method_str(static_cast<http_method>(parser_.method));
@@ -261,7 +238,6 @@ int HttpConnection::on_headers_complete() {
   req_.chunked = (parser_.flags & F_CHUNKED) != 0;
   req_.content_length = (parser_.flags & F_CONTENTLENGTH) ? parser_.content_length : 0;
   req_.has_body = req_.chunked || req_.content_length > 0;
-  in_body_ = req_.has_body;
   if (req_.version_major != 1) {
     error_status_ = 505;
     return -1;
@@ -289,12 +265,12 @@ int HttpConnection::on_headers_complete() {
     error_status_ = 417;
     return -1;
   }
-  body_pending_ = req_.has_body;
-  if (req_.method == "PUT") {
-    // An upload is judged on its head (token, name, size) before a byte of its body is read; the
-    // body then streams to a file (http_upload.cpp).
-    head_dispatch_ = true;
-    http_parser_pause(&parser_, 1);
+  // An upload is judged on its head (token, name, size) before a byte of its body is read; the
+  // body then streams to a file (upload_responder.cpp). Other requests are answered once whole.
+  bool upload = req_.method == "PUT";
+  cycle_.head_complete(req_.has_body, upload);  // the slowloris clock stops
+  if (upload) {
+    http_parser_pause(&parser_, 1);  // dispatched from its head
     return 0;
   }
   // Other requests take no body: a small one is read and dropped, a large one refused unread.
@@ -307,7 +283,12 @@ int HttpConnection::on_headers_complete() {
 
 int HttpConnection::on_body(const char* at, size_t len) {
   last_read_ms_ = loop_.now_ms();
-  if (upload_receiving()) return on_upload_body(at, len);
+  if (responder_takes_body()) {
+    int status = responder_->on_body(at, len);
+    if (status == 0) return 0;
+    error_status_ = status;
+    return 1;
+  }
   body_bytes_ += len;
   if (body_bytes_ > kMaxDiscardedBody) {
     error_status_ = 413;
@@ -317,13 +298,9 @@ int HttpConnection::on_body(const char* at, size_t len) {
 }
 
 int HttpConnection::on_message_complete() {
-  if (upload_receiving()) {
-    upload_->receiving = false;
-    upload_->body_done = true;
-  }
-  message_done_ = true;
-  in_body_ = false;
-  body_pending_ = false;
+  bool upload_body = responder_takes_body();
+  cycle_.message_complete();
+  if (upload_body) responder_->on_body_end();
   // One request at a time: parsing stops here until this one is answered.
   http_parser_pause(&parser_, 1);
   return 0;
@@ -339,6 +316,18 @@ int HttpConnection::parse_error_status() const {
     default:
       return 400;
   }
+}
+
+void HttpConnection::dispatch() {
+  cycle_.dispatched();
+  response_started_ms_ = loop_.now_ms();
+  response_body_bytes_ = 0;
+  status_ = 0;
+  head_only_ = req_.method == "HEAD";
+  resource_ = req_.path;
+  ++service_.requests;
+  finished_.reset();
+  http_route(*this);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,7 +372,7 @@ void HttpConnection::send_simple(int status, std::string_view content_type, std:
     out_.insert(out_.end(), body.begin(), body.end());
     response_body_bytes_ += body.size();
   }
-  complete_response();
+  finish_response();
 }
 
 void HttpConnection::send_error(int status, std::string_view message, bool close_after, std::string_view headers) {
@@ -394,16 +383,23 @@ void HttpConnection::send_error(int status, std::string_view message, bool close
   send_simple(status, "text/plain; charset=utf-8", body, headers);
 }
 
-void HttpConnection::complete_response() {
+void HttpConnection::send_continue() {
+  if (!req_.header("expect") || !cycle_.body_unread()) return;
+  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+  out_.insert(out_.end(), kContinue.begin(), kContinue.end());
+}
+
+void HttpConnection::refuse(int status, std::string_view message) {
+  cycle_.respond_now();
+  send_error(status, message, true);
+}
+
+void HttpConnection::finish_response() {
   log_request(status_, response_body_bytes_);
-  responding_ = false;
-  activity_ = Activity::Idle;
   head_only_ = false;
-  first_request_ = false;
-  idle_since_ms_ = loop_.now_ms();
-  request_started_ms_ = 0;
-  // A body left unread (an upload refused from its head) cannot be skipped: close instead.
-  if (!keep_alive_ || peer_eof_ || body_pending_) close_after_write_ = true;
+  // A body left unread (an upload refused from its head) cannot be skipped: the cycle finishes.
+  cycle_.response_done(loop_.now_ms(), keep_alive_ && !peer_eof_);
+  if (responder_) finished_ = std::move(responder_);
   keep_alive_ = true;  // the next response decides for itself
   resume_input_ = true;
   request_flush();
@@ -417,21 +413,46 @@ void HttpConnection::log_request(int status, uint64_t body_bytes) {
 
 void HttpConnection::reject_overloaded(const std::string& reason) {
   SLUICE_LOG_WARN("conn={} proto=http peer={} event=rejected reason=\"{}\"", id(), peer(), reason);
-  responding_ = true;
   keep_alive_ = false;
-  send_error(503, "the server is at its connection limit", true);
+  refuse(503, "the server is at its connection limit");
 }
+
+int HttpConnection::send_file(uv_file file_fd, uint64_t offset, uint64_t length, std::function<void(int)> done) {
+  uv_os_fd_t fd = -1;
+  int rc = uv_fileno(as_handle(tcp()), &fd);
+  if (rc != 0) return rc;
+  note_write_progress();
+  return sendfile_.start(
+      fd, file_fd, offset, length,
+      [this](uint64_t n) {
+        add_bytes_out(n);
+        response_body_bytes_ += n;
+        note_write_progress();
+      },
+      std::move(done));
+}
+
+void HttpConnection::pause_input() {
+  if (reading()) stop_reading();
+}
+
+void HttpConnection::resume_input() {
+  resume_input_ = true;
+  request_flush();
+}
+
+void HttpConnection::note_body_progress() { last_read_ms_ = loop_.now_ms(); }
 
 // ---------------------------------------------------------------------------------------------
 // Writing.
 
 bool HttpConnection::before_flush() {
-  if (resume_input_ && (!responding_ || upload_receiving())) {
+  if (resume_input_ && (cycle_.state() != RequestState::Responding || responder_takes_body())) {
     resume_input_ = false;
     process_input();
     if (closing()) return false;
   }
-  return !sendfile_.active() && !lingering_;
+  return !sendfile_.active() && cycle_.state() != RequestState::Lingering;
 }
 
 bool HttpConnection::fill(WriteBatch& batch, size_t max_bytes) {
@@ -439,27 +460,20 @@ bool HttpConnection::fill(WriteBatch& batch, size_t max_bytes) {
     batch.add_bytes(out_);
     out_.clear();
   }
-  bool more = false;
-  if (flv_ && batch.bytes() < max_bytes) {
-    size_t before = batch.bytes();
-    HttpFlvPlayer::Fill r = flv_->fill(batch, max_bytes - batch.bytes());
-    response_body_bytes_ += batch.bytes() - before;
-    more = r == HttpFlvPlayer::Fill::More;
-    if (r == HttpFlvPlayer::Fill::Ended) {
-      static constexpr uint8_t kLastChunk[] = {'0', '\r', '\n', '\r', '\n'};
-      if (flv_chunked_) batch.add_bytes(kLastChunk);
-      flv_.reset();
-      complete_response();
-    }
-  }
-  return more;
+  if (!responder_ || batch.bytes() >= max_bytes) return false;
+  return responder_->fill(batch, max_bytes - batch.bytes());
 }
 
 void HttpConnection::on_nothing_to_write() {
-  if (file_body_pending_) {
-    start_file_body();
-  } else if (close_after_write_ && !responding_) {
-    begin_linger();
+  switch (cycle_.state()) {
+    case RequestState::Responding:
+      if (responder_) responder_->on_written();
+      break;
+    case RequestState::Finishing:
+      begin_linger();
+      break;
+    default:
+      break;
   }
 }
 
@@ -472,9 +486,8 @@ void HttpConnection::on_written(bool async) {
 void HttpConnection::keep_unwritten(std::span<const uint8_t> rest) { out_.insert(out_.begin(), rest.begin(), rest.end()); }
 
 void HttpConnection::begin_linger() {
-  if (lingering_ || closing()) return;
-  lingering_ = true;
-  linger_started_ms_ = loop_.now_ms();
+  if (cycle_.state() != RequestState::Finishing || closing()) return;
+  cycle_.begin_linger(loop_.now_ms());
   if (peer_eof_) return close("response complete");
   // Send our FIN, then read and drop whatever the client still sends until it closes too.
   shutdown_req_.data = this;
@@ -491,51 +504,40 @@ void HttpConnection::begin_linger() {
 
 void HttpConnection::on_tick(uint64_t now) {
   if (closing()) return;
-  if (lingering_) {
-    if (now - linger_started_ms_ > kLingerMs) close("response complete");
-    return;
-  }
-  if (write_in_flight() || sendfile_.active()) {
-    if (now - last_write_ms() > kSendTimeoutMs) close("send timeout (the client reads nothing)");
-    return;
-  }
-  if (upload_receiving() && now - last_read_ms_ > kBodyTimeoutMs) {
-    return abort_upload(408, "the upload body stalled");
-  }
-  if (responding_ || close_after_write_) return;  // a file being opened, a live stream waiting
-  if (request_started_ms_ != 0) {
-    if (now - request_started_ms_ > kHeaderTimeoutMs) {
+  std::optional<uint64_t> pending;
+  if (write_in_flight() || sendfile_.active()) pending = last_write_ms();
+  switch (cycle_.timeout(now, last_read_ms_, pending)) {
+    case HttpTimeout::None:
+      return;
+    case HttpTimeout::Responder:
+      if (responder_) responder_->on_tick(now);
+      return;
+    case HttpTimeout::NoRequest:
+      return close("no request");
+    case HttpTimeout::KeepAlive:
+      return close("keep-alive timeout");
+    case HttpTimeout::Head:
       SLUICE_LOG_INFO("conn={} proto=http peer={} event=timeout reason=\"request head not complete after {} ms\"", id(),
-                      peer(), kHeaderTimeoutMs);
-      responding_ = true;
-      send_error(408, "the request head was not complete in time", true);
-    }
-    return;
+                      peer(), HttpRequestCycle::kHeaderTimeoutMs);
+      return refuse(408, "the request head was not complete in time");
+    case HttpTimeout::Body:
+      return refuse(408, "the request body stalled");
+    case HttpTimeout::Send:
+      return close("send timeout (the client reads nothing)");
+    case HttpTimeout::Linger:
+      return close("response complete");
   }
-  if (in_body_) {
-    if (now - last_read_ms_ > kBodyTimeoutMs) {
-      responding_ = true;
-      send_error(408, "the request body stalled", true);
-    }
-    return;
-  }
-  uint64_t limit = first_request_ ? kHeaderTimeoutMs : kKeepAliveTimeoutMs;
-  if (now - idle_since_ms_ > limit) close(first_request_ ? "no request" : "keep-alive timeout");
 }
 
 void HttpConnection::shutdown_gracefully() {
   if (closing()) return;
-  if (flv_) {
-    keep_alive_ = false;
-    flv_->end();
-    return;
-  }
-  if (responding_) {
-    keep_alive_ = false;
+  if (cycle_.state() == RequestState::Responding) {
+    keep_alive_ = false;                 // the answer goes on; the connection closes after it
+    if (responder_) responder_->stop();  // a live stream ends after what is queued
     return;
   }
   if (write_in_flight() || !out_.empty()) {
-    close_after_write_ = true;
+    cycle_.finish_after_write();
     return;
   }
   close("server stopping");
@@ -544,13 +546,12 @@ void HttpConnection::shutdown_gracefully() {
 void HttpConnection::on_close(const std::string& reason) {
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id(),
                   peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms());
-  if (responding_ && status_ != 0) log_request(status_, response_body_bytes_);
-  flv_.reset();
+  if (cycle_.state() == RequestState::Responding && status_ != 0) log_request(status_, response_body_bytes_);
   service_.on_connection_closed(this);
   retain();
   sendfile_.close([this] { release(); });
-  close_file();
-  if (upload_) abort_upload(0, "connection closed");
+  // The responder stays (inert) until the connection is deleted: work it started may still end.
+  if (responder_) responder_->close();
 }
 
 }  // namespace sluice::server

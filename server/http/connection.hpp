@@ -1,47 +1,45 @@
 // HttpConnection: one HTTP/1.x client socket. Parses requests with nodejs/http-parser, answers them
-// one at a time and in order (pipelined requests wait, unparsed, in the input buffer),
-// keeps the connection alive between requests, and enforces the limits that protect the server
-// from hostile clients: header size (431), header time (slowloris: 408), body size (413), idle
-// keep-alive time.
+// one at a time and in order (pipelined requests wait, unparsed, in the input buffer), keeps the
+// connection alive between requests, and enforces the limits that protect the server from
+// hostile clients: header size (431), URL size (414), header time (slowloris: 408), body size
+// (413), HTTP version (505), Host (400), Expect (417), idle keep-alive time, send time.
 //
-// A response is one of:
-//  - a simple response: head and small body queued at once (errors, 304, JSON);
-//  - HTTP-FLV: the head, then tags from an HttpFlvPlayer until the publisher leaves;
-//  - a file: the head, then a byte range of a file through HttpSendfile (never via user space);
-//  - an upload (PUT): judged on its head, the body streamed to a temporary file, then renamed.
+// What every request shares is here: the parser and its limits, the input buffer, keep-alive and
+// the lingering close, the response head writer (write_head, send_simple, send_error), the request
+// log line, the timeouts, and the StreamSocket hooks. Where the connection is in its cycle (idle,
+// receiving a head or a body, responding, finishing, lingering) is one HttpRequestCycle
+// (request_state.hpp). The answer itself is an HttpResponder (responder.hpp), chosen by the router
+// (routes.cpp) and owned by the connection for the length of the answer.
+//
 // The socket, its batched writes and the lifetime rule are StreamSocket's (server/io/); at most
 // one batch (or one sendfile transfer) is in flight, and whatever is queued meanwhile goes out as
-// the next batch. Request routing lives in handlers.cpp.
+// the next batch.
 //
 // Lifecycle: created by HttpService on accept; close() is idempotent and removes it from the
 // service at once; the object is deleted when its socket handle has closed and no threadpool job
-// (file open, sendfile, close, upload step) retains it any more.
+// (file open, sendfile, file close, upload open) retains it any more.
 #pragma once
 
 #include <http_parser.h>
 #include <uv.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/http/request.hpp"
+#include "server/http/request_state.hpp"
+#include "server/http/responder.hpp"
 #include "server/http/sendfile.hpp"
 #include "server/io/stream_socket.hpp"
-
-namespace sluice::config {
-struct AppConfig;
-}
 
 namespace sluice::server {
 
 class HttpService;
-class HttpFlvPlayer;
-struct HttpFileJob;
-struct HttpUpload;
-struct HttpUploadJob;
 
 class HttpConnection final : public StreamSocket {
  public:
@@ -59,17 +57,60 @@ class HttpConnection final : public StreamSocket {
   void on_tick(uint64_t now_ms);
   void shutdown_gracefully();
 
-  // For the stats API: what the connection does now ("idle", "http-flv", "download", ...) and
-  // on which resource.
-  const char* activity() const;
+  // For the stats API: what the connection does now ("idle", "http-flv", "download", ...), on
+  // which resource (the last request's path), and the HTTP-FLV reader while a stream is sent.
+  const char* activity() const { return responder_ ? responder_->activity() : "idle"; }
   const std::string& resource() const { return resource_; }
-  const HttpFlvPlayer* flv() const { return flv_.get(); }
+  const HttpFlvPlayer* flv() const { return responder_ ? responder_->flv() : nullptr; }
+
+  // ---- For the router and the responders (routes.cpp, *_responder.cpp).
+
+  HttpService& service() { return service_; }
+  // The request being answered; valid until the next request begins.
+  const HttpRequest& request() const { return req_; }
+  // A HEAD request: heads only.
+  bool head_only() const { return head_only_; }
+  RequestState state() const { return cycle_.state(); }
+
+  // Makes an R the responder of the request being dispatched; the router then starts it.
+  template <class R, class... Args>
+  R& respond(Args&&... args) {
+    auto r = std::make_unique<R>(*this, std::forward<Args>(args)...);
+    R& ref = *r;
+    responder_ = std::move(r);
+    return ref;
+  }
+
+  // Response heads. write_head() queues the status line and headers; how the body is delimited
+  // decides Content-Length, Transfer-Encoding and, with the request, Connection.
+  enum class Body { Length, Chunked, UntilClose, None };
+  void write_head(int status, std::string_view headers, Body body, uint64_t length = 0);
+  // A whole small answer (the body is omitted for HEAD, 204 and 304); finishes the response.
+  void send_simple(int status, std::string_view content_type, std::string_view body, std::string_view headers = {});
+  // "404 Not Found: message" as text/plain; close_after ends the connection after it.
+  void send_error(int status, std::string_view message, bool close_after = false, std::string_view headers = {});
+  // "100 Continue" when the client asked for it and the body is still to come.
+  void send_continue();
+  // The answer is complete (its bytes may still be queued): the request line is logged and the
+  // connection goes on with the next request, or finishes.
+  void finish_response();
+  // Body bytes of the response, for the request log line.
+  void add_body_bytes(uint64_t n) { response_body_bytes_ += n; }
+  // Sends [offset, offset + length) of file_fd around the batch path (server/http/sendfile.hpp);
+  // done(0 or a libuv error) runs unless the connection closes first. A libuv error code when
+  // it cannot start.
+  int send_file(uv_file file_fd, uint64_t offset, uint64_t length, std::function<void(int)> done);
+
+  // Reading, for an answer that takes the request body: pause while the body waits for the disk,
+  // resume (after parsing what waits) once it does not, and note progress (the stall limit).
+  void pause_input();
+  bool input_paused() const { return !reading(); }
+  void resume_input();
+  void note_body_progress();
+  // When a byte was last received, or the body last made progress.
+  uint64_t last_read_ms() const { return last_read_ms_; }
 
  private:
-  friend struct HttpFileJob;
-  friend struct HttpUploadJob;
-  enum class Activity { Idle, Simple, Flv, File, Upload };
-
   ~HttpConnection() override = default;
 
   // StreamSocket hooks.
@@ -85,7 +126,12 @@ class HttpConnection final : public StreamSocket {
   void on_close(const std::string& reason) override;
 
   void process_input();
+  void dispatch();
+  // An answer that cannot wait for the request (timeouts, parse errors): error, then close.
+  void refuse(int status, std::string_view message);
   void begin_linger();
+  bool responder_takes_body() const;
+  void log_request(int status, uint64_t body_bytes);
 
   // Parser callbacks (static trampolines in the .cpp).
   static const http_parser_settings& parser_settings();
@@ -98,36 +144,9 @@ class HttpConnection final : public StreamSocket {
   int on_message_complete();
   int parse_error_status() const;
 
-  // Responses.
-  enum class Body { Length, Chunked, UntilClose, None };
-  void write_head(int status, std::string_view headers, Body body, uint64_t length = 0);
-  void send_simple(int status, std::string_view content_type, std::string_view body, std::string_view headers = {});
-  void send_error(int status, std::string_view message, bool close_after = false, std::string_view headers = {});
-  void complete_response();
-  void log_request(int status, uint64_t body_bytes);
-
-  // Handlers (http_handlers.cpp).
-  void dispatch();
-  void handle_flv(const config::AppConfig& app, std::string_view rest);
-  void handle_file(const config::AppConfig& app, std::string_view rest);
-  void handle_api();
-  void on_file_opened(HttpFileJob& job);
-  void start_file_body();
-  void end_file_body(int status);
-  void close_file();
-  // Upload (http_upload.cpp).
-  void handle_upload(const config::AppConfig& app, std::string_view rest);
-  void on_upload_opened(HttpUploadJob& job);
-  bool upload_receiving() const;
-  bool upload_backpressure() const;
-  int on_upload_body(const char* at, size_t len);
-  void upload_step();
-  void finish_upload(int status, std::string_view message);
-  void abort_upload(int status, std::string_view message);
-  static void on_upload_fs(uv_fs_t* req);
-
   HttpService& service_;
   uv_shutdown_t shutdown_req_{};
+  HttpRequestCycle cycle_;
 
   // Input.
   http_parser parser_{};
@@ -135,51 +154,26 @@ class HttpConnection final : public StreamSocket {
   std::string field_;  // header field being received (names arrive in pieces)
   bool last_was_value_ = false;
   size_t header_bytes_ = 0;
-  uint64_t body_bytes_ = 0;
-  int error_status_ = 0;  // set by a callback that rejects the request
-  bool message_done_ = false;
-  bool head_dispatch_ = false;  // a PUT is answered from its head; its body follows
-  bool body_pending_ = false;   // the current request's body is not read to its end
-  bool in_body_ = false;        // between the head and the end of a request body
-  bool parsing_ = false;
-  std::vector<char> in_;  // received, not yet parsed (pipelined requests wait here)
+  uint64_t body_bytes_ = 0;  // of a body read and dropped
+  int error_status_ = 0;     // set by a callback that rejects the request
+  bool parsing_ = false;     // inside process_input (a handler must not re-enter it)
+  std::vector<char> in_;     // received, not yet parsed (pipelined requests wait here)
   size_t in_pos_ = 0;
   bool peer_eof_ = false;
+  uint64_t last_read_ms_ = 0;
 
   // Output.
   std::vector<uint8_t> out_;  // response heads and small bodies, in order
-  bool responding_ = false;  // a request is being answered; the next one waits
-  bool resume_input_ = false;
-  bool keep_alive_ = true;  // of the current response
-  bool close_after_write_ = false;
-  bool lingering_ = false;
+  bool resume_input_ = false;  // parse what waits at the next flush
+  bool keep_alive_ = true;     // of the current response
   bool head_only_ = false;
-  Activity activity_ = Activity::Idle;
   std::string resource_;
   int status_ = 0;
   uint64_t response_started_ms_ = 0;
   uint64_t response_body_bytes_ = 0;
-
-  // HTTP-FLV.
-  std::unique_ptr<HttpFlvPlayer> flv_;
-  bool flv_chunked_ = false;
-
-  // File download.
-  HttpSendfile sendfile_;
-  uv_file file_fd_ = -1;
-  uint64_t file_offset_ = 0;
-  uint64_t file_length_ = 0;
-  bool file_body_pending_ = false;  // head queued; body starts once the head is written
-
-  // Upload.
-  std::unique_ptr<HttpUpload> upload_;
-
-  // Timeouts.
-  uint64_t idle_since_ms_ = 0;       // no byte of the next request yet, since this time
-  uint64_t request_started_ms_ = 0;  // first byte of the request being received; 0 when none
-  uint64_t last_read_ms_ = 0;
-  uint64_t linger_started_ms_ = 0;
-  bool first_request_ = true;
+  std::unique_ptr<HttpResponder> responder_;  // the answer in progress
+  std::unique_ptr<HttpResponder> finished_;   // the last one, inert, until the next request
+  HttpSendfile sendfile_;  // the socket's second write path, for file bodies
 };
 
 }  // namespace sluice::server

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "media/flv.hpp"
-#include "server/http/connection.hpp"
+#include "server/io/stream_socket.hpp"
 #include "server/io/write_batch.hpp"
 
 namespace sluice::server {
@@ -17,9 +17,9 @@ size_t chunk_line(uint8_t* out, size_t size) {
 }
 }  // namespace
 
-HttpFlvPlayer::HttpFlvPlayer(HttpConnection& conn, StreamRegistry& registry, std::string key, media::StreamHub& hub,
+HttpFlvPlayer::HttpFlvPlayer(StreamSocket& socket, StreamRegistry& registry, std::string key, media::StreamHub& hub,
                              bool chunked, const config::PlayerQueueConfig& queue)
-    : LiveSubscriber(conn, registry, std::move(key), hub, queue, " proto=http-flv"), conn_(conn), chunked_(chunked) {
+    : LiveSubscriber(socket, registry, std::move(key), hub, queue, " proto=http-flv"), chunked_(chunked) {
   subscribe();
 }
 
@@ -35,13 +35,13 @@ void HttpFlvPlayer::on_publish_end() {
   // publisher of the same name never reaches this response, which belongs to the old one.
   ended_ = true;
   unsubscribe();
-  conn_.request_flush();
+  socket_.request_flush();
 }
 
 void HttpFlvPlayer::end() {
   ended_ = true;
   unsubscribe();
-  conn_.request_flush();
+  socket_.request_flush();
 }
 
 void HttpFlvPlayer::append(const media::Frame& f, WriteBatch& batch) {

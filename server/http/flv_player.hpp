@@ -11,9 +11,10 @@
 //  2. The FLV file header goes out with the first tags; its audio/video flags come from what the
 //     stream carries then (both when nothing is known yet).
 //  3. When the publisher leaves, the reader stops receiving, drains its queue and fill() returns
-//     Ended: the connection writes the last chunk (or closes a close-delimited response).
-//  4. Destroying it unsubscribes it (never from inside a hub callback: the connection destroys it
-//     from its flush or close).
+//     Ended: its FlvResponder (flv_responder.hpp) writes the last chunk (or the connection closes
+//     a close-delimited response).
+//  4. Destroying it unsubscribes it (never from inside a hub callback: the responder destroys it
+//     from its fill or close).
 #pragma once
 
 #include <cstdint>
@@ -25,13 +26,11 @@
 
 namespace sluice::server {
 
-class HttpConnection;
-
 class HttpFlvPlayer final : public LiveSubscriber {
  public:
   enum class Fill { Idle, More, Ended };
 
-  HttpFlvPlayer(HttpConnection& conn, StreamRegistry& registry, std::string key, media::StreamHub& hub, bool chunked,
+  HttpFlvPlayer(StreamSocket& socket, StreamRegistry& registry, std::string key, media::StreamHub& hub, bool chunked,
                 const config::PlayerQueueConfig& queue);
 
   void on_publish_end() override;
@@ -46,7 +45,6 @@ class HttpFlvPlayer final : public LiveSubscriber {
   bool started() const override { return header_sent_; }
   void append(const media::Frame& f, WriteBatch& batch) override;
 
-  HttpConnection& conn_;
   bool chunked_;
   bool ended_ = false;
   bool header_sent_ = false;

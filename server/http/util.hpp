@@ -1,6 +1,6 @@
 // Pure HTTP helpers for the HTTP side: status texts, dates, percent-decoding, file names under a
 // media root, Range and conditional-request rules (RFC 9110 sections 13 and 14). No I/O, no libuv:
-// unit-tested in tests/unit/server_http_util_test.cpp.
+// unit-tested in tests/unit/server/http/util_test.cpp.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,9 @@
 #include "server/http/request.hpp"
 
 namespace sluice::server {
+
+// The CORS header of answers any web page may read (media, errors about media).
+inline constexpr std::string_view kHttpCors = "Access-Control-Allow-Origin: *\r\n";
 
 // "Not Found" for 404; "Unknown" for codes we never send.
 std::string_view http_status_text(int status);

@@ -1,0 +1,24 @@
+#include "server/http/api_responder.hpp"
+
+#include <string>
+
+#include "server/http/api.hpp"
+#include "server/http/connection.hpp"
+#include "server/http/service.hpp"
+#include "server/io/logging.hpp"
+
+namespace sluice::server {
+
+void ApiResponder::start() {
+  const HttpRequest& req = conn_.request();
+  if (!config::cidr_list_allows(conn_.loop_context().config().http.api_allow, conn_.peer_address())) {
+    SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\"", conn_.id(), conn_.peer(), req.path);
+    return conn_.send_error(403, "the API is not open to this address (http.api.allow)");
+  }
+  HttpApiReply r = conn_.service().api().reply(req, conn_.id());
+  // Not cacheable, and no CORS header: a web page on another origin must not read the server's state.
+  conn_.send_simple(r.status, r.status == 204 ? std::string() : r.content_type, r.body,
+                    r.headers + "Cache-Control: no-store\r\n");
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,59 @@
+#include "server/http/flv_responder.hpp"
+
+#include <string>
+
+#include "server/http/connection.hpp"
+#include "server/http/service.hpp"
+#include "server/http/util.hpp"
+#include "server/io/logging.hpp"
+#include "server/io/write_batch.hpp"
+#include "server/live/stream_registry.hpp"
+
+namespace sluice::server {
+
+namespace {
+// The chunked coding's end: a zero-size chunk and no trailer.
+constexpr uint8_t kLastChunk[] = {'0', '\r', '\n', '\r', '\n'};
+}  // namespace
+
+void FlvResponder::start(const config::AppConfig& app, std::string_view rest) {
+  std::string decoded;
+  if (!http_percent_decode(rest, decoded)) return conn_.send_error(400, "bad percent-encoding", false, kHttpCors);
+  if (!decoded.ends_with(".flv"))
+    return conn_.send_error(404, "live streams are served as /{app}/{stream}.flv", false, kHttpCors);
+  std::string name = decoded.substr(0, decoded.size() - 4);
+  if (!valid_stream_name(name)) return conn_.send_error(404, "invalid stream name", false, kHttpCors);
+  std::string key = app.name + "/" + name;
+  StreamRegistry& registry = conn_.service().registry();
+  bool live = registry.is_live(key);
+  if (!live && !app.wait_for_publisher) return conn_.send_error(404, "stream is not live", false, kHttpCors);
+  chunked_ = conn_.request().is_http11();
+  std::string headers = "Content-Type: video/x-flv\r\nCache-Control: no-cache, no-store\r\n";
+  headers += kHttpCors;
+  conn_.write_head(200, headers, chunked_ ? HttpConnection::Body::Chunked : HttpConnection::Body::UntilClose);
+  if (conn_.head_only()) return conn_.finish_response();
+  media::StreamHub& hub = registry.get_or_create(key, hub_options(app));
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=play app={} stream={} live={} transfer={}", conn_.id(),
+                  conn_.peer(), app.name, name, live ? "yes" : "waiting", chunked_ ? "chunked" : "close");
+  player_ = std::make_unique<HttpFlvPlayer>(conn_, registry, key, hub, chunked_,
+                                            conn_.loop_context().config().rtmp.player_queue);
+}
+
+bool FlvResponder::fill(WriteBatch& batch, size_t max_bytes) {
+  if (!player_) return false;
+  size_t before = batch.bytes();
+  HttpFlvPlayer::Fill r = player_->fill(batch, max_bytes);
+  conn_.add_body_bytes(batch.bytes() - before);
+  if (r != HttpFlvPlayer::Fill::Ended) return r == HttpFlvPlayer::Fill::More;
+  // The publisher left and the queue is drained: the response ends here.
+  if (chunked_) batch.add_bytes(kLastChunk);
+  player_.reset();
+  conn_.finish_response();
+  return false;
+}
+
+void FlvResponder::stop() {
+  if (player_) player_->end();
+}
+
+}  // namespace sluice::server

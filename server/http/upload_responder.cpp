@@ -1,0 +1,446 @@
+#include "server/http/upload_responder.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "server/access/query.hpp"
+#include "server/access/token.hpp"
+#include "server/http/connection.hpp"
+#include "server/http/service.hpp"
+#include "server/http/util.hpp"
+#include "server/io/logging.hpp"
+
+namespace sluice::server {
+
+namespace {
+
+// Body bytes waiting for the disk before reading from the socket pauses (also one write's size).
+constexpr size_t kUploadBufferBytes = 1 << 20;
+
+bool starts_with_nocase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+      return false;
+  return true;
+}
+
+std::string extension_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) return {};
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+int status_for_errno(int err) {
+  switch (err) {
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return 403;
+    case ENOSPC:
+    case EDQUOT:
+      return 507;
+    default:
+      return 500;
+  }
+}
+
+}  // namespace
+
+HttpUploadVerdict http_judge_upload(const HttpRequest& req, std::string_view rest, const config::HttpConfig& cfg) {
+  HttpUploadVerdict v;
+  auto refuse = [&v](int status, std::string message) {
+    v.status = status;
+    v.message = std::move(message);
+    return v;
+  };
+  std::string token;
+  const std::string* auth = req.header("authorization");
+  if (auth && starts_with_nocase(*auth, "Bearer ")) {
+    token = auth->substr(7);
+    while (!token.empty() && token.front() == ' ') token.erase(0, 1);
+  } else if (auto q = query_param(req.query, "token")) {
+    token = *q;
+  }
+  if (token.empty()) {
+    v.headers = "WWW-Authenticate: Bearer realm=\"sluice\"\r\n";
+    return refuse(401, "uploads need a token (Authorization: Bearer ...)");
+  }
+  if (!token_equal(token, cfg.upload_token)) {
+    v.log_reason = "wrong token";
+    return refuse(403, "wrong token");
+  }
+  std::string decoded;
+  if (!http_percent_decode(rest, decoded)) return refuse(400, "bad percent-encoding");
+  std::string ext = extension_of(decoded);
+  if (std::find(cfg.upload_extensions.begin(), cfg.upload_extensions.end(), ext) == cfg.upload_extensions.end())
+    return refuse(415, "this file type may not be uploaded (http.upload.extensions)");
+  auto rel = http_file_relative_path(decoded);
+  if (!rel) {
+    v.log_reason = rel.error().context;
+    return refuse(400, "invalid file name");
+  }
+  if (req.content_length > cfg.upload_max_size)
+    return refuse(413, "larger than http.upload.max_size (" + std::to_string(cfg.upload_max_size) + " bytes)");
+  v.rel = std::move(*rel);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The temporary file. While the responder owns it, each completed operation goes back to the
+// responder; once it is aborted it belongs to itself: the operation in flight completes, then the
+// file is closed and unlinked, and the object deletes itself. At most one operation is in flight.
+
+enum class UploadResponder::Stage : uint8_t { Idle, Write, Fsync, Close, Rename, Unlink };
+
+struct UploadResponder::Upload {
+  uv_fs_t req{};
+  uv_loop_t* loop = nullptr;
+  UploadResponder* owner = nullptr;  // nullptr once aborted
+  Stage stage = Stage::Idle;
+  uv_file fd = -1;
+  std::string final_path;
+  std::string temp_path;
+  std::string location;    // the request path, for the Location header and logs
+  bool claimed = false;    // holds the service's claim on final_path
+  bool replaced = false;   // the target existed
+  bool receiving = false;  // the parser feeds the body
+  bool body_done = false;  // the whole body has been received
+  bool temp_removed = false;
+  uint64_t received = 0;
+  uint64_t written = 0;
+  uint64_t started_ms = 0;
+  // Body bytes being received, and those being written (swapped when a write completes).
+  std::vector<char> filling;
+  std::vector<char> inflight;
+  size_t inflight_done = 0;
+
+  // Starts the next cleanup step (close the file, then unlink it); false when none is left.
+  bool cleanup_step() {
+    while (stage == Stage::Idle) {
+      req.data = this;
+      int rc = 0;
+      if (fd >= 0) {
+        stage = Stage::Close;
+        rc = uv_fs_close(loop, &req, fd, &UploadResponder::on_fs);
+        if (rc != 0) fd = -1;
+      } else if (!temp_removed && !temp_path.empty()) {
+        stage = Stage::Unlink;
+        rc = uv_fs_unlink(loop, &req, temp_path.c_str(), &UploadResponder::on_fs);
+        if (rc != 0) temp_removed = true;
+      } else {
+        return false;
+      }
+      if (rc != 0) stage = Stage::Idle;  // on to the next step
+    }
+    return true;
+  }
+
+  // The upload is over: what is left is its cleanup, on its own.
+  static void discard(Upload* u) {
+    u->owner = nullptr;
+    u->receiving = false;
+    u->filling.clear();
+    if (u->stage != Stage::Write) u->inflight.clear();  // a write in flight still reads it
+    if (!u->cleanup_step()) delete u;
+  }
+};
+
+void UploadResponder::on_fs(uv_fs_t* req) {
+  auto* u = static_cast<Upload*>(req->data);
+  ssize_t result = req->result;
+  uv_fs_req_cleanup(req);
+  Stage stage = u->stage;
+  u->stage = Stage::Idle;
+  if (u->owner) return u->owner->on_stored(stage, result);
+  if (stage == Stage::Close) u->fd = -1;
+  if (stage == Stage::Unlink) u->temp_removed = true;
+  if (!u->cleanup_step()) delete u;
+}
+
+UploadResponder::~UploadResponder() {
+  // close() has aborted an upload in progress already; this only hands over what might remain.
+  if (upload_) Upload::discard(upload_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking the target and creating the temporary file, on libuv's threadpool. The job keeps the
+// connection, and so its responder, until it is done.
+
+struct UploadResponder::OpenJob {
+  explicit OpenJob(UploadResponder* r) : keep(&r->conn_), owner(r) {}
+
+  uv_work_t req{};
+  StreamSocket::Ref keep;
+  UploadResponder* owner;
+  std::string root;
+  std::string rel;
+  bool if_none_match_star = false;
+  uint64_t nonce = 0;
+  // Results.
+  int status = 0;
+  std::string error;
+  uv_file fd = -1;
+  std::string final_path;
+  std::string temp_path;
+  bool replaced = false;
+
+  static void work(uv_work_t* req);
+  static void after(uv_work_t* req, int status);
+};
+
+void UploadResponder::OpenJob::work(uv_work_t* req) {
+  auto* job = static_cast<OpenJob*>(req->data);
+  char root_real[PATH_MAX];
+  if (!::realpath(job->root.c_str(), root_real)) {
+    job->status = 500;
+    job->error = "the media root does not exist";
+    return;
+  }
+  std::string prefix(root_real);
+  if (prefix.back() != '/') prefix += '/';
+  size_t slash = job->rel.rfind('/');
+  std::string dir = slash == std::string::npos ? std::string() : job->rel.substr(0, slash);
+  std::string base = slash == std::string::npos ? job->rel : job->rel.substr(slash + 1);
+  char parent_real[PATH_MAX];
+  struct stat st {};
+  if (!::realpath((prefix + dir).c_str(), parent_real) || ::stat(parent_real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    job->status = 409;
+    job->error = "the folder does not exist (uploads do not create folders)";
+    return;
+  }
+  std::string parent(parent_real);
+  if (parent + "/" != prefix && std::string_view(parent).substr(0, prefix.size()) != prefix) {
+    job->status = 403;  // a symlinked folder that leads out of the root
+    job->error = "the folder is outside the media root";
+    return;
+  }
+  job->final_path = parent + "/" + base;
+  if (::lstat(job->final_path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      job->status = 409;
+      job->error = "the target exists and is not a regular file";
+      return;
+    }
+    if (job->if_none_match_star) {
+      job->status = 412;
+      job->error = "the file exists (If-None-Match: *)";
+      return;
+    }
+    job->replaced = true;
+  }
+  char suffix[64];
+  std::snprintf(suffix, sizeof suffix, ".upload-%llx", static_cast<unsigned long long>(job->nonce));
+  job->temp_path = parent + "/." + base + suffix;
+  int fd = ::open(job->temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    job->status = status_for_errno(errno);
+    job->error = std::string("cannot create the temporary file: ") + std::strerror(errno);
+    return;
+  }
+  job->fd = fd;
+}
+
+void UploadResponder::OpenJob::after(uv_work_t* req, int) {
+  std::unique_ptr<OpenJob> job(static_cast<OpenJob*>(req->data));
+  job->owner->on_opened(*job);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The answer.
+
+void UploadResponder::start(const config::AppConfig& app, std::string_view rest) {
+  const HttpRequest& req = conn_.request();
+  HttpUploadVerdict v = http_judge_upload(req, rest, conn_.loop_context().config().http);
+  if (v.status != 0) {
+    if (!v.log_reason.empty()) {
+      SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"{}\"", conn_.id(),
+                      conn_.peer(), req.path, v.log_reason);
+    }
+    return conn_.send_error(v.status, v.message, true, v.headers);
+  }
+  auto* job = new OpenJob(this);
+  job->req.data = job;
+  job->root = app.root;
+  job->rel = std::move(v.rel);
+  const std::string* inm = req.header("if-none-match");
+  job->if_none_match_star = inm && *inm == "*";
+  std::random_device rd;
+  job->nonce = (uint64_t{rd()} << 32) ^ rd() ^ (conn_.id() << 48);
+  if (uv_queue_work(conn_.loop_context().loop(), &job->req, &OpenJob::work, &OpenJob::after) != 0) {
+    delete job;
+    conn_.send_error(500, "cannot queue the upload", true);
+  }
+}
+
+void UploadResponder::on_opened(OpenJob& job) {
+  const HttpRequest& req = conn_.request();
+  if (job.status != 0 && job.fd < 0) {
+    if (conn_.closing()) return;
+    SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"{}\"", conn_.id(),
+                    conn_.peer(), req.path, job.error);
+    return conn_.send_error(job.status, job.error, true);
+  }
+  upload_ = new Upload;
+  Upload& u = *upload_;
+  u.loop = conn_.loop_context().loop();
+  u.owner = this;
+  u.fd = job.fd;
+  u.final_path = job.final_path;
+  u.temp_path = job.temp_path;
+  u.replaced = job.replaced;
+  u.location = req.path;
+  u.started_ms = conn_.loop_context().now_ms();
+  if (conn_.closing()) return abort(0, "connection closed");
+  if (!conn_.service().claim_upload(u.final_path)) return abort(409, "another upload of this file is in progress");
+  u.claimed = true;
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_start path=\"{}\" length={} replace={}", conn_.id(),
+                  conn_.peer(), req.path, req.chunked ? std::string("chunked") : std::to_string(req.content_length),
+                  u.replaced ? "yes" : "no");
+  conn_.send_continue();
+  u.receiving = true;
+  conn_.note_body_progress();
+  conn_.resume_input();  // the body waits in the input buffer or the socket
+}
+
+bool UploadResponder::takes_body() const { return upload_ && upload_->receiving; }
+
+bool UploadResponder::body_backlogged() const { return upload_ && upload_->filling.size() >= kUploadBufferBytes; }
+
+int UploadResponder::on_body(const char* at, size_t len) {
+  Upload& u = *upload_;
+  u.received += len;
+  if (u.received > conn_.loop_context().config().http.upload_max_size) return 413;
+  u.filling.insert(u.filling.end(), at, at + len);
+  // The disk is slower than the network: let TCP push back until this buffer is written.
+  if (body_backlogged()) conn_.pause_input();
+  step();
+  return 0;
+}
+
+void UploadResponder::on_body_end() {
+  if (!takes_body()) return;
+  upload_->receiving = false;
+  upload_->body_done = true;
+  step();  // the whole body is in: finish the file
+}
+
+void UploadResponder::on_tick(uint64_t now) {
+  if (takes_body() && now - conn_.last_read_ms() > HttpRequestCycle::kBodyTimeoutMs) {
+    abort(408, "the upload body stalled");
+  }
+}
+
+void UploadResponder::step() {
+  if (!upload_) return;
+  Upload& u = *upload_;
+  if (u.stage != Stage::Idle) return;
+  u.req.data = &u;
+  int rc = 0;
+  if (u.inflight_done >= u.inflight.size() && !u.filling.empty()) {
+    std::swap(u.inflight, u.filling);
+    u.filling.clear();
+    u.inflight_done = 0;
+  }
+  if (u.inflight_done < u.inflight.size()) {
+    uv_buf_t b =
+        uv_buf_init(u.inflight.data() + u.inflight_done, static_cast<unsigned>(u.inflight.size() - u.inflight_done));
+    u.stage = Stage::Write;
+    rc = uv_fs_write(u.loop, &u.req, u.fd, &b, 1, static_cast<int64_t>(u.written), &UploadResponder::on_fs);
+  } else if (u.body_done && u.fd >= 0) {
+    u.stage = Stage::Fsync;  // durable before it replaces anything
+    rc = uv_fs_fsync(u.loop, &u.req, u.fd, &UploadResponder::on_fs);
+  } else {
+    return;  // waiting for body bytes
+  }
+  if (rc != 0) {
+    u.stage = Stage::Idle;
+    abort(500, std::string("cannot write the file: ") + uv_strerror(rc));
+  }
+}
+
+void UploadResponder::on_stored(Stage stage, ssize_t result) {
+  Upload& u = *upload_;
+  if (result < 0) {
+    int err = static_cast<int>(result);
+    int status = err == UV_ENOSPC ? 507 : 500;
+    return abort(status, std::string("cannot store the file: ") + uv_strerror(err));
+  }
+  u.req.data = &u;
+  int rc = 0;
+  switch (stage) {
+    case Stage::Write: {
+      u.written += static_cast<uint64_t>(result);
+      u.inflight_done += static_cast<size_t>(result);
+      conn_.note_body_progress();  // progress: the stall timeout restarts
+      bool was_full = conn_.input_paused();
+      step();
+      if (was_full && !body_backlogged()) conn_.resume_input();  // parse what waits, then read again
+      return;
+    }
+    case Stage::Fsync:
+      u.stage = Stage::Close;
+      rc = uv_fs_close(u.loop, &u.req, u.fd, &UploadResponder::on_fs);
+      break;
+    case Stage::Close:
+      u.fd = -1;
+      u.stage = Stage::Rename;
+      rc = uv_fs_rename(u.loop, &u.req, u.temp_path.c_str(), u.final_path.c_str(), &UploadResponder::on_fs);
+      break;
+    case Stage::Rename:
+      return finish();
+    case Stage::Idle:
+    case Stage::Unlink:
+      return;
+  }
+  if (rc != 0) {
+    u.stage = Stage::Idle;
+    abort(500, std::string("cannot store the file: ") + uv_strerror(rc));
+  }
+}
+
+void UploadResponder::finish() {
+  std::unique_ptr<Upload> u(upload_);
+  upload_ = nullptr;
+  if (u->claimed) conn_.service().release_upload(u->final_path);
+  SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_done path=\"{}\" bytes={} replaced={} duration_ms={}",
+                  conn_.id(), conn_.peer(), u->location, u->written, u->replaced ? "yes" : "no",
+                  conn_.loop_context().now_ms() - u->started_ms);
+  if (conn_.closing()) return;
+  if (!u->replaced) {
+    conn_.send_simple(201, "text/plain; charset=utf-8", "201 Created: " + u->location + "\n",
+                      "Location: " + u->location + "\r\nAccess-Control-Allow-Origin: *\r\n");
+  } else {
+    conn_.send_simple(204, {}, {}, "Access-Control-Allow-Origin: *\r\n");
+  }
+}
+
+void UploadResponder::abort(int status, std::string_view message) {
+  if (!upload_) return;
+  Upload* u = upload_;
+  upload_ = nullptr;
+  SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_aborted path=\"{}\" received={} reason=\"{}\"", conn_.id(),
+                  conn_.peer(), u->location, u->received, message);
+  if (u->claimed) {
+    conn_.service().release_upload(u->final_path);
+    u->claimed = false;
+  }
+  Upload::discard(u);
+  // Answer at once; the cleanup goes on by itself.
+  if (status != 0 && !conn_.closing() && conn_.state() == RequestState::Responding) conn_.send_error(status, message, true);
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,86 @@
+// http_judge_upload: an upload is judged on its head (token, name, type, size) before any of its
+// body is read, in that order.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "server/http/upload_responder.hpp"
+
+using namespace sluice;
+using namespace sluice::server;
+
+namespace {
+
+config::HttpConfig http_config() {
+  config::HttpConfig cfg;
+  cfg.upload_token = "s3cret";
+  cfg.upload_max_size = 1000;
+  return cfg;
+}
+
+HttpRequest put(std::initializer_list<std::pair<std::string, std::string>> headers, std::string query = {},
+                uint64_t length = 10) {
+  HttpRequest r;
+  r.method = "PUT";
+  r.query = std::move(query);
+  r.content_length = length;
+  r.has_body = length > 0;
+  for (const auto& h : headers) r.headers.push_back(h);
+  return r;
+}
+
+const std::pair<std::string, std::string> kBearer{"authorization", "Bearer s3cret"};
+
+}  // namespace
+
+TEST_CASE("accepted: the token as a bearer (any case, extra spaces) or in the query") {
+  auto cfg = http_config();
+  HttpUploadVerdict v = http_judge_upload(put({kBearer}), "sub/clip.mp4", cfg);
+  CHECK(v.status == 0);
+  CHECK(v.rel == "sub/clip.mp4");
+  CHECK(http_judge_upload(put({{"authorization", "bearer   s3cret"}}), "a.flv", cfg).status == 0);
+  CHECK(http_judge_upload(put({}, "token=s3cret"), "a%20b.mp4", cfg).rel == "a b.mp4");
+}
+
+TEST_CASE("no token: 401 with WWW-Authenticate, not logged") {
+  auto cfg = http_config();
+  HttpUploadVerdict v = http_judge_upload(put({}), "clip.mp4", cfg);
+  CHECK(v.status == 401);
+  CHECK(v.message == "uploads need a token (Authorization: Bearer ...)");
+  CHECK(v.headers == "WWW-Authenticate: Bearer realm=\"sluice\"\r\n");
+  CHECK(v.log_reason.empty());
+  CHECK(http_judge_upload(put({{"authorization", "Basic czNjcmV0"}}), "clip.mp4", cfg).status == 401);
+}
+
+TEST_CASE("a wrong token: 403, logged") {
+  auto cfg = http_config();
+  HttpUploadVerdict v = http_judge_upload(put({{"authorization", "Bearer nope"}}), "clip.mp4", cfg);
+  CHECK(v.status == 403);
+  CHECK(v.message == "wrong token");
+  CHECK(v.log_reason == "wrong token");
+  CHECK(v.headers.empty());
+}
+
+TEST_CASE("names: bad escapes 400, other types 415, unsafe names 400 (logged), checked after the token") {
+  auto cfg = http_config();
+  CHECK(http_judge_upload(put({kBearer}), "clip%zz.mp4", cfg).status == 400);
+  HttpUploadVerdict type = http_judge_upload(put({kBearer}), "notes.txt", cfg);
+  CHECK(type.status == 415);
+  CHECK(type.message == "this file type may not be uploaded (http.upload.extensions)");
+  CHECK(http_judge_upload(put({kBearer}), "CLIP.MP4", cfg).status == 0);  // extensions ignore case
+  HttpUploadVerdict unsafe = http_judge_upload(put({kBearer}), "../up.mp4", cfg);
+  CHECK(unsafe.status == 400);
+  CHECK(unsafe.message == "invalid file name");
+  CHECK_FALSE(unsafe.log_reason.empty());
+  CHECK(http_judge_upload(put({kBearer}), ".hidden.mp4", cfg).status == 400);
+  CHECK(http_judge_upload(put({}), "../up.mp4", cfg).status == 401);  // the token first
+}
+
+TEST_CASE("a declared size over http.upload.max_size: 413, checked last") {
+  auto cfg = http_config();
+  HttpUploadVerdict v = http_judge_upload(put({kBearer}, {}, 1001), "clip.mp4", cfg);
+  CHECK(v.status == 413);
+  CHECK(v.message == "larger than http.upload.max_size (1000 bytes)");
+  CHECK(http_judge_upload(put({kBearer}, {}, 1000), "clip.mp4", cfg).status == 0);
+  CHECK(http_judge_upload(put({kBearer}, {}, 1001), "notes.txt", cfg).status == 415);
+}
