@@ -366,7 +366,7 @@ void Session::send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, s
 
 void Session::write_media_to(std::vector<uint8_t>& out, uint32_t stream_id, uint8_t type, uint32_t timestamp,
                              std::span<const uint8_t> head, std::span<const uint8_t> body) {
-  assert(out_.empty() && !handshake_);
+  assert(!handshake_);
   writer_.write(media_csid(type), type, timestamp, stream_id, head, body, out);
 }
 

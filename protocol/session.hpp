@@ -192,11 +192,13 @@ class Session {
   void send_media(uint32_t stream_id, uint8_t type, uint32_t timestamp, std::span<const uint8_t> head,
                   std::span<const uint8_t> body);
   // The same, appended to `out` instead of the session's output, for a caller that writes it to
-  // the socket at once. Only while !has_output() (and after the handshake): the chunk writer's
-  // header state assumes its bytes reach the peer in the order it produced them.
+  // the socket itself (after the handshake). The chunk writer's header state assumes its bytes
+  // reach the peer in the order it produced them: `out` goes out after the output queued so far
+  // (written at once only while !has_output(), else queued behind it with queue_raw_output) and
+  // before anything sent later.
   void write_media_to(std::vector<uint8_t>& out, uint32_t stream_id, uint8_t type, uint32_t timestamp,
                       std::span<const uint8_t> head, std::span<const uint8_t> body);
-  // Bytes such a caller produced but could not write: they go out first, with the next output.
+  // Bytes such a caller produced but could not write: they go out after the output queued so far.
   void queue_raw_output(std::span<const uint8_t> bytes) { out_.insert(out_.end(), bytes.begin(), bytes.end()); }
   void send_set_chunk_size(uint32_t size);
 

@@ -13,6 +13,7 @@
 #include "server/http/flv_player.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/server.hpp"
 
@@ -267,6 +268,12 @@ std::string metrics_text(Server& server, HttpService& http) {
   value("sluice_streams_live", s["streams"]["live"].get<double>());
   metric("sluice_dropped_frames_total", "counter", "Video frames slow players lost (the drop-to-keyframe policy).");
   value("sluice_dropped_frames_total", s["dropped_frames"].get<double>());
+  metric("sluice_guard_events_total", "counter",
+         "Times a bound refused or ended something, by event (docs/configuration.md, Limits).");
+  for (size_t i = 0; i < kGuardEvents.size(); ++i) {
+    value("sluice_guard_events_total{event=\"" + std::string(kGuardEvents[i].name) + "\"}",
+          static_cast<double>(GuardCounters::get(static_cast<GuardEvent>(i))));
+  }
   metric("sluice_http_requests_total", "counter", "HTTP requests received.");
   value("sluice_http_requests_total", static_cast<double>(http.requests));
   metric("sluice_http_bytes_total", "counter", "Bytes received and sent on HTTP connections.");

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "server/io/uv_handle.hpp"
+
 namespace sluice::server {
 
 namespace {
@@ -130,7 +132,7 @@ void HttpSendfile::close(std::function<void()> closed) {
   done_ = nullptr;
   closed_ = std::move(closed);
   if (poll_initialized_) {
-    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), [](uv_handle_t* h) {
+    close_handle(&poll_, [](uv_handle_t* h) {
       auto* self = static_cast<HttpSendfile*>(h->data);
       self->poll_closed_ = true;
       self->maybe_closed();

@@ -94,7 +94,12 @@ bool StreamSocket::can_write_now() const {
   return !writing_ && !ring_queued_ && !closing_soon() && !has_pending_output() && write_queue_bytes() == 0;
 }
 
-bool StreamSocket::write_now(std::span<const uint8_t> bytes) {
+bool StreamSocket::write_or_queue(std::span<const uint8_t> bytes) {
+  if (!can_write_now()) {
+    keep_unwritten(bytes);
+    request_flush();
+    return false;
+  }
   uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
                              static_cast<unsigned>(bytes.size()));
   int n = uv_try_write(as_stream(&tcp_), &buf, 1);

@@ -56,13 +56,12 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   void flush() final;
   void on_ring_write(int result) final;
 
-  // True when bytes may go straight to the socket: nothing produced earlier is still waiting and
-  // the connection is not closing.
-  bool can_write_now() const;
-  // Writes bytes produced while can_write_now() with one uv_try_write; what the socket does not
-  // take goes to keep_unwritten() and is flushed as usual. True when all of it went out. Never
-  // closes on the spot (a failed write closes at the next drain): the caller is on the stack.
-  bool write_now(std::span<const uint8_t> bytes);
+  // Writes bytes produced outside fill() (a VOD player's wire buffer) after everything produced
+  // before them: with one uv_try_write when nothing else waits, so the caller's buffer needs no
+  // copy; what the socket does not take, or all of it when output is waiting, goes to
+  // keep_unwritten() and is flushed as usual. True when all of it went out now. Never closes on
+  // the spot (a failed write closes at the next drain): the caller is on the stack.
+  bool write_or_queue(std::span<const uint8_t> bytes);
 
   // Bytes handed to the socket but not yet written: the kernel-side part of a player's backlog.
   size_t write_queue_bytes() const;
@@ -107,9 +106,9 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   virtual void on_nothing_to_write() {}
   // The whole batch is written (async: by libuv's callback, after a flush already ran again).
   virtual void on_written(bool async) { (void)async; }
-  // What write_now() could not write, to go out with the next batch.
+  // What write_or_queue() did not write now, to go out after the output queued so far.
   virtual void keep_unwritten(std::span<const uint8_t> rest) = 0;
-  // Output produced but not yet in a batch (can_write_now() must not overtake it).
+  // Output produced but not yet in a batch (write_or_queue() must not overtake it).
   virtual bool has_pending_output() const { return false; }
   // close() was called: end what the connection holds and log. The socket is still open.
   virtual void on_close(const std::string& reason) = 0;
@@ -139,6 +138,9 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   LoopContext& loop_;
 
  private:
+  // True when bytes may go straight to the socket: nothing produced earlier is still waiting and
+  // the connection is not closing.
+  bool can_write_now() const;
   int open_accepted();
   static void on_alloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);

@@ -135,10 +135,8 @@ void VodPlayer::pump() {
 }
 
 bool VodPlayer::read_plan(const media::vod::ReadPlan& plan) {
-  // A cached range is read here, into the loop's one buffer. When nothing else waits on the
-  // connection it is chunked into the loop's wire buffer and written at once: no per-player
-  // buffer at all, and on to the next plan. Otherwise it joins the connection's output, and
-  // the flush that writes it calls on_drain, which reads the next.
+  // A cached range is read here, into the loop's one buffer, and sent at once; otherwise the
+  // threadpool reads it and on_read sends it.
   std::vector<uint8_t>& scratch = conn_.loop_context().file_scratch();
   scratch.resize(plan.bytes.size);
   if (!read_if_cached(file_->fd, plan.bytes.offset, scratch)) {
@@ -147,14 +145,7 @@ bool VodPlayer::read_plan(const media::vod::ReadPlan& plan) {
     return false;
   }
   ++reads_cached_;
-  if (conn_.can_write_now()) {
-    std::vector<uint8_t>& wire = conn_.loop_context().wire_scratch();
-    wire.clear();
-    send_plan(plan, scratch, true, &wire);
-    return wire.empty() || conn_.write_now(wire);  // the rest is queued: on_drain resumes
-  }
-  send_plan(plan, scratch, true, nullptr);
-  return !conn_.session().has_output();  // nothing to write (every sample skipped): go on
+  return send_plan(plan, scratch, true);  // false: bytes queued, on_drain resumes
 }
 
 void VodPlayer::start_blocking_read(const media::vod::ReadPlan& plan) {
@@ -200,13 +191,18 @@ void VodPlayer::on_read(std::span<const uint8_t> bytes, ssize_t result, uint64_t
     conn_.request_flush();
     return;
   }
-  send_plan(plan, bytes, false, nullptr);
+  send_plan(plan, bytes, false);
   pump();
 }
 
-void VodPlayer::send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes, bool read_on_loop,
-                          std::vector<uint8_t>* direct) {
+bool VodPlayer::send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes, bool read_on_loop) {
+  // The one write path of VOD media: the messages are made in the loop's wire buffer (no
+  // per-player buffer) and handed to the connection, which writes what the socket takes and
+  // queues the rest behind the output already waiting; the flush that writes it calls on_drain,
+  // which reads the next plan.
   const auto& index = file_->index;
+  std::vector<uint8_t>& wire = conn_.loop_context().wire_scratch();
+  wire.clear();
   for (uint32_t i = plan.first; i < plan.end; ++i) {
     const auto& s = index.samples[i];
     auto b = plan.sample_bytes(bytes, s);
@@ -215,14 +211,10 @@ void VodPlayer::send_plan(const media::vod::ReadPlan& plan, std::span<const uint
     if (!prefix) continue;  // a sample the index cannot describe is skipped, not fatal
     last_ts_ = s.dts_ms + ts_offset_;
     // FLV: the file bytes are the message (empty prefix); MP4: the prefix, then the sample.
-    if (direct) {
-      conn_.session().write_media_to(*direct, stream_id_, s.type, last_ts_, prefix->span(), *b);
-    } else {
-      conn_.session().send_media(stream_id_, s.type, last_ts_, prefix->span(), *b);
-    }
+    conn_.session().write_media_to(wire, stream_id_, s.type, last_ts_, prefix->span(), *b);
   }
   pacer_.sent(plan, read_on_loop);
-  if (!direct) conn_.request_flush();
+  return wire.empty() || conn_.write_or_queue(wire);
 }
 
 void VodPlayer::finish_item() {

@@ -58,9 +58,10 @@ class VodPlayer {
   bool read_plan(const media::vod::ReadPlan& plan);
   void start_blocking_read(const media::vod::ReadPlan& plan);
   void on_read(std::span<const uint8_t> bytes, ssize_t result, uint64_t generation, const media::vod::ReadPlan& plan);
-  // Sends the plan's samples as session output, or appends their wire bytes to *direct.
-  void send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes, bool read_on_loop,
-                 std::vector<uint8_t>* direct);
+  // The one write path of the media: the plan's messages are made in the loop's wire buffer and
+  // handed to the connection, which writes what the socket takes and queues the rest. True when
+  // all of it went out (or there was nothing to send).
+  bool send_plan(const media::vod::ReadPlan& plan, std::span<const uint8_t> bytes, bool read_on_loop);
   void finish_item();
 
   RtmpConnection& conn_;

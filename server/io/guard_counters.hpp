@@ -1,0 +1,80 @@
+// Guard counters: how often a bound refused or ended something (a limit hit, a bad name, a
+// connection closed for its backlog). Process-wide, one relaxed atomic each, so every worker loop
+// counts into the same series; /metrics exports every entry of the table as
+// sluice_guard_events_total{event="<name>"}. docs/configuration.md lists the limits behind them.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace sluice::server {
+
+// One entry per bound. Add the enum value and its row in kGuardEvents (same order).
+enum class GuardEvent : size_t {
+  RtmpOutputPaused,       // reading paused: a connection's unsent output passed the soft bound
+  RtmpOutputOverflow,     // closed: unsent output passed the hard bound or stayed above it too long
+  RtmpUnknownStreamId,    // a stream command on a message stream id createStream never returned
+  RtmpStreamsPerConnection,  // play/publish refused: the connection holds its maximum of streams
+  StreamsTotal,           // play/publish refused: the server holds its maximum of streams
+  BadStreamName,          // play/publish refused: the name is not a valid stream name
+  ReassemblyBudget,       // closed: partial messages passed the server-wide budget
+  AcceptRefused,          // accept failed (file descriptors exhausted, ...)
+  Count
+};
+
+struct GuardEventInfo {
+  std::string_view name;
+  std::string_view help;
+};
+
+inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Count)> kGuardEvents{{
+    {"rtmp_output_paused", "reading paused while unsent output was above rtmp.limits.output_soft_bytes"},
+    {"rtmp_output_overflow", "connections closed for unsent output above the hard bound or the time limit"},
+    {"rtmp_unknown_stream_id", "stream commands on message stream ids the server never handed out"},
+    {"rtmp_streams_per_connection", "play/publish refused at rtmp.limits.streams_per_connection"},
+    {"streams_total", "play/publish refused at limits.max_streams"},
+    {"bad_stream_name", "play/publish refused for an invalid stream name"},
+    {"reassembly_budget", "connections closed when partial messages passed the server-wide budget"},
+    {"accept_refused", "connections the listener could not accept (file descriptors exhausted, ...)"},
+}};
+
+class GuardCounters {
+ public:
+  static void bump(GuardEvent e) { slots()[static_cast<size_t>(e)].fetch_add(1, std::memory_order_relaxed); }
+  static uint64_t get(GuardEvent e) { return slots()[static_cast<size_t>(e)].load(std::memory_order_relaxed); }
+
+ private:
+  static std::array<std::atomic<uint64_t>, static_cast<size_t>(GuardEvent::Count)>& slots() {
+    static std::array<std::atomic<uint64_t>, static_cast<size_t>(GuardEvent::Count)> s{};
+    return s;
+  }
+};
+
+// At most one log line per interval for a flood (accept failures, refusals): true when this
+// event may log now; `suppressed` is how many were not logged since the last line.
+class LogRateLimit {
+ public:
+  explicit LogRateLimit(uint64_t interval_ms = 1000) : interval_ms_(interval_ms) {}
+  bool allow(uint64_t now_ms, uint64_t& suppressed) {
+    if (logged_once_ && now_ms - last_ms_ < interval_ms_) {
+      ++suppressed_;
+      return false;
+    }
+    logged_once_ = true;
+    last_ms_ = now_ms;
+    suppressed = suppressed_;
+    suppressed_ = 0;
+    return true;
+  }
+
+ private:
+  uint64_t interval_ms_;
+  uint64_t last_ms_ = 0;
+  uint64_t suppressed_ = 0;
+  bool logged_once_ = false;
+};
+
+}  // namespace sluice::server
