@@ -61,6 +61,30 @@ struct PlayerQueueConfig {
   bool operator==(const PlayerQueueConfig&) const = default;
 };
 
+// Bounds on what one peer (authenticated or not) can make the server hold; docs/configuration.md
+// ("Limits") says why each default is what it is.
+struct RtmpLimitsConfig {
+  // Unsent output of one connection (command replies, VOD media, bytes in the socket's queue):
+  // above soft the connection stops being read until it drains; above hard, or above soft for
+  // longer than output_timeout, it is closed.
+  uint64_t output_soft_bytes = 1 * kMiB;
+  uint64_t output_hard_bytes = 8 * kMiB;
+  Duration output_timeout = std::chrono::seconds(30);
+  // Message streams (createStream) one connection may hold, and so players and publishers.
+  uint32_t streams_per_connection = 16;
+  // Live streams (published or waited for) the whole server holds; 0 = no limit.
+  uint32_t max_streams = 10000;
+  // Bytes of partially received messages all connections together may hold.
+  uint64_t reassembly_budget = 512 * kMiB;
+  // Before the handshake and connect have completed, one incoming message may be at most this big
+  // (connect commands are a few hundred bytes).
+  uint32_t pre_connect_message_size = 64 * kKiB;
+  // New connections accepted per loop iteration: a flood of connects must not stall players.
+  uint32_t accepts_per_iteration = 32;
+
+  bool operator==(const RtmpLimitsConfig&) const = default;
+};
+
 struct RtmpConfig {
   std::vector<ListenAddress> listen = {{"0.0.0.0", 1935}};
   uint32_t chunk_size = 4096;           // Our outgoing chunk size, 128..65536.
@@ -71,6 +95,7 @@ struct RtmpConfig {
   Duration idle_timeout = std::chrono::seconds(60);  // Nothing received for this long: close. 0 = never.
   Duration ping_interval = std::chrono::seconds(20);  // Nothing received for this long: ping. 0 = never.
   PlayerQueueConfig player_queue;
+  RtmpLimitsConfig limits;
   // Write the players of a flush pass with one io_uring submit instead of one writev each, when
   // the kernel allows it (otherwise a warning and writev). false: always writev.
   bool io_uring = true;

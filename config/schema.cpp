@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "config/checks.hpp"
+#include "config/units.hpp"
 
 namespace sluice::config {
 
@@ -41,10 +42,33 @@ void load_player_queue(FieldReader& r, const Field& self, PlayerQueueConfig& q) 
   if (ok) check_queue_limits(r, soft_bytes, hard_bytes, soft_delay, hard_delay, q);
 }
 
+void load_rtmp_limits(FieldReader& r, const Field& self, RtmpLimitsConfig& l) {
+  Section s(r, self,
+            {"output_soft_bytes", "output_hard_bytes", "output_timeout", "streams_per_connection", "max_streams",
+             "reassembly_budget", "pre_connect_message_size", "accepts_per_iteration"});
+  auto soft = s.take("output_soft_bytes");
+  auto hard = s.take("output_hard_bytes");
+  bool ok = true;
+  if (soft) ok &= r.read_size(*soft, l.output_soft_bytes, 64 * kKiB, kGiB);
+  if (hard) ok &= r.read_size(*hard, l.output_hard_bytes, 64 * kKiB, 4 * kGiB);
+  if (ok && l.output_soft_bytes > l.output_hard_bytes) {
+    r.error(soft ? *soft : *hard, "output_soft_bytes (" + format_size(l.output_soft_bytes) +
+                                      ") must not exceed output_hard_bytes (" + format_size(l.output_hard_bytes) + ")");
+  }
+  if (auto f = s.take("output_timeout")) {
+    r.read_duration(*f, l.output_timeout, std::chrono::seconds(1), std::chrono::hours(1), false);
+  }
+  if (auto f = s.take("streams_per_connection")) r.read_uint(*f, l.streams_per_connection, 1, 1024);
+  if (auto f = s.take("max_streams")) r.read_uint(*f, l.max_streams, 0, 10'000'000);
+  if (auto f = s.take("reassembly_budget")) r.read_size(*f, l.reassembly_budget, kMiB, 64 * kGiB);
+  if (auto f = s.take("pre_connect_message_size")) r.read_size(*f, l.pre_connect_message_size, 4 * kKiB, 16 * kMiB);
+  if (auto f = s.take("accepts_per_iteration")) r.read_uint(*f, l.accepts_per_iteration, 1, 100000);
+}
+
 void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
   Section s(r, self,
             {"listen", "chunk_size", "window_ack_size", "max_message_size", "max_connections", "handshake_timeout",
-             "idle_timeout", "ping_interval", "player_queue", "io_uring"});
+             "idle_timeout", "ping_interval", "player_queue", "limits", "io_uring"});
   if (auto f = s.take("listen")) r.read_listen(*f, rtmp.listen);
   if (auto f = s.take("chunk_size")) r.read_uint(*f, rtmp.chunk_size, 128, 65536);
   if (auto f = s.take("window_ack_size")) r.read_uint(*f, rtmp.window_ack_size, 4096, 0x7FFFFFFF);
@@ -63,6 +87,7 @@ void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
   bool ping_ok = !ping || r.read_duration(*ping, rtmp.ping_interval, seconds(1), hours(1000), true);
   if ((idle || ping) && idle_ok && ping_ok) check_ping_interval(r, idle, ping, rtmp);
   if (auto f = s.take("player_queue")) load_player_queue(r, *f, rtmp.player_queue);
+  if (auto f = s.take("limits")) load_rtmp_limits(r, *f, rtmp.limits);
   if (auto f = s.take("io_uring")) r.read_bool(*f, rtmp.io_uring);
 }
 

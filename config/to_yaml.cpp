@@ -45,6 +45,17 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "hard_delay" << YAML::Value << format_duration(q.hard_delay);
   out << YAML::Key << "write_delay" << YAML::Value << format_duration(q.write_delay);
   out << YAML::EndMap;
+  const RtmpLimitsConfig& l = rtmp.limits;
+  out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "output_soft_bytes" << YAML::Value << format_size(l.output_soft_bytes);
+  out << YAML::Key << "output_hard_bytes" << YAML::Value << format_size(l.output_hard_bytes);
+  out << YAML::Key << "output_timeout" << YAML::Value << format_duration(l.output_timeout);
+  out << YAML::Key << "streams_per_connection" << YAML::Value << l.streams_per_connection;
+  out << YAML::Key << "max_streams" << YAML::Value << l.max_streams;
+  out << YAML::Key << "reassembly_budget" << YAML::Value << format_size(l.reassembly_budget);
+  out << YAML::Key << "pre_connect_message_size" << YAML::Value << format_size(l.pre_connect_message_size);
+  out << YAML::Key << "accepts_per_iteration" << YAML::Value << l.accepts_per_iteration;
+  out << YAML::EndMap;
   out << YAML::Key << "io_uring" << YAML::Value << rtmp.io_uring;
   out << YAML::EndMap;
 }

@@ -73,6 +73,9 @@ class ChunkReader {
   bool failed() const { return state_ == State::Failed; }
   const Error& error() const { return error_; }
   const ChunkReaderLimits& limits() const { return limits_; }
+  // Replaces the limits, to raise them (a session lifts its pre-connect limits once the peer has
+  // connected). Lowering them does not shrink what is held already.
+  void set_limits(const ChunkReaderLimits& limits) { limits_ = limits; }
 
   // Bytes of partially reassembled messages held right now (what max_buffered_bytes caps).
   uint64_t buffered_bytes() const { return buffered_bytes_; }

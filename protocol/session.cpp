@@ -20,11 +20,22 @@ amf::Value str(std::string_view s) { return amf::Value::string(std::string(s)); 
 
 }  // namespace
 
+namespace {
+// What the server accepts before connect: small messages, little held in partial ones.
+ChunkReaderLimits initial_limits(const SessionOptions& o) {
+  ChunkReaderLimits l = o.chunk_limits;
+  if (o.role != SessionRole::Server || o.pre_connect_max_message_size == 0) return l;
+  l.max_message_size = std::min(l.max_message_size, o.pre_connect_max_message_size);
+  l.max_buffered_bytes = std::min<uint64_t>(l.max_buffered_bytes, 2 * uint64_t{o.pre_connect_max_message_size});
+  return l;
+}
+}  // namespace
+
 Session::Session(SessionOptions options)
     : options_(std::move(options)),
       handshake_(std::make_unique<Handshake>(
           options_.role == SessionRole::Server ? HandshakeRole::Server : HandshakeRole::Client, options_.handshake)),
-      reader_(options_.chunk_limits) {
+      reader_(initial_limits(options_)) {
   handshake_->drain_output(out_);
 }
 
@@ -181,6 +192,18 @@ Result<uint32_t> Session::allocate_stream() {
   return next_stream_id_++;
 }
 
+bool Session::stream_allocated(uint32_t stream_id) const {
+  return std::find(streams_.begin(), streams_.end(), stream_id) != streams_.end();
+}
+
+namespace {
+// Commands that act on a message stream: valid only on an id createStream returned.
+bool stream_command(std::string_view name) {
+  return name == "publish" || name == "play" || name == "play2" || name == "pause" || name == "pauseRaw" ||
+         name == "seek" || name == "receiveAudio" || name == "receiveVideo" || name == "closeStream";
+}
+}  // namespace
+
 Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::vector<SessionEvent>& events) {
   const std::string& name = cmd.name;
   if (name == "connect") {
@@ -194,11 +217,23 @@ Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::v
   }
   if (!connected_) return Error(Errc::BadState, "command '" + name + "' before connect");
 
+  // Only ids this session handed out carry streams (a client that pipelines play after its
+  // first createStream gets id 1 as usual): otherwise one connection could open a player per
+  // id and bypass max_streams.
+  if (stream_command(name) && !stream_allocated(stream_id)) {
+    const std::string why = "Stream id " + std::to_string(stream_id) + " was not created (call createStream first).";
+    if (name == "play" || name == "play2") send_status(stream_id, Status::PlayFailed, why);
+    if (name == "publish") send_status(stream_id, Status::PublishBadName, why);
+    events.emplace_back(StreamIdRefusedEvent{stream_id, name});
+    return ok();
+  }
+
   if (name == "createStream") {
     auto id = allocate_stream();
     if (!id) {
       amf::Value info = status_info(Status::CallFailed, id.error().context);
       send_command(kControlStream, "_error", cmd.transaction_id, amf::Value::null(), std::span(&info, 1));
+      events.emplace_back(CreateStreamRefusedEvent{cmd.transaction_id});
       return ok();
     }
     amf::Value result = number(*id);
@@ -237,6 +272,7 @@ Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::v
     events.emplace_back(CloseStreamEvent{stream_id, false});
   } else if (name == "deleteStream") {
     auto id = static_cast<uint32_t>(cmd.number_arg(0).value_or(stream_id));
+    if (!stream_allocated(id)) return ok();  // nothing lives there
     std::erase(streams_, id);
     events.emplace_back(CloseStreamEvent{id, true});
   } else if (name == "getStreamLength") {
@@ -373,6 +409,7 @@ void Session::write_media_to(std::vector<uint8_t>& out, uint32_t stream_id, uint
 // ---- Server replies ----
 
 void Session::accept_connect(const amf::Properties& extra_server_props) {
+  reader_.set_limits(options_.chunk_limits);  // the peer is admitted: its full limits apply
   write_message(csid::kControl, msg_type::kWindowAckSize, 0, kControlStream, build_u32(options_.window_ack_size));
   write_message(csid::kControl, msg_type::kSetPeerBandwidth, 0, kControlStream,
                 build_peer_bandwidth(options_.window_ack_size, PeerBandwidthLimit::Dynamic));

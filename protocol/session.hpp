@@ -32,7 +32,11 @@ struct SessionOptions {
   HandshakeOptions handshake;
   ChunkReaderLimits chunk_limits;
   // At most this many createStream per connection: bounds per-connection stream state.
-  uint32_t max_streams = 64;
+  uint32_t max_streams = 16;
+  // Server: until the peer's connect is accepted, incoming messages are at most this big (and
+  // partial messages hold at most twice that), so an unauthenticated peer pins little memory;
+  // 0 keeps chunk_limits from the start.
+  uint32_t pre_connect_max_message_size = 64 * 1024;
   // Window we announce to the peer (server: on connect) and our default ack window for a peer
   // that never announces one (some encoders stall without acknowledgements).
   uint32_t window_ack_size = 2'500'000;
@@ -108,6 +112,13 @@ struct ResultEvent {  // _result / _error received (client side)
   bool error = false;
   Command command;
 };
+struct CreateStreamRefusedEvent {  // createStream past max_streams (answered with _error)
+  double transaction_id = 0;
+};
+struct StreamIdRefusedEvent {  // a stream command on an id createStream never returned (refused, replied to)
+  uint32_t stream_id = 0;
+  std::string command;
+};
 struct CommandEvent {  // any other command; the application may ignore it
   uint32_t stream_id = 0;
   Command command;
@@ -122,7 +133,8 @@ struct UserControlMessageEvent {  // any other user control event (client side: 
 using SessionEvent = std::variant<HandshakeDoneEvent, ConnectEvent, StreamCreatedEvent, PublishEvent, PlayEvent,
                                   PauseEvent, SeekEvent, ReceiveMediaEvent, CloseStreamEvent, UnpublishEvent,
                                   GetStreamLengthEvent, SetBufferLengthEvent, MediaEvent, StatusEvent, ResultEvent,
-                                  CommandEvent, PingResponseEvent, UserControlMessageEvent>;
+                                  CreateStreamRefusedEvent, StreamIdRefusedEvent, CommandEvent, PingResponseEvent,
+                                  UserControlMessageEvent>;
 
 class Session {
  public:
@@ -145,6 +157,8 @@ class Session {
   void close_after_flush() { closing_ = true; }
   const ConnectCommand& connect_info() const { return connect_; }
   uint64_t bytes_received() const;
+  // Memory held for partially received messages (bounded by chunk_limits.max_buffered_bytes).
+  uint64_t reassembly_bytes() const { return reader_.reserved_bytes(); }
   SessionRole role() const { return options_.role; }
 
   // For the fan-out path: the server writes media with the shared pre-chunked body directly. It
@@ -215,6 +229,7 @@ class Session {
   void write_message(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
                      std::span<const uint8_t> payload, std::span<const uint8_t> payload_tail = {});
   Result<uint32_t> allocate_stream();
+  bool stream_allocated(uint32_t stream_id) const;
 
   SessionOptions options_;
   // Freed once the handshake is over: its 3 KB of buffers would otherwise stay with every player.

@@ -44,6 +44,7 @@ HttpApiReply Server::reply(const HttpRequest& req, uint64_t self_id) {
 
 Result<void> Server::start() {
   started_ms_ = now_ms();
+  registry_.set_max_streams(config_.rtmp.limits.max_streams);
   // Every handle first, so that stop() after a failed listen closes only initialised handles.
   context_.start();
   uv_timer_init(loop_, &tick_);
@@ -77,7 +78,8 @@ Result<void> Server::start() {
   // A peer that vanishes must not kill the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   for (const auto& addr : config_.rtmp.listen) {
-    listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmp", [this](uv_stream_t* l) { on_pending(l); }));
+    listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmp", config_.rtmp.limits.accepts_per_iteration,
+                                                       [this](int fd) { on_accepted(fd); }));
     auto r = listeners_.back()->listen(addr);
     if (!r) return r;
     bound_.push_back(listeners_.back()->bound_address());
@@ -90,14 +92,14 @@ Result<void> Server::start() {
   return ok();
 }
 
-void Server::on_pending(uv_stream_t* listener) {
+void Server::on_accepted(int fd) {
   uint32_t max = config_.rtmp.max_connections;
   bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() >= max);
-  if (!refuse && hand_over(listener)) return;
+  if (!refuse && hand_over(fd)) return;
   auto* c = new RtmpConnection(rtmp_, context_.next_connection_id());
   connections_.insert(c);
   if (mesh_) ++mesh_->rtmp_connections;
-  int rc = c->accept(listener);
+  int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
     return;
@@ -109,24 +111,13 @@ void Server::on_pending(uv_stream_t* listener) {
   }
 }
 
-// Connections go to the workers in turn; true when this one went to another worker.
-bool Server::hand_over(uv_stream_t* listener) {
+// Connections go to the workers in turn; true when this one went to another worker, which then
+// owns fd.
+bool Server::hand_over(int fd) {
   if (!mesh_ || mesh_->size() < 2) return false;
   uint32_t to = next_worker_;
   next_worker_ = (next_worker_ + 1) % static_cast<uint32_t>(mesh_->size());
   if (to == worker_) return false;
-  // A uv_tcp_t belongs to one loop: accept here, pass a duplicate of the socket, close ours.
-  auto* tmp = new uv_tcp_t;
-  uv_tcp_init(loop_, tmp);
-  int fd = -1;
-  uv_os_fd_t raw;
-  if (uv_accept(listener, as_stream(tmp)) == 0 && uv_fileno(as_handle(tmp), &raw) == 0)
-    fd = fcntl(raw, F_DUPFD_CLOEXEC, 0);
-  close_and_delete(tmp);
-  if (fd < 0) {
-    SLUICE_LOG_WARN("event=accept_error error=\"cannot hand the connection to worker {}\"", to);
-    return true;
-  }
   ++mesh_->rtmp_connections;
   auto e = std::make_unique<MeshEvent>();
   e->kind = MeshEvent::Kind::Accept;

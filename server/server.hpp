@@ -64,13 +64,13 @@ class Server final : public HttpApi {
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
 
  private:
-  void on_pending(uv_stream_t* listener);
+  void on_accepted(int fd);
   static void on_tick(uv_timer_t* timer);
   static void on_signal(uv_signal_t* signal, int signum);
   static void on_wake(uv_async_t* async);
   void on_mesh_event(MeshEvent& e);
   void adopt(int fd, uint64_t id);
-  bool hand_over(uv_stream_t* listener);
+  bool hand_over(int fd);
   void publish_snapshot();
   void close_handles();
 

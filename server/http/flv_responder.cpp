@@ -5,6 +5,7 @@
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/write_batch.hpp"
 #include "server/live/stream_registry.hpp"
@@ -22,20 +23,31 @@ void FlvResponder::start(const config::AppConfig& app, std::string_view rest) {
   if (!decoded.ends_with(".flv"))
     return conn_.send_error(404, "live streams are served as /{app}/{stream}.flv", false, kHttpCors);
   std::string name = decoded.substr(0, decoded.size() - 4);
-  if (!valid_stream_name(name)) return conn_.send_error(404, "invalid stream name", false, kHttpCors);
+  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
+    GuardCounters::bump(GuardEvent::BadStreamName);
+    return conn_.send_error(400, "invalid stream name: " + std::string(problem), false, kHttpCors);
+  }
   std::string key = app.name + "/" + name;
   StreamRegistry& registry = conn_.service().registry();
   bool live = registry.is_live(key);
   if (!live && !app.wait_for_publisher) return conn_.send_error(404, "stream is not live", false, kHttpCors);
+  // Made before the head goes out, so a server at limits.max_streams can still say so.
+  media::StreamHub* hub = registry.get_or_create(key, hub_options(app));
+  if (!hub) {
+    GuardCounters::bump(GuardEvent::StreamsTotal);
+    return conn_.send_error(503, "the server holds its maximum of streams (limits.max_streams)", false, kHttpCors);
+  }
   chunked_ = conn_.request().is_http11();
   std::string headers = "Content-Type: video/x-flv\r\nCache-Control: no-cache, no-store\r\n";
   headers += kHttpCors;
   conn_.write_head(200, headers, chunked_ ? HttpConnection::Body::Chunked : HttpConnection::Body::UntilClose);
-  if (conn_.head_only()) return conn_.finish_response();
-  media::StreamHub& hub = registry.get_or_create(key, hub_options(app));
+  if (conn_.head_only()) {
+    registry.remove_if_unused(key);
+    return conn_.finish_response();
+  }
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=play app={} stream={} live={} transfer={}", conn_.id(),
                   conn_.peer(), app.name, name, live ? "yes" : "waiting", chunked_ ? "chunked" : "close");
-  player_ = std::make_unique<HttpFlvPlayer>(conn_, registry, key, hub, chunked_,
+  player_ = std::make_unique<HttpFlvPlayer>(conn_, registry, key, *hub, chunked_,
                                             conn_.loop_context().config().rtmp.player_queue);
 }
 

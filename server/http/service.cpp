@@ -29,7 +29,8 @@ Result<void> HttpService::start() {
   handles_started_ = true;
   for (const auto& addr : loop_.config().http.listen) {
     listeners_.push_back(
-        std::make_unique<TcpListener>(loop_.loop(), "http", [this](uv_stream_t* l) { on_pending(l); }));
+        std::make_unique<TcpListener>(loop_.loop(), "http", loop_.config().rtmp.limits.accepts_per_iteration,
+                                      [this](int fd) { on_accepted(fd); }));
     auto r = listeners_.back()->listen(addr);
     if (!r) return r;
     bound_.push_back(listeners_.back()->bound_address());
@@ -37,10 +38,10 @@ Result<void> HttpService::start() {
   return ok();
 }
 
-void HttpService::on_pending(uv_stream_t* listener) {
+void HttpService::on_accepted(int fd) {
   auto* c = new HttpConnection(*this, loop_.next_connection_id());
   connections_.insert(c);
-  int rc = c->accept(listener);
+  int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
     return;

@@ -66,7 +66,7 @@ class HttpService {
   uint64_t requests = 0;
 
  private:
-  void on_pending(uv_stream_t* listener);
+  void on_accepted(int fd);
   static void on_tick(uv_timer_t* timer);
 
   LoopContext& loop_;

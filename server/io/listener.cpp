@@ -1,5 +1,12 @@
 #include "server/io/listener.hpp"
 
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <string_view>
 
 #include "server/io/logging.hpp"
@@ -10,12 +17,20 @@ namespace sluice::server {
 
 namespace {
 constexpr int kListenBacklog = 1024;
+
+int open_reserve() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
 }  // namespace
 
-TcpListener::TcpListener(uv_loop_t* loop, const char* proto, OnPending on_pending)
-    : proto_(proto), on_pending_(std::move(on_pending)) {
-  uv_tcp_init(loop, &tcp_);
-  tcp_.data = this;
+TcpListener::TcpListener(uv_loop_t* loop, const char* proto, uint32_t accepts_per_iteration, OnAccepted on_accepted)
+    : loop_(loop),
+      proto_(proto),
+      accepts_per_iteration_(accepts_per_iteration == 0 ? 1 : accepts_per_iteration),
+      on_accepted_(std::move(on_accepted)) {
+  poll_.data = this;
+}
+
+TcpListener::~TcpListener() {
+  if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
 Result<void> TcpListener::listen(const config::ListenAddress& addr) {
@@ -27,34 +42,95 @@ Result<void> TcpListener::listen(const config::ListenAddress& addr) {
   if (rc != 0) {
     return Error(Errc::Config, std::string(rtmp ? "bad listen address " : "bad http listen address ") + addr.to_string());
   }
-  rc = uv_tcp_bind(&tcp_, reinterpret_cast<const sockaddr*>(&ss), addr.is_ipv6() ? UV_TCP_IPV6ONLY : 0);
-  if (rc == 0) rc = uv_listen(as_stream(&tcp_), kListenBacklog, &TcpListener::on_connection);
+  auto fail = [&](int err) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    return Error(Errc::Io, "cannot listen on " + addr.to_string() + (rtmp ? "" : " (" + std::string(proto_) + ")") +
+                               ": " + std::strerror(err));
+  };
+  fd_ = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return fail(errno);
+  int one = 1;
+  ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (addr.is_ipv6()) ::setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  const socklen_t len = addr.is_ipv6() ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&ss), len) != 0) return fail(errno);
+  if (::listen(fd_, kListenBacklog) != 0) return fail(errno);
+  rc = uv_poll_init_socket(loop_, &poll_, fd_);
+  if (rc != 0) return fail(-rc);
+  polling_ = true;
+  rc = uv_poll_start(&poll_, UV_READABLE, &TcpListener::on_readable);
   if (rc != 0) {
     close();
-    return Error(Errc::Io, "cannot listen on " + addr.to_string() + (rtmp ? "" : " (" + std::string(proto_) + ")") +
-                               ": " + uv_strerror(rc));
+    return fail(-rc);
   }
+  reserve_fd_ = open_reserve();
   sockaddr_storage bound{};
-  int len = sizeof bound;
-  uv_tcp_getsockname(&tcp_, reinterpret_cast<sockaddr*>(&bound), &len);
+  socklen_t bound_len = sizeof bound;
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
   bound_ = format_sockaddr(bound);
   SLUICE_LOG_INFO("event=listen proto={} address={}", proto_, bound_);
   return ok();
 }
 
-void TcpListener::on_connection(uv_stream_t* listener, int status) {
-  auto* self = owner_of<TcpListener>(listener);
+void TcpListener::on_readable(uv_poll_t* poll, int status, int) {
+  auto* self = owner_of<TcpListener>(poll);
   if (status < 0) {
-    if (std::string_view(self->proto_) == "rtmp") {
-      SLUICE_LOG_WARN("event=accept_error error=\"{}\"", uv_strerror(status));
-    } else {
-      SLUICE_LOG_WARN("event=accept_error proto={} error=\"{}\"", self->proto_, uv_strerror(status));
-    }
+    SLUICE_LOG_WARN("event=accept_error proto={} error=\"{}\"", self->proto_, uv_strerror(status));
     return;
   }
-  self->on_pending_(listener);
+  self->accept_some();
 }
 
-void TcpListener::close() { close_handle(&tcp_); }
+void TcpListener::accept_some() {
+  // Level-triggered: what is left pending makes the socket readable again next iteration.
+  for (uint32_t i = 0; i < accepts_per_iteration_ && fd_ >= 0; ++i) {
+    int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      on_accepted_(fd);
+      continue;
+    }
+    const int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK) return;
+    if (err == EINTR || err == ECONNABORTED) continue;
+    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+      if (!refuse_one(err)) return;
+      continue;
+    }
+    SLUICE_LOG_WARN("event=accept_error proto={} error=\"{}\"", proto_, std::strerror(err));
+    return;
+  }
+}
+
+bool TcpListener::refuse_one(int err) {
+  GuardCounters::bump(GuardEvent::AcceptRefused);
+  log_refused(std::strerror(err));
+  if (reserve_fd_ < 0) reserve_fd_ = open_reserve();
+  if (reserve_fd_ < 0) return false;  // nothing to spend: try again next iteration
+  ::close(reserve_fd_);
+  reserve_fd_ = -1;
+  int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd >= 0) ::close(fd);
+  reserve_fd_ = open_reserve();
+  return fd >= 0;
+}
+
+void TcpListener::log_refused(const char* why) {
+  if (!refused_log_.allow(uv_now(loop_), refused_suppressed_)) return;
+  SLUICE_LOG_WARN("event=accept_refused proto={} error=\"{}\" refused_since_last_line={}", proto_, why,
+                  refused_suppressed_);
+}
+
+void TcpListener::close() {
+  if (polling_) {
+    uv_poll_stop(&poll_);
+    close_handle(&poll_);
+    polling_ = false;
+  }
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
 
 }  // namespace sluice::server

@@ -1,7 +1,13 @@
 // TcpListener: one listening TCP socket of the server (RTMP or HTTP): binds, listens, reports the
-// address actually bound (tests listen on port 0) and hands every pending connection to its
-// owner, who accepts it onto a StreamSocket. IPv6 listeners are IPv6-only, so "0.0.0.0:1935" and
-// "[::]:1935" can both be configured (docs/configuration.md).
+// address actually bound (tests listen on port 0) and hands every accepted socket to its owner.
+// IPv6 listeners are IPv6-only, so "0.0.0.0:1935" and "[::]:1935" can both be configured
+// (docs/configuration.md).
+//
+// It accepts itself (a poll handle on the listening socket, not uv_listen) for two bounds:
+// at most accepts_per_iteration connections per loop iteration, so a flood of connects cannot
+// stall the players of this loop (the socket stays readable and the rest come next iteration);
+// and at the file descriptor limit each refused connection is taken with a reserved descriptor,
+// closed, counted and logged (rate-limited), instead of libuv dropping it silently.
 #pragma once
 
 #include <uv.h>
@@ -11,32 +17,46 @@
 
 #include "base/result.hpp"
 #include "config/address.hpp"
+#include "server/io/guard_counters.hpp"
 
 namespace sluice::server {
 
 class TcpListener {
  public:
-  // on_pending(listener) must accept one connection (or close what it accepted).
-  using OnPending = std::function<void(uv_stream_t* listener)>;
+  // on_accepted(fd) owns the non-blocking, close-on-exec socket: it adopts or closes it.
+  using OnAccepted = std::function<void(int fd)>;
 
   // proto names the listener in logs and errors ("rtmp", "http").
-  TcpListener(uv_loop_t* loop, const char* proto, OnPending on_pending);
+  TcpListener(uv_loop_t* loop, const char* proto, uint32_t accepts_per_iteration, OnAccepted on_accepted);
   TcpListener(const TcpListener&) = delete;
   TcpListener& operator=(const TcpListener&) = delete;
+  ~TcpListener();
 
   // Binds and listens; the error names the address.
   Result<void> listen(const config::ListenAddress& addr);
   const std::string& bound_address() const { return bound_; }
-  // The handle memory must outlive the close: the owner keeps the object until the loop ends.
+  // Stops accepting. The handle memory must outlive the close: the owner keeps the object until
+  // the loop ends.
   void close();
 
  private:
-  static void on_connection(uv_stream_t* listener, int status);
+  static void on_readable(uv_poll_t* poll, int status, int events);
+  void accept_some();
+  // The descriptor limit is reached: take one pending connection with the reserve and drop it.
+  bool refuse_one(int err);
+  void log_refused(const char* why);
 
-  uv_tcp_t tcp_{};
+  uv_loop_t* loop_;
+  uv_poll_t poll_{};
+  bool polling_ = false;
+  int fd_ = -1;
+  int reserve_fd_ = -1;  // spent to accept and close a connection at EMFILE/ENFILE
   const char* proto_;
-  OnPending on_pending_;
+  uint32_t accepts_per_iteration_;
+  OnAccepted on_accepted_;
   std::string bound_;
+  LogRateLimit refused_log_;
+  uint64_t refused_suppressed_ = 0;
 };
 
 }  // namespace sluice::server

@@ -30,4 +30,21 @@ void init_logging(const config::LogConfig& cfg) {
   spdlog::set_default_logger(logger);
 }
 
+std::string printable(std::string_view s, size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max_bytes; ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > max_bytes) out += "...";
+  return out;
+}
+
 }  // namespace sluice::server

@@ -4,11 +4,18 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string>
+#include <string_view>
+
 #include "config/config.hpp"
 
 namespace sluice::server {
 
 void init_logging(const config::LogConfig& cfg);
+
+// A peer-supplied string made safe for one log line: control bytes, quotes, backslashes and
+// non-ASCII become \xNN, and it is cut at max_bytes (with "...").
+std::string printable(std::string_view s, size_t max_bytes = 120);
 
 }  // namespace sluice::server
 

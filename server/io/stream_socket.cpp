@@ -11,15 +11,6 @@ StreamSocket::StreamSocket(LoopContext& loop, uint64_t id) : loop_(loop), id_(id
   started_ms_ = last_write_ms_ = loop.now_ms();
 }
 
-int StreamSocket::accept(uv_stream_t* listener) {
-  uv_tcp_init(loop_.loop(), &tcp_);
-  tcp_.data = this;
-  tcp_initialized_ = true;
-  int rc = uv_accept(listener, as_stream(&tcp_));
-  if (rc != 0) return rc;
-  return open_accepted();
-}
-
 int StreamSocket::adopt(int fd) {
   uv_tcp_init(loop_.loop(), &tcp_);
   tcp_.data = this;

@@ -36,10 +36,8 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   StreamSocket(const StreamSocket&) = delete;
   StreamSocket& operator=(const StreamSocket&) = delete;
 
-  // Accepts a pending connection from the listener and starts reading. On error the caller
-  // closes the socket with close().
-  int accept(uv_stream_t* listener);
-  // The same for a socket another worker accepted; takes ownership of fd.
+  // Takes an accepted socket (TcpListener's, or one another worker accepted) and starts reading;
+  // owns fd from here. On error the caller closes the socket with close().
   int adopt(int fd);
 
   void close(const std::string& reason) final;

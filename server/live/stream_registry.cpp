@@ -1,17 +1,49 @@
 #include "server/live/stream_registry.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "server/live/worker_mesh.hpp"
 
 namespace sluice::server {
 
-bool valid_stream_name(std::string_view name) {
-  if (name.empty() || name.size() > 256) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return static_cast<unsigned char>(c) >= 0x21 && c != 0x7F && c != '"' && c != '\\';
-  });
+namespace {
+constexpr size_t kMaxStreamNameBytes = 200;
+
+bool name_char_ok(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("-_.~=+@:,!").find(c) != std::string_view::npos;
 }
+
+// Every registry on every worker: what limits.max_streams counts.
+std::atomic<uint32_t> g_streams{0};
+}  // namespace
+
+std::string_view stream_name_problem(std::string_view name) {
+  if (name.empty()) return "empty name";
+  if (name.size() > kMaxStreamNameBytes) return "name longer than 200 bytes";
+  for (char c : name) {
+    if (c != '/' && !name_char_ok(c)) return "character not allowed in a stream name";
+  }
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('/', start);
+    if (end == std::string_view::npos) end = name.size();
+    std::string_view segment = name.substr(start, end - start);
+    if (segment.empty()) return "empty path segment (leading, trailing or double '/')";
+    if (segment == "." || segment == "..") return "'.' or '..' segment";
+    start = end + 1;
+  }
+  return {};
+}
+
+bool valid_stream_name(std::string_view name) { return stream_name_problem(name).empty(); }
+
+StreamRegistry::~StreamRegistry() {
+  g_streams.fetch_sub(static_cast<uint32_t>(entries_.size()), std::memory_order_relaxed);
+}
+
+uint32_t StreamRegistry::total_streams() { return g_streams.load(std::memory_order_relaxed); }
 
 media::StreamHub::Options hub_options(const config::AppConfig& app) {
   media::StreamHub::Options o;
@@ -38,30 +70,36 @@ bool StreamRegistry::is_live(const std::string& key) {
   return mesh_ && mesh_->directory().owner(key) != StreamDirectory::kNoOwner;
 }
 
-media::StreamHub& StreamRegistry::get_or_create(const std::string& key, const media::StreamHub::Options& options) {
+media::StreamHub* StreamRegistry::get_or_create(const std::string& key, const media::StreamHub::Options& options) {
+  auto it = entries_.find(key);
+  if (it != entries_.end()) return it->second.hub.get();
+  // Reserve first: workers create hubs concurrently.
+  if (g_streams.fetch_add(1, std::memory_order_relaxed) >= max_streams_ && max_streams_ != 0) {
+    g_streams.fetch_sub(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   Entry& e = entries_[key];
-  if (e.hub) return *e.hub;
   e.hub = std::make_unique<media::StreamHub>(key, options);
   // First interest in this name here: if another worker publishes it, ask for its messages.
   if (mesh_) tell_owner(mesh_->directory().add_interest(key, worker_), MeshEvent::Kind::Subscribe, key);
-  return *e.hub;
+  return e.hub.get();
 }
 
-bool StreamRegistry::claim_publisher(const std::string& key, const StreamSocket* publisher,
-                                     const media::StreamHub::Options& options) {
-  get_or_create(key, options);
+StreamRegistry::Claim StreamRegistry::claim_publisher(const std::string& key, const StreamSocket* publisher,
+                                                      const media::StreamHub::Options& options) {
+  if (!get_or_create(key, options)) return Claim::Full;
   Entry& e = entries_[key];
-  if (e.publisher) return false;
+  if (e.publisher) return Claim::Taken;
   if (mesh_) {
     std::vector<uint32_t> interested;
     if (!mesh_->directory().claim(key, worker_, interested)) {
       remove_if_unused(key);
-      return false;
+      return Claim::Taken;
     }
     for (uint32_t w : interested) add_forwarder(key, e, w);
   }
   e.publisher = publisher;
-  return true;
+  return Claim::Claimed;
 }
 
 void StreamRegistry::release_publisher(const std::string& key, const StreamSocket* publisher) {
@@ -82,6 +120,7 @@ void StreamRegistry::remove_if_unused(const std::string& key) {
   if (it == entries_.end()) return;
   if (it->second.publisher || it->second.hub->subscriber_count() > 0) return;
   entries_.erase(it);
+  g_streams.fetch_sub(1, std::memory_order_relaxed);
   if (mesh_) tell_owner(mesh_->directory().remove_interest(key, worker_), MeshEvent::Kind::Unsubscribe, key);
 }
 

@@ -22,9 +22,13 @@ namespace sluice::server {
 class StreamSocket;
 class WorkerMesh;
 
-// Live stream names become registry keys and log fields (RTMP and HTTP-FLV alike): refuse what no
-// encoder sends.
+// Live stream names become registry keys, log fields and (recording) file names, RTMP and HTTP-FLV
+// alike: 1..200 bytes of ASCII letters, digits and - _ . ~ = + @ : , ! in segments separated by
+// single '/', no segment "." or "..", nothing else (docs/configuration.md, rtmp.limits). So no
+// name is a path outside a folder it is joined to.
 bool valid_stream_name(std::string_view name);
+// Why a name is not valid, for the refusal and the log; empty when it is.
+std::string_view stream_name_problem(std::string_view name);
 // The hub settings a live app asks for.
 media::StreamHub::Options hub_options(const config::AppConfig& app);
 
@@ -43,6 +47,11 @@ class StreamRegistry {
     uint64_t dropped_frames = 0;
   };
 
+  StreamRegistry() = default;
+  StreamRegistry(const StreamRegistry&) = delete;
+  StreamRegistry& operator=(const StreamRegistry&) = delete;
+  ~StreamRegistry();
+
   // Once a second: every entry's ingest rate.
   void sample_rates(uint64_t now_ms);
   // A player of key lost a frame (slow-player policy).
@@ -58,9 +67,16 @@ class StreamRegistry {
   media::StreamHub* find(const std::string& key);
   // Published here or, with several workers, on another one (its messages may not be here yet).
   bool is_live(const std::string& key);
-  media::StreamHub& get_or_create(const std::string& key, const media::StreamHub::Options& options);
-  // Claims the name for a publisher; false if someone else already publishes it.
-  bool claim_publisher(const std::string& key, const StreamSocket* publisher, const media::StreamHub::Options& options);
+  // The hub of key, created if need be; nullptr when that would pass limits.max_streams.
+  media::StreamHub* get_or_create(const std::string& key, const media::StreamHub::Options& options);
+  enum class Claim { Claimed, Taken, Full };
+  // Claims the name for a publisher: Taken if someone else already publishes it, Full if the
+  // stream would pass limits.max_streams.
+  Claim claim_publisher(const std::string& key, const StreamSocket* publisher, const media::StreamHub::Options& options);
+  // Streams (hubs) on every worker together, and the most there may be (0 = no limit). A stream
+  // with players on several workers has a hub on each and counts once per worker.
+  static uint32_t total_streams();
+  void set_max_streams(uint32_t max) { max_streams_ = max; }
   void release_publisher(const std::string& key, const StreamSocket* publisher);
   // Removes the hub when nobody publishes or plays it any more.
   void remove_if_unused(const std::string& key);
@@ -78,6 +94,7 @@ class StreamRegistry {
   WorkerMesh* mesh_ = nullptr;
   uint32_t worker_ = 0;
   uint32_t chunk_size_ = 0;
+  uint32_t max_streams_ = 0;
 };
 
 }  // namespace sluice::server

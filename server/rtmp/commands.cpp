@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "server/access/token.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/rtmp/connection.hpp"
@@ -39,6 +40,15 @@ void RtmpConnection::handle_event(protocol::SessionEvent& event) {
         } else if constexpr (std::is_same_v<T, protocol::SetBufferLengthEvent>) {
           if (auto* p = find_player(e.stream_id)) p->set_buffer_length(e.buffer_ms);
           if (auto* v = find_vod_player(e.stream_id)) v->set_buffer_length(e.buffer_ms);
+        } else if constexpr (std::is_same_v<T, protocol::CreateStreamRefusedEvent>) {
+          GuardCounters::bump(GuardEvent::RtmpStreamsPerConnection);
+          if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
+            SLUICE_LOG_WARN(
+                "conn={} peer={} event=create_stream_refused reason=\"rtmp.limits.streams_per_connection={}\" suppressed={}",
+                id(), peer(), config().rtmp.limits.streams_per_connection, suppressed_logs_);
+          }
+        } else if constexpr (std::is_same_v<T, protocol::StreamIdRefusedEvent>) {
+          on_stream_id_refused(e);
         } else if constexpr (std::is_same_v<T, protocol::CommandEvent>) {
           SLUICE_LOG_DEBUG("conn={} event=ignored_command name={}", id(), e.command.name);
         }
@@ -94,10 +104,12 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
   const config::AppConfig* app = config().find_app(app_);
   const std::string& name = e.publish.name;
   std::string why;
-  if (!app || !valid_stream_name(name)) {
-    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, "Invalid stream name.");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"invalid name\"", id(), peer(),
-                    app_, name);
+  if (std::string_view problem = app ? stream_name_problem(name) : "no app"; !problem.empty()) {
+    GuardCounters::bump(GuardEvent::BadStreamName);
+    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
+                            "Invalid stream name: " + std::string(problem) + ".");
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"invalid name: {}\"", id(),
+                    peer(), app_, printable(name), problem);
     session_.close_after_flush();
     return;
   }
@@ -114,7 +126,12 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
     return;
   }
   std::string key = app_ + "/" + name;
-  if (!registry().claim_publisher(key, this, hub_options(*app))) {
+  StreamRegistry::Claim claim = registry().claim_publisher(key, this, hub_options(*app));
+  if (claim == StreamRegistry::Claim::Full) {
+    refuse_for_streams_total(e.stream_id, name, true);
+    return;
+  }
+  if (claim == StreamRegistry::Claim::Taken) {
     session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
                             "Stream '" + name + "' is already publishing.");
     SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id(), peer(),
@@ -136,8 +153,14 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
     on_play_vod(*app, e);
     return;
   }
-  if (!app || !valid_stream_name(name)) {
-    session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "Invalid stream name.");
+  if (std::string_view problem = app ? stream_name_problem(name) : "no app"; !problem.empty()) {
+    GuardCounters::bump(GuardEvent::BadStreamName);
+    session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound,
+                         "Invalid stream name: " + std::string(problem) + ".");
+    if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
+      SLUICE_LOG_WARN("conn={} peer={} event=play_rejected app={} stream=\"{}\" reason=\"invalid name: {}\" suppressed={}",
+                      id(), peer(), app_, printable(name), problem, suppressed_logs_);
+    }
     return;
   }
   std::string key = app_ + "/" + name;
@@ -152,11 +175,38 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
   }
   // A second play on the same stream id replaces the first (Flash does this to switch streams).
   std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });
-  media::StreamHub& h = registry().get_or_create(key, hub_options(*app));
+  media::StreamHub* h = registry().get_or_create(key, hub_options(*app));
+  if (!h) {
+    refuse_for_streams_total(e.stream_id, name, false);
+    return;
+  }
   session_.start_play(e.stream_id, name, e.play.reset, false);
-  players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, h));
+  players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, *h));
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id(), peer(), app_, name,
                   live ? "yes" : "waiting");
+}
+
+void RtmpConnection::refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish) {
+  GuardCounters::bump(GuardEvent::StreamsTotal);
+  const char* why = "The server holds its maximum of streams (limits.max_streams).";
+  if (publish) {
+    session_.reject_publish(stream_id, protocol::Status::PublishBadName, why);
+  } else {
+    session_.send_status(stream_id, protocol::Status::PlayFailed, why);
+  }
+  if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
+    SLUICE_LOG_WARN("conn={} peer={} event={}_rejected app={} stream={} reason=\"limits.max_streams={}\" suppressed={}",
+                    id(), peer(), publish ? "publish" : "play", app_, name, config().rtmp.limits.max_streams,
+                    suppressed_logs_);
+  }
+}
+
+void RtmpConnection::on_stream_id_refused(const protocol::StreamIdRefusedEvent& e) {
+  GuardCounters::bump(GuardEvent::RtmpUnknownStreamId);
+  if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
+    SLUICE_LOG_WARN("conn={} peer={} event=stream_id_refused command={} stream_id={} suppressed={}", id(), peer(),
+                    e.command, e.stream_id, suppressed_logs_);
+  }
 }
 
 void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e) {

@@ -16,6 +16,8 @@ protocol::SessionOptions session_options(const config::Config& cfg) {
   o.chunk_size = cfg.rtmp.chunk_size;
   o.window_ack_size = cfg.rtmp.window_ack_size;
   o.chunk_limits.max_message_size = cfg.rtmp.max_message_size;
+  o.max_streams = cfg.rtmp.limits.streams_per_connection;
+  o.pre_connect_max_message_size = cfg.rtmp.limits.pre_connect_message_size;
   return o;
 }
 }  // namespace
@@ -23,6 +25,9 @@ protocol::SessionOptions session_options(const config::Config& cfg) {
 RtmpConnection::RtmpConnection(RtmpServices& services, uint64_t id)
     : StreamSocket(services.loop, id), services_(services), session_(session_options(services.loop.config())) {
   last_receive_ms_ = last_ping_ms_ = started_ms();
+  const auto& limits = services.loop.config().rtmp.limits;
+  output_guard_.configure(limits.output_soft_bytes, limits.output_hard_bytes,
+                          static_cast<uint64_t>(limits.output_timeout.count()));
 }
 
 RtmpConnection::~RtmpConnection() {
@@ -46,7 +51,43 @@ void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {
     close("protocol error: " + fed.error().message());
     return;
   }
+  const uint64_t budget = config().rtmp.limits.reassembly_budget;
+  if (!reassembly_.update(session_.reassembly_bytes(), budget)) {
+    GuardCounters::bump(GuardEvent::ReassemblyBudget);
+    SLUICE_LOG_WARN("conn={} peer={} event=reassembly_budget held={} total={} budget={}", id(), peer(),
+                    reassembly_.held(), ReassemblyLease::total(), budget);
+    close("partial messages over limits.reassembly_budget");
+    return;
+  }
   if (session_.has_output()) request_flush();
+  check_output();
+}
+
+void RtmpConnection::check_output() {
+  const uint64_t unsent = session_.output_size() + write_queue_bytes();
+  switch (output_guard_.update(unsent, loop_.now_ms())) {
+    case OutputGuard::Action::None: return;
+    case OutputGuard::Action::Pause:
+      GuardCounters::bump(GuardEvent::RtmpOutputPaused);
+      SLUICE_LOG_DEBUG("conn={} event=output_paused unsent={}", id(), unsent);
+      stop_reading();
+      return;
+    case OutputGuard::Action::Resume:
+      SLUICE_LOG_DEBUG("conn={} event=output_resumed unsent={}", id(), unsent);
+      start_reading();
+      return;
+    case OutputGuard::Action::Close: {
+      GuardCounters::bump(GuardEvent::RtmpOutputOverflow);
+      const auto& limits = config().rtmp.limits;
+      std::string why = unsent > limits.output_hard_bytes
+                            ? "unsent output " + std::to_string(unsent) + " bytes over limits.output_hard_bytes"
+                            : "output not read for " + std::to_string(output_guard_.paused_for_ms(loop_.now_ms()) / 1000) +
+                                  " s (limits.output_timeout)";
+      SLUICE_LOG_WARN("conn={} peer={} event=output_overflow unsent={} reason=\"{}\"", id(), peer(), unsent, why);
+      close(why);
+      return;
+    }
+  }
 }
 
 void RtmpConnection::keep_unwritten(std::span<const uint8_t> rest) { session_.queue_raw_output(rest); }
@@ -70,7 +111,10 @@ void RtmpConnection::on_nothing_to_write() {
   if (session_.closing()) close("closed after reply");
 }
 
-void RtmpConnection::on_written(bool) { resume_vod_players(); }
+void RtmpConnection::on_written(bool) {
+  resume_vod_players();
+  if (!closing() && output_guard_.paused()) check_output();
+}
 
 void RtmpConnection::resume_vod_players() {
   // VOD players wait for the connection to drain before reading more of their file.
@@ -79,6 +123,10 @@ void RtmpConnection::resume_vod_players() {
 
 void RtmpConnection::on_tick(uint64_t now) {
   const auto& rtmp = config().rtmp;
+  if (output_guard_.paused()) {
+    check_output();
+    if (closing()) return;
+  }
   if (!session_.handshake_done() || !connected_) {
     if (now - started_ms() > static_cast<uint64_t>(rtmp.handshake_timeout.count())) {
       close(session_.handshake_done() ? "connect timeout" : "handshake timeout");

@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "protocol/session.hpp"
+#include "server/io/guard_counters.hpp"
+#include "server/io/output_guard.hpp"
+#include "server/io/reassembly_budget.hpp"
 #include "server/io/stream_socket.hpp"
 
 namespace sluice::config {
@@ -69,6 +72,8 @@ class RtmpConnection final : public StreamSocket {
   void on_close(const std::string& reason) override;
 
   void resume_vod_players();
+  // The unsent output against rtmp.limits: stop reading, resume, or close (server/io/output_guard.hpp).
+  void check_output();
   void handle_event(protocol::SessionEvent& event);
   void on_connect(protocol::ConnectEvent& e);
   void on_publish(protocol::PublishEvent& e);
@@ -79,6 +84,8 @@ class RtmpConnection final : public StreamSocket {
   void on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e);
   void on_receive_media(const protocol::ReceiveMediaEvent& e);
   void on_close_stream(uint32_t stream_id, const char* why);
+  void on_stream_id_refused(const protocol::StreamIdRefusedEvent& e);
+  void refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish);
   void on_unpublish(const protocol::UnpublishEvent& e);
   void on_media(protocol::MediaEvent& e);
   bool publish_allowed(const config::AppConfig& app, const protocol::PublishCommand& p, std::string& why) const;
@@ -96,6 +103,11 @@ class RtmpConnection final : public StreamSocket {
   std::vector<std::unique_ptr<LivePublisher>> publishers_;
   std::vector<std::unique_ptr<VodPlayer>> vod_players_;
   bool connected_ = false;
+  // Refusals a flood can repeat log at most once a second per connection.
+  LogRateLimit log_limit_;
+  uint64_t suppressed_logs_ = 0;
+  OutputGuard output_guard_;
+  ReassemblyLease reassembly_;
   uint64_t last_receive_ms_ = 0;
   uint64_t last_ping_ms_ = 0;
 };

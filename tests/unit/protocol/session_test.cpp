@@ -316,3 +316,71 @@ TEST_CASE("a message longer than the limit fails the session with a reason") {
   CHECK_FALSE(r.ok());
   CHECK(r.error().code == Errc::LimitExceeded);
 }
+
+TEST_CASE("stream commands on ids createStream never returned are refused and answered") {
+  Pair p;
+  p.connect();
+  // Pipelined as FFmpeg and Flash do: createStream, then play on id 1 before the reply.
+  p.client.create_stream();
+  p.client.play(1, "cam");
+  // Ids nobody created: a player per id would bypass max_streams.
+  for (uint32_t id : {0u, 2u, 7u, 300u}) p.client.play(id, "cam");
+  p.client.publish(9, "other");
+  p.client.seek(5, 1000);
+  p.exchange();
+  auto plays = only<PlayEvent>(p.server_events);
+  REQUIRE(plays.size() == 1);
+  CHECK(plays[0]->stream_id == 1);
+  CHECK(only<PublishEvent>(p.server_events).empty());
+  CHECK(only<SeekEvent>(p.server_events).empty());
+  auto refused = only<StreamIdRefusedEvent>(p.server_events);
+  REQUIRE(refused.size() == 6);
+  CHECK(refused[0]->stream_id == 0);
+  CHECK(refused[4]->command == "publish");
+  // The client was told, on the id it used.
+  int failed = 0, bad_name = 0;
+  for (auto* s : only<StatusEvent>(p.client_events)) {
+    failed += s->code() == "NetStream.Play.Failed";
+    bad_name += s->code() == "NetStream.Publish.BadName" && s->stream_id == 9;
+  }
+  CHECK(failed == 4);
+  CHECK(bad_name == 1);
+}
+
+TEST_CASE("a deleted stream id is no longer valid") {
+  Pair p;
+  p.connect();
+  p.client.create_stream();
+  p.exchange();
+  p.client.delete_stream(1);
+  p.client.play(1, "cam");
+  p.exchange();
+  CHECK(only<CloseStreamEvent>(p.server_events).size() == 1);
+  CHECK(only<PlayEvent>(p.server_events).empty());
+  CHECK(only<StreamIdRefusedEvent>(p.server_events).size() == 1);
+}
+
+TEST_CASE("before connect a peer may send only small messages; after it the full limit applies") {
+  SessionOptions so = options_for(SessionRole::Server);
+  so.pre_connect_max_message_size = 64 * 1024;
+  so.chunk_limits.max_message_size = 8u << 20;
+  {
+    Session client(options_for(SessionRole::Client));
+    Session server(so);
+    std::vector<SessionEvent> ev;
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(pump(client, server, ev).ok());
+      REQUIRE(pump(server, client, ev).ok());
+    }
+    // fmt 0 on csid 3 declaring a 1 MiB message: fine later, too big before connect.
+    std::vector<uint8_t> big = {0x03, 0, 0, 0, 0x10, 0x00, 0x00, 20, 0, 0, 0, 0};
+    auto r = server.feed(big, ev);
+    CHECK_FALSE(r.ok());
+    CHECK(r.error().code == Errc::LimitExceeded);
+  }
+  Pair p;
+  p.server = Session(so);
+  p.connect();
+  std::vector<uint8_t> big = {0x03, 0, 0, 0, 0x10, 0x00, 0x00, 20, 0, 0, 0, 0};
+  CHECK(p.server.feed(big, p.server_events).ok());
+}

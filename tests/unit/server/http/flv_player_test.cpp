@@ -85,7 +85,7 @@ TEST_CASE("HTTP-FLV framing: chunked and close-delimited") {
     CAPTURE(chunked);
     Fixture fx;
     IdleSocket socket(*fx.loop);
-    media::StreamHub& hub = fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
+    media::StreamHub& hub = *fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
     hub.start_publish();
     HttpFlvPlayer player(socket, fx.registry, "live/cam", hub, chunked, fx.config.rtmp.player_queue);
 
@@ -121,7 +121,7 @@ TEST_CASE("HTTP-FLV framing: chunked and close-delimited") {
 TEST_CASE("HTTP-FLV: a stream that ends before its first frame still gets its file header") {
   Fixture fx;
   IdleSocket socket(*fx.loop);
-  media::StreamHub& hub = fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
+  media::StreamHub& hub = *fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
   HttpFlvPlayer player(socket, fx.registry, "live/cam", hub, true, fx.config.rtmp.player_queue);
   player.end();  // the server stops
   WriteBatch batch;
