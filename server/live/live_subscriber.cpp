@@ -27,14 +27,16 @@ LiveSubscriber::LiveSubscriber(StreamSocket& socket, StreamRegistry& registry, s
       key_(std::move(key)),
       hub_(hub),
       queue_(queue_limits(queue)),
-      proto_field_(proto_field) {}
+      proto_field_(proto_field) {
+  registry_.hold(key_);  // hub_ must outlive this player, subscribed or not (a paused player is not)
+}
 
 LiveSubscriber::~LiveSubscriber() {
   unsubscribe();
   if (queue_.dropped_frames() > 0)
     SLUICE_LOG_INFO("conn={} event=player_end{} stream={} dropped_frames={}", socket_.id(), proto_field_, key_,
                     queue_.dropped_frames());
-  registry_.remove_if_unused(key_);
+  registry_.release(key_);
 }
 
 void LiveSubscriber::subscribe() {

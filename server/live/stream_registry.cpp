@@ -115,10 +115,22 @@ void StreamRegistry::release_publisher(const std::string& key, const StreamSocke
   remove_if_unused(key);
 }
 
+void StreamRegistry::hold(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it != entries_.end()) ++it->second.holders;
+}
+
+void StreamRegistry::release(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  if (it->second.holders > 0) --it->second.holders;
+  remove_if_unused(key);
+}
+
 void StreamRegistry::remove_if_unused(const std::string& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return;
-  if (it->second.publisher || it->second.hub->subscriber_count() > 0) return;
+  if (it->second.publisher || it->second.holders > 0 || it->second.hub->subscriber_count() > 0) return;
   entries_.erase(it);
   g_streams.fetch_sub(1, std::memory_order_relaxed);
   if (mesh_) tell_owner(mesh_->directory().remove_interest(key, worker_), MeshEvent::Kind::Unsubscribe, key);

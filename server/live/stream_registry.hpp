@@ -37,6 +37,9 @@ class StreamRegistry {
   struct Entry {
     std::unique_ptr<media::StreamHub> hub;
     const StreamSocket* publisher = nullptr;  // the publishing connection; nullptr while nobody publishes here
+    // Players holding the hub whether or not they are subscribed now (a paused live player is
+    // not): the hub stays while any does.
+    uint32_t holders = 0;
     // On the owning worker: one per other worker that has players of this stream.
     std::vector<std::unique_ptr<MeshForwarder>> forwarders;
     // Ingest rate in kbit/s, sampled every second and smoothed over a few seconds.
@@ -78,7 +81,11 @@ class StreamRegistry {
   static uint32_t total_streams();
   void set_max_streams(uint32_t max) { max_streams_ = max; }
   void release_publisher(const std::string& key, const StreamSocket* publisher);
-  // Removes the hub when nobody publishes or plays it any more.
+  // A player of key keeps its hub (taken at its start, given back at its end; the last one out
+  // removes the hub if nobody publishes it).
+  void hold(const std::string& key);
+  void release(const std::string& key);
+  // Removes the hub when nobody publishes, plays or holds it any more.
   void remove_if_unused(const std::string& key);
   size_t size() const { return entries_.size(); }
   const std::unordered_map<std::string, Entry>& entries() const { return entries_; }

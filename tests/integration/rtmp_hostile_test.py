@@ -36,7 +36,8 @@ server = Server("rtmp-hostile", extra_yaml=(
     # what the server holds.
     env={"ASAN_OPTIONS": (os.environ.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=4").lstrip(":")})
 with open(server.config, "a") as f:
-    f.write(f"http:\n  listen: 127.0.0.1:{http_port}\n")
+    # One worker: every connection shares one registry (section 6 needs player and publisher together).
+    f.write(f"workers: 1\nhttp:\n  listen: 127.0.0.1:{http_port}\n")
 server.start()
 wait_port(http_port)
 d = server.dir
@@ -209,6 +210,32 @@ try:
     pb.publish("../escape")
     check(pb.wait_status("NetStream.Publish.BadName", 5) is not None, "publish of '../escape' refused")
     pb.close()
+
+    # 6. A paused live player outlives its publisher: the stream must not be freed under it.
+    pb = connected()
+    pb.create_stream()
+    pb.publish("brief")
+    check(pb.wait_status("NetStream.Publish.Start", 5) is not None, "brief publisher started")
+    pl = connected()
+    pl.create_stream()
+    pl.play("brief")
+    check(pl.wait_status("NetStream.Play.Start", 5) is not None, "player of brief started")
+    pl.command("pause", None, True, 0.0, sid=1, txn=0)
+    check(pl.wait_status("NetStream.Pause.Notify", 5) is not None, "paused")
+    pb.close()
+    time.sleep(1)
+    pl.command("pause", None, False, 0.0, sid=1, txn=0)
+    check(pl.wait_status("NetStream.Unpause.Notify", 5) is not None, "unpaused after the publisher left")
+    pb = connected()
+    pb.create_stream()
+    pb.publish("brief")
+    check(pb.wait_status("NetStream.Publish.Start", 5) is not None, "brief published again")
+    pb.media(9, 0, bytes([0x17, 0, 0, 0, 0]) + bytes(20))
+    pb.media(9, 40, bytes([0x17, 1, 0, 0, 0]) + bytes(200))
+    check(pl.wait_for(lambda m: m.type == 9, 5) is not None, "the unpaused player gets the new publication")
+    pl.close()
+    pb.close()
+    check(server.alive(), "server still running after pause, unpublish, unpause")
 
     _, err = rec.communicate(timeout=40)
     check(server.alive(), "server still running")

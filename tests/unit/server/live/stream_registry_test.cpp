@@ -33,3 +33,17 @@ TEST_CASE("the registry refuses a new stream past max_streams and counts removal
   CHECK(StreamRegistry::total_streams() == base + 1);
   CHECK(r.get_or_create("live/c", o) != nullptr);
 }
+
+TEST_CASE("a held hub outlives its publisher while a player holds it unsubscribed (a paused live player)") {
+  StreamRegistry r;
+  media::StreamHub::Options o;
+  int publisher = 0;
+  auto* pub = reinterpret_cast<const StreamSocket*>(&publisher);
+  REQUIRE(r.claim_publisher("live/p", pub, o) == StreamRegistry::Claim::Claimed);
+  media::StreamHub* hub = r.find("live/p");
+  r.hold("live/p");  // the player, not subscribed (paused)
+  r.release_publisher("live/p", pub);
+  CHECK(r.find("live/p") == hub);  // still there for the player
+  r.release("live/p");
+  CHECK(r.find("live/p") == nullptr);  // the last one out removed it
+}
