@@ -102,6 +102,7 @@ TEST_CASE("minimal schema from the issue parses") {
   // Absent keys keep their struct defaults.
   CHECK(c.rtmp.idle_timeout == 60s);
   CHECK(c.apps[0].gop_cache_max_frames == 2000);
+  CHECK(c.apps[0].timestamp_jump == std::chrono::seconds(1));
   CHECK(c.http.upload_extensions == HttpConfig{}.upload_extensions);
 }
 
@@ -430,6 +431,7 @@ apps:
     gop_cache_max_frames: 7
     gop_cache_max_bytes: 1MiB
     wait_for_publisher: false
+    timestamp_jump: 5s
     publish_allow: [10.0.0.0/8, "fd00::/8"]
     publish_token: abc-123
     record: true
@@ -443,6 +445,7 @@ log: { level: debug, format: json }
 )");
     REQUIRE_MESSAGE(a.ok(), a.error().message());
     CHECK(a->workers == 0);
+    CHECK(a->apps[0].timestamp_jump == 5s);
     CHECK(a->http.api_allow.empty());
     CHECK(a->http.upload_extensions == std::vector<std::string>{"mp4", "flv"});
     std::string text = to_yaml(*a, Secrets::Show);
