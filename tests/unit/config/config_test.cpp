@@ -339,6 +339,10 @@ TEST_CASE("wrong types are errors") {
   auto no_ring = load(std::string(kMinimalApps) + "rtmp:\n  io_uring: false\n");
   REQUIRE_MESSAGE(no_ring.ok(), no_ring.error().message());
   CHECK_FALSE(no_ring->rtmp.io_uring);
+  CHECK(error_of("apps:\n  live: { type: live, timestamp_jump: 50ms }\n").find("apps.live.timestamp_jump") !=
+        std::string::npos);
+  CHECK(error_of("apps:\n  v: { type: vod, root: /tmp, timestamp_jump: 2s }\n").find("only valid for live apps") !=
+        std::string::npos);
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  io_uring: sometimes\n") ==
         "sluice.yaml:4:13: rtmp.io_uring: must be true or false (got \"sometimes\")");
 }
