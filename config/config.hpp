@@ -33,6 +33,9 @@ struct AppConfig {
   uint32_t gop_cache_max_frames = 2000;    // A GOP longer than this is not cached (1..1000000).
   uint64_t gop_cache_max_bytes = 64 * kMiB;  // ... nor one larger than this (64KiB..1GiB).
   bool wait_for_publisher = true;  // A player of an unpublished name waits (true) or gets StreamNotFound.
+  // A publisher's timestamp step larger than this, forward or back, is a jump of its clock and is
+  // closed up at ingest (media/timestamp_corrector.hpp), 100ms..1h.
+  Duration timestamp_jump = std::chrono::seconds(1);
   std::vector<Cidr> publish_allow;  // Who may publish; empty means any address.
   std::string publish_token;        // If set, publishers must use "<stream>?token=<value>".
   bool record = false;              // Record every published stream as FLV into record_path.

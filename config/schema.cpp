@@ -93,7 +93,7 @@ void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
 
 void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   static const std::vector<std::string_view> kLiveKeys = {
-      "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher",
+      "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher", "timestamp_jump",
       "publish_allow", "publish_token",        "record",              "record_path"};
   static const std::vector<std::string_view> kVodKeys = {"root"};
   std::vector<std::string_view> known = {"type"};
@@ -139,6 +139,9 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   if (auto f = s.take("gop_cache_max_frames")) r.read_uint(*f, app.gop_cache_max_frames, 1, 1'000'000);
   if (auto f = s.take("gop_cache_max_bytes")) r.read_size(*f, app.gop_cache_max_bytes, 64 * kKiB, kGiB);
   if (auto f = s.take("wait_for_publisher")) r.read_bool(*f, app.wait_for_publisher);
+  if (auto f = s.take("timestamp_jump")) {
+    r.read_duration(*f, app.timestamp_jump, Duration(100), std::chrono::hours(1), false);
+  }
   if (auto f = s.take("publish_allow")) r.read_cidrs(*f, app.publish_allow);
   if (auto f = s.take("publish_token")) {
     std::string token;

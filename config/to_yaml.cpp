@@ -70,6 +70,7 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "gop_cache_max_frames" << YAML::Value << app.gop_cache_max_frames;
     out << YAML::Key << "gop_cache_max_bytes" << YAML::Value << format_size(app.gop_cache_max_bytes);
     out << YAML::Key << "wait_for_publisher" << YAML::Value << app.wait_for_publisher;
+    out << YAML::Key << "timestamp_jump" << YAML::Value << format_duration(app.timestamp_jump);
     emit_cidrs(out, "publish_allow", app.publish_allow);
     out << YAML::Key << "publish_token" << YAML::Value << secret(app.publish_token, secrets);
     out << YAML::Key << "record" << YAML::Value << app.record;

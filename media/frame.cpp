@@ -39,6 +39,12 @@ void classify_data(Frame& f) {
 
 }  // namespace
 
+FrameKind frame_kind(uint8_t rtmp_type) {
+  if (rtmp_type == msg_type::kVideo) return FrameKind::Video;
+  if (rtmp_type == msg_type::kAudio) return FrameKind::Audio;
+  return FrameKind::Data;
+}
+
 FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, Slice payload) {
   auto f = std::make_shared<Frame>();
   f->rtmp_type = rtmp_type;

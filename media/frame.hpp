@@ -31,6 +31,9 @@ struct Frame {
 
 using FramePtr = std::shared_ptr<const Frame>;
 
+// Type 8 is audio, 9 video, anything else data: the kind make_frame gives a message.
+FrameKind frame_kind(uint8_t rtmp_type);
+
 // Builds and classifies a frame. Type 8 is audio, 9 video, anything else data. For an AMF0 data
 // message that starts with "@setDataFrame", the frame's payload is re-sliced to start at the
 // handler name after it (no copy): that is what subscribers and recordings must receive.

@@ -18,7 +18,9 @@
 //  6. A sequence header whose bytes differ from the cached one for its kind and track also drops
 //     the GOP cache until the next key frame: frames of the old GOP were coded against the old
 //     configuration, and a late joiner would be handed the new one first.
-//  7. Timestamps are not rebased here.
+//  7. Timestamps are not rebased here: they arrive continuous (the publisher side closes up jumps of
+//     its clock with a TimestampCorrector, media/timestamp_corrector.hpp) and each player keeps its
+//     own timeline across publications.
 #pragma once
 
 #include <cstddef>

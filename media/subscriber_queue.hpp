@@ -3,7 +3,9 @@
 //
 // Backpressure counts both what is queued here and what was already handed to the socket but not
 // yet written (extra_pending_bytes, e.g. uv_stream_get_write_queue_size()), in bytes, and the
-// timestamp span from the oldest queued frame to the newest one, in ms.
+// timestamp span from the oldest queued frame to the newest one, in ms. The span is only backlog
+// because the timestamps are continuous: jumps of the publisher's clock are closed up at ingest
+// (media/timestamp_corrector.hpp).
 //  1. Above a hard limit: push() returns Overflow and the caller disconnects the subscriber.
 //     Overflow is sticky. A frame is never refused on its own, only on top of a non-empty backlog,
 //     so one oversized key frame cannot trip the limit.

@@ -22,6 +22,7 @@ enum class GuardEvent : size_t {
   BadStreamName,          // play/publish refused: the name is not a valid stream name
   ReassemblyBudget,       // closed: partial messages passed the server-wide budget
   AcceptRefused,          // accept failed (file descriptors exhausted, ...)
+  TimestampJump,          // a publisher's clock jumped (apps.<live>.timestamp_jump): closed up at ingest
   Count
 };
 
@@ -39,6 +40,7 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"bad_stream_name", "play/publish refused for an invalid stream name"},
     {"reassembly_budget", "connections closed when partial messages passed the server-wide budget"},
     {"accept_refused", "connections the listener could not accept (file descriptors exhausted, ...)"},
+    {"timestamp_jump", "publisher timestamp jumps beyond apps.<live>.timestamp_jump, closed up at ingest"},
 }};
 
 class GuardCounters {

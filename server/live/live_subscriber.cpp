@@ -1,5 +1,7 @@
 #include "server/live/live_subscriber.hpp"
 
+#include <algorithm>
+
 #include "server/io/logging.hpp"
 #include "server/io/stream_socket.hpp"
 #include "server/live/stream_registry.hpp"
@@ -54,6 +56,7 @@ void LiveSubscriber::unsubscribe() {
 void LiveSubscriber::on_frame(const media::FramePtr& frame) {
   if (socket_.closing_soon() || !wants(*frame)) return;
   auto result = queue_.push(frame, socket_.write_queue_bytes());
+  if (result == media::SubscriberQueue::PushResult::Queued) ++frames_in_;
   if (result == media::SubscriberQueue::PushResult::Dropped) registry_.count_drop(key_);
   if (result == media::SubscriberQueue::PushResult::Overflow) {
     SLUICE_LOG_WARN("conn={} peer={} event=slow_player{} stream={} queued_bytes={} dropped_frames={}", socket_.id(),
@@ -70,13 +73,26 @@ void LiveSubscriber::on_frame(const media::FramePtr& frame) {
   }
 }
 
+void LiveSubscriber::queue_notice(Notice n) {
+  notices_.push_back(PendingNotice{frames_in_, n});
+  socket_.request_flush();
+}
+
 bool LiveSubscriber::fill_frames(WriteBatch& batch, size_t max_bytes) {
-  if (queue_.empty()) return false;
-  scratch_.clear();
-  queue_.pop_batch(scratch_, kMaxFramesPerFill, max_bytes);
-  for (const auto& f : scratch_) append(*f, batch);
-  scratch_.clear();
-  return !queue_.empty();
+  size_t max_frames = kMaxFramesPerFill;
+  // Frames queued after the next notice wait for the next fill, so the notice goes in between.
+  if (!notices_.empty()) max_frames = std::min<uint64_t>(max_frames, notices_.front().after - frames_out_);
+  if (max_frames > 0 && !queue_.empty()) {
+    scratch_.clear();
+    queue_.pop_batch(scratch_, max_frames, max_bytes);
+    frames_out_ += scratch_.size();
+    for (const auto& f : scratch_) append(*f, batch);
+    scratch_.clear();
+  }
+  size_t due = 0;
+  while (due < notices_.size() && notices_[due].after <= frames_out_) append_notice(notices_[due++].notice, batch);
+  if (due > 0) notices_.erase(notices_.begin(), notices_.begin() + static_cast<std::ptrdiff_t>(due));
+  return !queue_.empty() || !notices_.empty();
 }
 
 }  // namespace sluice::server

@@ -10,6 +10,10 @@
 // player's first frames go out at once; later ones may be held briefly so that several messages
 // share one write, unless a burst is large.
 //
+// Notices (the publisher left, a publisher came back) are ordered with the media: one goes out
+// right after the last frame queued before it, never ahead of frames still held or waiting for the
+// socket (a recorder that stops at UnpublishNotify would lose them).
+//
 // Lifetime: the derived class calls subscribe() at the end of its constructor (joining replays
 // the GOP cache through on_frame, which needs the derived part); destroying it unsubscribes it (never from inside a hub
 // callback: the connection destroys it from its flush or close) and lets the registry drop the
@@ -52,11 +56,25 @@ class LiveSubscriber : public media::Subscriber {
   // Frames one frame into the batch.
   virtual void append(const media::Frame& f, WriteBatch& batch) = 0;
 
-  // Moves queued frames into the batch through append(), at most about max_bytes; true when
-  // frames remain queued.
+  enum class Notice : uint8_t { PublishEnd, PublishStart };
+  // Frames one notice into the batch, in its place after the frames queued before it.
+  virtual void append_notice(Notice n, WriteBatch& batch) {
+    (void)n;
+    (void)batch;
+  }
+  // Queues a notice behind every frame queued so far and asks for a flush (not a held one: the
+  // frames before an end have nothing more to wait for).
+  void queue_notice(Notice n);
+
+  // Moves queued frames, and the notices due after them, into the batch through append() and
+  // append_notice(), at most about max_bytes; true when frames or notices remain queued.
   bool fill_frames(WriteBatch& batch, size_t max_bytes);
   bool queue_empty() const { return queue_.empty(); }
-  void clear_queue() { queue_.clear(); }
+  // Drops the queued frames; notices queued behind them become due.
+  void clear_queue() {
+    queue_.clear();
+    frames_out_ = frames_in_;
+  }
 
   void subscribe();
   void unsubscribe();
@@ -72,6 +90,14 @@ class LiveSubscriber : public media::Subscriber {
   media::StreamHub& hub_;
   media::SubscriberQueue queue_;
   std::vector<media::FramePtr> scratch_;
+  // Frames ever queued and ever taken out: a notice is due once frames_out_ reaches its `after`.
+  uint64_t frames_in_ = 0;
+  uint64_t frames_out_ = 0;
+  struct PendingNotice {
+    uint64_t after;
+    Notice notice;
+  };
+  std::vector<PendingNotice> notices_;  // oldest first; nearly always empty
   const char* proto_field_;
   bool subscribed_ = false;
 };

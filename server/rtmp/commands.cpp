@@ -140,7 +140,8 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
     return;
   }
   session_.accept_publish(e.stream_id, name);
-  publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name));
+  publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name,
+                                                        static_cast<uint32_t>(app->timestamp_jump.count())));
   SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}", id(), peer(), app_, name, e.publish.type);
 }
 

@@ -92,13 +92,16 @@ void RtmpConnection::check_output() {
 
 void RtmpConnection::keep_unwritten(std::span<const uint8_t> rest) { session_.queue_raw_output(rest); }
 
+void RtmpConnection::append_control_output(WriteBatch& batch) {
+  if (!session_.has_output()) return;
+  std::vector<uint8_t>& arena = batch.arena();
+  size_t old = arena.size();
+  session_.drain_output(arena);
+  batch.after_arena_append(old);
+}
+
 bool RtmpConnection::fill(WriteBatch& batch, size_t max_bytes) {
-  if (session_.has_output()) {
-    std::vector<uint8_t>& arena = batch.arena();
-    size_t old = arena.size();
-    session_.drain_output(arena);
-    batch.after_arena_append(old);
-  }
+  append_control_output(batch);
   bool more = false;
   for (auto& p : players_) {
     if (batch.bytes() >= max_bytes) return true;
@@ -149,7 +152,11 @@ void RtmpConnection::on_tick(uint64_t now) {
 
 void RtmpConnection::shutdown_gracefully() {
   if (closing()) return;
-  end_streams();
+  // Publishers first: ending a publication queues its players' notices (maybe on this
+  // connection). The players stay until what they queued is written.
+  publishers_.clear();
+  vod_players_.clear();
+  for (auto& p : players_) p->end();
   session_.close_after_flush();
   request_flush();
 }

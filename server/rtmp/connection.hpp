@@ -55,6 +55,8 @@ class RtmpConnection final : public StreamSocket {
   const std::string& app() const { return app_; }
   const config::Config& config() const { return loop_.config(); }
   StreamRegistry& registry() { return services_.registry; }
+  // Moves the session's pending control output into the batch, behind what the batch holds.
+  void append_control_output(WriteBatch& batch);
   VodFiles& vod_files() { return services_.vod_files; }
 
  protected:

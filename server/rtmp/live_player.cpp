@@ -23,21 +23,30 @@ bool LivePlayer::wants(const media::Frame& f) const {
 void LivePlayer::on_publish_start() {
   if (!notified_unpublish_) return;
   notified_unpublish_ = false;
-  rebase_next_ = sent_any_;
-  auto& s = conn_.session();
-  s.send_user_control({protocol::UserControlEvent::StreamBegin, stream_id_, 0});
-  s.send_status(stream_id_, protocol::Status::PlayPublishNotify, name_ + " is now published.",
-                {{"details", protocol::amf::Value::string(name_)}});
-  conn_.request_flush();
+  queue_notice(Notice::PublishStart);
 }
 
 void LivePlayer::on_publish_end() {
   notified_unpublish_ = true;
+  queue_notice(Notice::PublishEnd);
+}
+
+// Called by the fill loop once the frames queued before the notice are in the batch: the session's
+// control output it produces is drained right behind them, in the order it was chunked.
+void LivePlayer::append_notice(Notice n, WriteBatch& batch) {
   auto& s = conn_.session();
-  s.send_status(stream_id_, protocol::Status::PlayUnpublishNotify, name_ + " is now unpublished.",
-                {{"details", protocol::amf::Value::string(name_)}});
-  s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
-  conn_.request_flush();
+  if (n == Notice::PublishEnd) {
+    s.send_status(stream_id_, protocol::Status::PlayUnpublishNotify, name_ + " is now unpublished.",
+                  {{"details", protocol::amf::Value::string(name_)}});
+    s.send_user_control({protocol::UserControlEvent::StreamEof, stream_id_, 0});
+  } else {
+    // Every frame of the old publication is out: the next one starts the new timeline.
+    rebase_next_ = sent_any_;
+    s.send_user_control({protocol::UserControlEvent::StreamBegin, stream_id_, 0});
+    s.send_status(stream_id_, protocol::Status::PlayPublishNotify, name_ + " is now published.",
+                  {{"details", protocol::amf::Value::string(name_)}});
+  }
+  conn_.append_control_output(batch);
 }
 
 void LivePlayer::set_paused(bool paused, uint32_t) {

@@ -1,7 +1,9 @@
 // LivePlayer: one RTMP player of a live stream on a connection. A LiveSubscriber (queue, slow-
 // player policy, fill loop: server/live/live_subscriber.hpp) whose frames go out as a per-player
 // first chunk header plus the frame's shared pre-chunked body (server/live/wire_body.hpp), on a
-// per-player timeline that keeps rising when the publisher restarts.
+// per-player timeline that keeps rising when the publisher restarts. UnpublishNotify/StreamEOF and
+// StreamBegin/PublishNotify are notices (live_subscriber.hpp): they follow the frames queued
+// before them on the wire.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,8 @@ class LivePlayer final : public LiveSubscriber {
   void set_paused(bool paused, uint32_t position_ms);
   void set_receive(bool video, bool enabled);
   void set_buffer_length(uint32_t ms) { buffer_ms_ = ms; }
+  // Server shutdown: receives nothing more; what is queued (frames, notices) still goes out.
+  void end() { unsubscribe(); }
 
   // Moves queued frames into the batch, at most max_bytes; true when frames remain queued.
   bool fill(WriteBatch& batch, size_t max_bytes) { return fill_frames(batch, max_bytes); }
@@ -34,6 +38,7 @@ class LivePlayer final : public LiveSubscriber {
   bool wants(const media::Frame& f) const override;
   bool started() const override { return sent_any_; }
   void append(const media::Frame& f, WriteBatch& batch) override;
+  void append_notice(Notice n, WriteBatch& batch) override;
   uint32_t output_timestamp(const media::Frame& f);
 
   RtmpConnection& conn_;

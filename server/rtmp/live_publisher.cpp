@@ -9,8 +9,13 @@
 
 namespace sluice::server {
 
-LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name)
-    : conn_(conn), stream_id_(stream_id), key_(std::move(key)), name_(std::move(name)) {
+LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name,
+                             uint32_t timestamp_jump_ms)
+    : conn_(conn),
+      stream_id_(stream_id),
+      key_(std::move(key)),
+      name_(std::move(name)),
+      timestamps_(timestamp_jump_ms) {
   // The registry created the hub when the name was claimed.
   hub_ = conn_.registry().find(key_);
   hub_->start_publish();
@@ -18,7 +23,8 @@ LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::stri
 
 LivePublisher::~LivePublisher() {
   hub_->end_publish();
-  SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={}", conn_.id(), key_, frames_, bytes_);
+  SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_,
+                  frames_, bytes_, timestamps_.jumps());
   conn_.registry().release_publisher(key_, &conn_);
 }
 
@@ -30,12 +36,25 @@ void LivePublisher::on_message(protocol::Message& m) {
   }
   ++frames_;
   bytes_ += payload.size();
-  media::FramePtr frame = media::make_frame(m.type, m.timestamp, std::move(payload));
+  // Only the timestamp (a header field) changes; the payload is never copied.
+  std::optional<media::TimestampCorrector::Jump> jump;
+  const uint32_t timestamp = timestamps_.correct(media::frame_kind(m.type), m.timestamp, &jump);
+  if (jump) log_jump(*jump);
+  media::FramePtr frame = media::make_frame(m.type, timestamp, std::move(payload));
   hub_->publish(frame);
   if (!logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
     logged_codecs_ = true;
     SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", conn_.id(), key_, hub_->info().summary());
   }
+}
+
+void LivePublisher::log_jump(const media::TimestampCorrector::Jump& j) {
+  GuardCounters::bump(GuardEvent::TimestampJump);
+  uint64_t suppressed = 0;
+  if (!jump_log_.allow(conn_.loop_context().now_ms(), suppressed)) return;
+  SLUICE_LOG_WARN("conn={} event=timestamp_jump stream={} kind={} from={} to={} step_ms={} rebased_to={} suppressed={}",
+                  conn_.id(), key_, j.kind == media::FrameKind::Audio ? "audio" : "video", j.from, j.to, j.step_ms,
+                  j.output, suppressed);
 }
 
 }  // namespace sluice::server

@@ -1,11 +1,15 @@
 // LivePublisher: one published live stream on a connection. Turns the publisher's messages into
-// frames for the stream's hub; ends the publication when destroyed.
+// frames for the stream's hub, with timestamps made continuous once here (a jump of the
+// publisher's clock never reaches the GOP cache or a player's queue: media/timestamp_corrector.hpp);
+// ends the publication when destroyed.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "media/timestamp_corrector.hpp"
 #include "protocol/message.hpp"
+#include "server/io/guard_counters.hpp"
 
 namespace sluice::media {
 class StreamHub;
@@ -17,7 +21,9 @@ class RtmpConnection;
 
 class LivePublisher {
  public:
-  LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name);
+  // timestamp_jump_ms: the app's timestamp_jump (config/config.hpp).
+  LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name,
+                uint32_t timestamp_jump_ms);
   ~LivePublisher();
   LivePublisher(const LivePublisher&) = delete;
   LivePublisher& operator=(const LivePublisher&) = delete;
@@ -33,7 +39,11 @@ class LivePublisher {
   uint32_t stream_id_;
   std::string key_;
   std::string name_;
+  void log_jump(const media::TimestampCorrector::Jump& j);
+
   media::StreamHub* hub_;
+  media::TimestampCorrector timestamps_;
+  LogRateLimit jump_log_;  // a publisher whose clock jumps on every message must not flood the log
   uint64_t frames_ = 0;
   uint64_t bytes_ = 0;
   bool logged_codecs_ = false;

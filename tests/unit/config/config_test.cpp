@@ -102,6 +102,7 @@ TEST_CASE("minimal schema from the issue parses") {
   // Absent keys keep their struct defaults.
   CHECK(c.rtmp.idle_timeout == 60s);
   CHECK(c.apps[0].gop_cache_max_frames == 2000);
+  CHECK(c.apps[0].timestamp_jump == std::chrono::seconds(1));
   CHECK(c.http.upload_extensions == HttpConfig{}.upload_extensions);
 }
 
@@ -338,6 +339,10 @@ TEST_CASE("wrong types are errors") {
   auto no_ring = load(std::string(kMinimalApps) + "rtmp:\n  io_uring: false\n");
   REQUIRE_MESSAGE(no_ring.ok(), no_ring.error().message());
   CHECK_FALSE(no_ring->rtmp.io_uring);
+  CHECK(error_of("apps:\n  live: { type: live, timestamp_jump: 50ms }\n").find("apps.live.timestamp_jump") !=
+        std::string::npos);
+  CHECK(error_of("apps:\n  v: { type: vod, root: /tmp, timestamp_jump: 2s }\n").find("only valid for live apps") !=
+        std::string::npos);
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  io_uring: sometimes\n") ==
         "sluice.yaml:4:13: rtmp.io_uring: must be true or false (got \"sometimes\")");
 }
@@ -430,6 +435,7 @@ apps:
     gop_cache_max_frames: 7
     gop_cache_max_bytes: 1MiB
     wait_for_publisher: false
+    timestamp_jump: 5s
     publish_allow: [10.0.0.0/8, "fd00::/8"]
     publish_token: abc-123
     record: true
@@ -443,6 +449,7 @@ log: { level: debug, format: json }
 )");
     REQUIRE_MESSAGE(a.ok(), a.error().message());
     CHECK(a->workers == 0);
+    CHECK(a->apps[0].timestamp_jump == 5s);
     CHECK(a->http.api_allow.empty());
     CHECK(a->http.upload_extensions == std::vector<std::string>{"mp4", "flv"});
     std::string text = to_yaml(*a, Secrets::Show);
