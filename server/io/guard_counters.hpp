@@ -17,7 +17,7 @@ enum class GuardEvent : size_t {
   RtmpOutputPaused,       // reading paused: a connection's unsent output passed the soft bound
   RtmpOutputOverflow,     // closed: unsent output passed the hard bound or stayed above it too long
   RtmpUnknownStreamId,    // a stream command on a message stream id createStream never returned
-  RtmpStreamsPerConnection,  // play/publish refused: the connection holds its maximum of streams
+  RtmpStreamsPerConnection,  // createStream refused: the connection holds its maximum of streams
   StreamsTotal,           // play/publish refused: the server holds its maximum of streams
   BadStreamName,          // play/publish refused: the name is not a valid stream name
   ReassemblyBudget,       // closed: partial messages passed the server-wide budget
@@ -35,8 +35,8 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"rtmp_output_paused", "reading paused while unsent output was above rtmp.limits.output_soft_bytes"},
     {"rtmp_output_overflow", "connections closed for unsent output above the hard bound or the time limit"},
     {"rtmp_unknown_stream_id", "stream commands on message stream ids the server never handed out"},
-    {"rtmp_streams_per_connection", "play/publish refused at rtmp.limits.streams_per_connection"},
-    {"streams_total", "play/publish refused at limits.max_streams"},
+    {"rtmp_streams_per_connection", "createStream refused at rtmp.limits.streams_per_connection"},
+    {"streams_total", "play/publish refused at rtmp.limits.max_streams"},
     {"bad_stream_name", "play/publish refused for an invalid stream name"},
     {"reassembly_budget", "connections closed when partial messages passed the server-wide budget"},
     {"accept_refused", "connections the listener could not accept (file descriptors exhausted, ...)"},
