@@ -22,6 +22,10 @@ enum class GuardEvent : size_t {
   BadStreamName,          // play/publish refused: the name is not a valid stream name
   ReassemblyBudget,       // closed: partial messages passed the server-wide budget
   AcceptRefused,          // accept failed (file descriptors exhausted, ...)
+  VodPlaylistFull,        // play(reset=false) refused: the VOD playlist holds playlist_max_entries
+  VodNameTooLong,         // VOD play/getStreamLength refused: the name is longer than name_max_bytes
+  VodOutsideRoot,         // a VOD open refused: the path leads out of the root (or via a refused symlink)
+  UploadBadName,          // upload refused for its name (control characters, overlong, ...)
   Count
 };
 
@@ -39,6 +43,10 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"bad_stream_name", "play/publish refused for an invalid stream name"},
     {"reassembly_budget", "connections closed when partial messages passed the server-wide budget"},
     {"accept_refused", "connections the listener could not accept (file descriptors exhausted, ...)"},
+    {"vod_playlist_full", "VOD play(reset=false) refused at apps.<vod>.playlist_max_entries"},
+    {"vod_name_too_long", "VOD names refused for being longer than apps.<vod>.name_max_bytes"},
+    {"vod_outside_root", "VOD opens (RTMP and HTTP) refused for leading out of the root or through a refused symlink"},
+    {"upload_bad_name", "uploads refused for an invalid, overlong or control-character name"},
 }};
 
 class GuardCounters {
