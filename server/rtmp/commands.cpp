@@ -176,7 +176,8 @@ void RtmpConnection::refuse_vod_play(uint32_t stream_id, GuardEvent event, const
   session_.send_status(stream_id, protocol::Status::PlayFailed, description);
   request_flush();
   uint64_t suppressed = 0;
-  if (!vod_refusal_log_.allow(loop_context().now_ms(), suppressed)) return;
+  LogRateLimit& limit = event == GuardEvent::VodNameTooLong ? vod_name_refusal_log_ : vod_playlist_refusal_log_;
+  if (!limit.allow(loop_context().now_ms(), suppressed)) return;
   size_t row = static_cast<size_t>(event);
   SLUICE_LOG_WARN("conn={} peer={} event=vod_play_refused app={} guard={} stream=\"{}\" reason=\"{}\" suppressed={}",
                   id(), peer(), app_, kGuardEvents[row].name, name_for_log(name), description, suppressed);
