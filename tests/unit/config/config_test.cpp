@@ -294,9 +294,9 @@ TEST_CASE("vod apps: symlinks, playlist and name bounds") {
   CHECK(r->apps[0].playlist_max_entries == 1);
   CHECK(r->apps[0].name_max_bytes == 4000);
   CHECK(error_of("apps:\n  vod: { type: vod, root: ./v, playlist_max_entries: 0 }\n") ==
-        "sluice.yaml:2:52: apps.vod.playlist_max_entries: must be 1..10000 (got 0)");
+        "sluice.yaml:2:54: apps.vod.playlist_max_entries: must be 1..10000 (got 0)");
   CHECK(error_of("apps:\n  vod: { type: vod, root: ./v, name_max_bytes: 5000 }\n") ==
-        "sluice.yaml:2:46: apps.vod.name_max_bytes: must be 16..4000 (got 5000)");
+        "sluice.yaml:2:48: apps.vod.name_max_bytes: must be 16..4000 (got 5000)");
   CHECK(error_of("apps:\n  live: { type: live, follow_symlinks: true }\n") ==
         "sluice.yaml:2:23: apps.live.follow_symlinks: only valid for vod apps (this app is live)");
 }
