@@ -43,6 +43,9 @@ struct AppConfig {
 
   // VOD apps only.
   std::string root;  // Directory of the media files; absolute after loading; required.
+  bool follow_symlinks = true;  // Symlinks below the root are followed (only to files inside it).
+  uint32_t playlist_max_entries = 64;  // play(reset=false) items queued per stream (1..10000).
+  uint32_t name_max_bytes = 1024;  // Longest stream name a player may ask for (16..4000).
 
   bool operator==(const AppConfig&) const = default;
 };

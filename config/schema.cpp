@@ -95,7 +95,8 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   static const std::vector<std::string_view> kLiveKeys = {
       "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher", "timestamp_jump",
       "publish_allow", "publish_token",        "record",              "record_path"};
-  static const std::vector<std::string_view> kVodKeys = {"root"};
+  static const std::vector<std::string_view> kVodKeys = {"root", "follow_symlinks", "playlist_max_entries",
+                                                         "name_max_bytes"};
   std::vector<std::string_view> known = {"type"};
   known.insert(known.end(), kLiveKeys.begin(), kLiveKeys.end());
   known.insert(known.end(), kVodKeys.begin(), kVodKeys.end());
@@ -132,6 +133,10 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
     } else {
       r.error(self.key.mark(), child_path(self.path, "root"), "missing: vod apps need the directory of their files");
     }
+    if (auto f = s.take("follow_symlinks")) r.read_bool(*f, app.follow_symlinks);
+    if (auto f = s.take("playlist_max_entries")) r.read_uint(*f, app.playlist_max_entries, 1, 10'000);
+    // The upper bound is kVodNameHardLimit (server/vod/path.hpp), which config/ cannot see.
+    if (auto f = s.take("name_max_bytes")) r.read_uint(*f, app.name_max_bytes, 16, 4000);
     return;
   }
 

@@ -65,6 +65,9 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
   out << YAML::Key << "type" << YAML::Value << std::string(app_type_name(app.type));
   if (app.type == AppType::Vod) {
     out << YAML::Key << "root" << YAML::Value << app.root;
+    out << YAML::Key << "follow_symlinks" << YAML::Value << app.follow_symlinks;
+    out << YAML::Key << "playlist_max_entries" << YAML::Value << app.playlist_max_entries;
+    out << YAML::Key << "name_max_bytes" << YAML::Value << app.name_max_bytes;
   } else {
     out << YAML::Key << "gop_cache" << YAML::Value << app.gop_cache;
     out << YAML::Key << "gop_cache_max_frames" << YAML::Value << app.gop_cache_max_frames;

@@ -1,18 +1,13 @@
 #include "server/http/file_responder.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <climits>
-#include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include "server/http/connection.hpp"
 #include "server/http/util.hpp"
 #include "server/io/logging.hpp"
+#include "server/vod/confined_open.hpp"
 #include "server/vod/path.hpp"
 
 namespace sluice::server {
@@ -88,10 +83,10 @@ HttpFileReply http_file_reply(const HttpRequest& req, std::string_view rel, uint
   return out;
 }
 
-// The file lookup on libuv's threadpool: realpath of the root, open, fstat and a check of where the
-// opened descriptor really points. Opening first and checking the descriptor's own path
-// (/proc/self/fd) afterwards leaves no window for a symlink swapped in between a check and the
-// open. The job keeps the connection, and so its responder, until it is done.
+// The file lookup on libuv's threadpool: confined_open (server/vod/confined_open.hpp), the one
+// open every VOD reader shares, resolves and opens in one step below the root, so no symlink
+// swapped in meanwhile can lead the body out of it. The job keeps the connection, and so its
+// responder, until it is done.
 struct FileResponder::OpenJob {
   explicit OpenJob(FileResponder* r) : keep(&r->conn_), owner(r) {}
 
@@ -99,6 +94,7 @@ struct FileResponder::OpenJob {
   StreamSocket::Ref keep;
   FileResponder* owner;
   std::string root;
+  bool follow_symlinks = true;
   std::string rel;
   int status = 0;  // 0, or the HTTP status of the failure
   std::string error;
@@ -112,43 +108,16 @@ struct FileResponder::OpenJob {
 
 void FileResponder::OpenJob::work(uv_work_t* req) {
   auto* job = static_cast<OpenJob*>(req->data);
-  char root_real[PATH_MAX];
-  if (!::realpath(job->root.c_str(), root_real)) {
-    job->status = 404;
-    job->error = "media root does not exist";
+  auto opened = confined_open(job->root, job->rel, {.follow_symlinks = job->follow_symlinks});
+  if (!opened) {
+    // A path out of the root is answered like a missing file: it tells nothing about what is there.
+    job->status = opened.error().code == Errc::Io && opened.error().context == kConfinedPermissionDenied ? 403 : 404;
+    job->error = opened.error().context;
     return;
   }
-  std::string prefix(root_real);
-  if (prefix.back() != '/') prefix += '/';
-  std::string candidate = prefix + job->rel;
-  // O_NONBLOCK: a FIFO named like a media file must not hang the pool thread in open().
-  int fd = ::open(candidate.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    job->status = (errno == EACCES || errno == EPERM) ? 403 : 404;
-    job->error = std::string("cannot open: ") + std::strerror(errno);
-    return;
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    job->status = 404;
-    job->error = "not a regular file";
-    return;
-  }
-  char link[64];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  char real[PATH_MAX];
-  ssize_t n = ::readlink(link, real, sizeof real - 1);
-  if (n <= 0 || std::string_view(real, static_cast<size_t>(n)).substr(0, prefix.size()) != prefix) {
-    // Symlinks are followed, but the file must still be inside the root.
-    ::close(fd);
-    job->status = 404;
-    job->error = "path leaves the media root";
-    return;
-  }
-  job->fd = fd;
-  job->size = static_cast<uint64_t>(st.st_size);
-  job->mtime_ns = file_mtime_ns(st);
+  job->size = static_cast<uint64_t>(opened->st.st_size);
+  job->mtime_ns = file_mtime_ns(opened->st);
+  job->fd = opened->fd.release();
 }
 
 void FileResponder::OpenJob::after(uv_work_t* req, int) {
@@ -173,6 +142,7 @@ void FileResponder::start(const config::AppConfig& app, std::string_view rest) {
   auto* job = new OpenJob(this);
   job->req.data = job;
   job->root = app.root;
+  job->follow_symlinks = app.follow_symlinks;
   job->rel = std::move(*rel);
   int rc = uv_queue_work(conn_.loop_context().loop(), &job->req, &OpenJob::work, &OpenJob::after);
   if (rc != 0) {

@@ -3,8 +3,9 @@
 //
 // Steps:
 //  1. The name is checked (util.hpp, http_file_relative_path: the download rules).
-//  2. A threadpool job resolves the root, opens the file, fstats it and checks where the opened
-//     descriptor really points, all off the loop (a slow disk or NFS never stalls it).
+//  2. A threadpool job opens the file confined to the root (server/vod/confined_open.hpp, the
+//     open RTMP VOD uses too) and fstats the descriptor, off the loop (a slow disk or NFS never
+//     stalls it); the body is sent from that descriptor.
 //  3. The answer is planned from the request and the file's size and mtime (http_file_reply):
 //     preconditions (304, 412), one Range (206, 416), or the whole file.
 //  4. The head is queued; once it is written, the body goes around the batch path

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <string>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 
 namespace sluice::server {
@@ -26,6 +28,25 @@ namespace {
 
 // Body bytes waiting for the disk before reading from the socket pauses (also one write's size).
 constexpr size_t kUploadBufferBytes = 1 << 20;
+// A folder or file name is at most NAME_MAX bytes, and the temporary file next to the target is
+// ".{name}.upload-{16 hex digits}" (OpenJob::work): the name must leave room for that.
+constexpr size_t kTempNameExtra = 1 + std::char_traits<char>::length(".upload-") + 16;
+constexpr size_t kMaxUploadFileName = NAME_MAX - kTempNameExtra;
+
+// Why a name is too long for the file system, or empty when it is not.
+std::string overlong_name(std::string_view path) {
+  if (path.size() > kHttpMaxPathLength) return "path longer than " + std::to_string(kHttpMaxPathLength) + " bytes";
+  size_t slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  if (base.size() > kMaxUploadFileName) return "file name longer than " + std::to_string(kMaxUploadFileName) + " bytes";
+  size_t start = 0;
+  while (slash != std::string_view::npos && start < slash) {
+    size_t end = path.find('/', start);
+    if (end - start > NAME_MAX) return "folder name longer than " + std::to_string(NAME_MAX) + " bytes";
+    start = end + 1;
+  }
+  return {};
+}
 
 bool starts_with_nocase(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
@@ -53,6 +74,8 @@ int status_for_errno(int err) {
     case ENOSPC:
     case EDQUOT:
       return 507;
+    case ENAMETOOLONG:  // http_judge_upload refuses such names first; a long root may still hit it
+      return 414;
     default:
       return 500;
   }
@@ -84,14 +107,25 @@ HttpUploadVerdict http_judge_upload(const HttpRequest& req, std::string_view res
     return refuse(403, "wrong token");
   }
   std::string decoded;
-  if (!http_percent_decode(rest, decoded)) return refuse(400, "bad percent-encoding");
+  if (!http_percent_decode(rest, decoded)) {
+    v.bad_name = true;
+    return refuse(400, "bad percent-encoding");
+  }
   std::string ext = extension_of(decoded);
   if (std::find(cfg.upload_extensions.begin(), cfg.upload_extensions.end(), ext) == cfg.upload_extensions.end())
     return refuse(415, "this file type may not be uploaded (http.upload.extensions)");
+  // Before the other name rules: a name the file system cannot hold is the client's error (414),
+  // not the server's failure to create it.
+  if (std::string why = overlong_name(decoded); !why.empty()) {
+    v.log_reason = why;
+    v.bad_name = true;
+    return refuse(414, "file name too long: " + why);
+  }
   auto rel = http_file_relative_path(decoded);
   if (!rel) {
     v.log_reason = rel.error().context;
-    return refuse(400, "invalid file name");
+    v.bad_name = true;
+    return refuse(400, "invalid file name: " + rel.error().context);
   }
   if (req.content_length > cfg.upload_max_size)
     return refuse(413, "larger than http.upload.max_size (" + std::to_string(cfg.upload_max_size) + " bytes)");
@@ -266,6 +300,7 @@ void UploadResponder::start(const config::AppConfig& app, std::string_view rest)
   const HttpRequest& req = conn_.request();
   HttpUploadVerdict v = http_judge_upload(req, rest, conn_.loop_context().config().http);
   if (v.status != 0) {
+    if (v.bad_name) GuardCounters::bump(GuardEvent::UploadBadName);
     if (!v.log_reason.empty()) {
       SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_refused path=\"{}\" reason=\"{}\"", conn_.id(),
                       conn_.peer(), req.path, v.log_reason);

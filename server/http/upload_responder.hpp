@@ -41,6 +41,7 @@ struct HttpUploadVerdict {
   std::string message;     // the refusal's message
   std::string headers;     // extra lines of the refusal (WWW-Authenticate)
   std::string log_reason;  // non-empty: the refusal is logged (event=upload_refused) with it
+  bool bad_name = false;   // refused for its name (counted as GuardEvent::UploadBadName)
   std::string rel;         // accepted: the file's path below the root
 };
 // rest: the path after "/{app}/", still percent-encoded.

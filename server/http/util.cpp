@@ -10,7 +10,6 @@ namespace sluice::server {
 namespace {
 
 
-constexpr size_t kMaxPathLength = 1024;
 
 constexpr std::array<const char*, 7> kDays = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 constexpr std::array<const char*, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -234,7 +233,7 @@ std::string_view http_content_type_for(std::string_view path) {
 }
 
 Result<std::string> http_file_relative_path(std::string_view name) {
-  if (name.empty() || name.size() > kMaxPathLength) return Error(Errc::NotFound, "empty or overlong path");
+  if (name.empty() || name.size() > kHttpMaxPathLength) return Error(Errc::NotFound, "empty or overlong path");
   for (char c : name) {
     unsigned char u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7F || c == '\\' || c == '%') return Error(Errc::NotFound, "forbidden character in path");

@@ -38,6 +38,8 @@ std::string_view http_content_type_for(std::string_view path);
 // files (and uploads still being written, which are hidden) are never served, and extensions that
 // http_content_type_for() does not know. Errc::NotFound with the reason.
 Result<std::string> http_file_relative_path(std::string_view decoded);
+// The longest decoded path http_file_relative_path() accepts.
+inline constexpr size_t kHttpMaxPathLength = 1024;
 
 // A strong validator from the file's identity: "\"<size hex>-<mtime ns hex>\"".
 std::string http_make_etag(uint64_t size, int64_t mtime_ns);

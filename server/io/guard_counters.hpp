@@ -23,6 +23,10 @@ enum class GuardEvent : size_t {
   ReassemblyBudget,       // closed: partial messages passed the server-wide budget
   AcceptRefused,          // accept failed (file descriptors exhausted, ...)
   TimestampJump,          // a publisher's clock jumped (apps.<live>.timestamp_jump): closed up at ingest
+  VodPlaylistFull,        // play(reset=false) refused: the VOD playlist holds playlist_max_entries
+  VodNameTooLong,         // VOD play/getStreamLength refused: the name is longer than name_max_bytes
+  VodOutsideRoot,         // a VOD open refused: the path leads out of the root (or via a refused symlink)
+  UploadBadName,          // upload refused for its name (control characters, overlong, ...)
   Count
 };
 
@@ -41,6 +45,10 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"reassembly_budget", "connections closed when partial messages passed the server-wide budget"},
     {"accept_refused", "connections the listener could not accept (file descriptors exhausted, ...)"},
     {"timestamp_jump", "publisher timestamp jumps beyond apps.<live>.timestamp_jump, closed up at ingest"},
+    {"vod_playlist_full", "VOD play(reset=false) refused at apps.<vod>.playlist_max_entries"},
+    {"vod_name_too_long", "VOD names refused for being longer than apps.<vod>.name_max_bytes"},
+    {"vod_outside_root", "VOD opens (RTMP and HTTP) refused for leading out of the root or through a refused symlink"},
+    {"upload_bad_name", "uploads refused for an invalid, overlong or control-character name"},
 }};
 
 class GuardCounters {

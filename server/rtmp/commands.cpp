@@ -210,22 +210,57 @@ void RtmpConnection::on_stream_id_refused(const protocol::StreamIdRefusedEvent& 
   }
 }
 
+namespace {
+
+// A refused name is logged by its start and length (a hostile one may be megabytes), with
+// control bytes escaped so it cannot forge a log line.
+std::string name_for_log(const std::string& name) {
+  constexpr size_t kShown = 64;
+  if (name.size() <= kShown) return printable(name, kShown);
+  return printable(name, kShown) + "(" + std::to_string(name.size()) + " bytes)";
+}
+
+}  // namespace
+
+void RtmpConnection::refuse_vod_play(uint32_t stream_id, GuardEvent event, const std::string& name,
+                                     const std::string& description) {
+  GuardCounters::bump(event);
+  session_.send_status(stream_id, protocol::Status::PlayFailed, description);
+  request_flush();
+  uint64_t suppressed = 0;
+  LogRateLimit& limit = event == GuardEvent::VodNameTooLong ? vod_name_refusal_log_ : vod_playlist_refusal_log_;
+  if (!limit.allow(loop_context().now_ms(), suppressed)) return;
+  size_t row = static_cast<size_t>(event);
+  SLUICE_LOG_WARN("conn={} peer={} event=vod_play_refused app={} guard={} stream=\"{}\" reason=\"{}\" suppressed={}",
+                  id(), peer(), app_, kGuardEvents[row].name, name_for_log(name), description, suppressed);
+}
+
 void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e) {
   if (find_publisher(e.stream_id)) {
     session_.send_status(e.stream_id, protocol::Status::PlayFailed, "Stream id is publishing.");
     return;
   }
+  // Checked before anything keeps the name: the playlist, the logs, the file lookup.
+  if (e.play.name.size() > app.name_max_bytes) {
+    return refuse_vod_play(e.stream_id, GuardEvent::VodNameTooLong, e.play.name,
+                           "Stream name longer than " + std::to_string(app.name_max_bytes) + " bytes (name_max_bytes).");
+  }
   VodPlayer* player = find_vod_player(e.stream_id);
   if (!player) {
     std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });
-    vod_players_.push_back(std::make_unique<VodPlayer>(*this, e.stream_id, app.root));
+    vod_players_.push_back(std::make_unique<VodPlayer>(*this, e.stream_id, VodRoot{app.root, app.follow_symlinks},
+                                                       app.playlist_max_entries));
     player = vod_players_.back().get();
   }
   // FFmpeg sends start -2000 (live or recorded) for VOD too: anything negative means "from the start".
   VodPlayer::Item item{e.play.name, e.play.start, e.play.duration};
+  if (!player->play(std::move(item), e.play.reset)) {
+    return refuse_vod_play(e.stream_id, GuardEvent::VodPlaylistFull, e.play.name,
+                           "Playlist full: at most " + std::to_string(app.playlist_max_entries) +
+                               " queued items (playlist_max_entries).");
+  }
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream=\"{}\" start_ms={} duration_ms={} reset={}", id(), peer(),
-                  app_, e.play.name, e.play.start, e.play.duration, e.play.reset);
-  player->play(std::move(item), e.play.reset);
+                  app_, printable(e.play.name), e.play.start, e.play.duration, e.play.reset);
 }
 
 void RtmpConnection::on_pause(const protocol::PauseEvent& e) {
@@ -248,7 +283,13 @@ void RtmpConnection::on_get_stream_length(const protocol::GetStreamLengthEvent& 
     return;
   }
   double txn = e.transaction_id;
-  services_.vod_files.open(app->root, stream_prefix_ + e.name, [this, ref = Ref(this), txn](Result<VodFilePtr> f) {
+  std::string name = stream_prefix_ + e.name;
+  if (name.size() > app->name_max_bytes) {
+    GuardCounters::bump(GuardEvent::VodNameTooLong);
+    session_.reply_stream_length(txn, 0);
+    return;
+  }
+  services_.vod_files.open(VodRoot{app->root, app->follow_symlinks}, name, [this, ref = Ref(this), txn](Result<VodFilePtr> f) {
     if (closing()) return;
     session_.reply_stream_length(txn, f ? (*f)->index.duration_ms / 1000.0 : 0);
     request_flush();

@@ -84,6 +84,9 @@ class RtmpConnection final : public StreamSocket {
   void on_seek(const protocol::SeekEvent& e);
   void on_get_stream_length(const protocol::GetStreamLengthEvent& e);
   void on_play_vod(const config::AppConfig& app, protocol::PlayEvent& e);
+  // Refuses a VOD play with NetStream.Play.Failed, counts it and logs it (at most once a second
+  // per connection and bound: a flood of refusals is one line with the number suppressed).
+  void refuse_vod_play(uint32_t stream_id, GuardEvent event, const std::string& name, const std::string& description);
   void on_receive_media(const protocol::ReceiveMediaEvent& e);
   void on_close_stream(uint32_t stream_id, const char* why);
   void on_stream_id_refused(const protocol::StreamIdRefusedEvent& e);
@@ -104,6 +107,8 @@ class RtmpConnection final : public StreamSocket {
   std::vector<std::unique_ptr<LivePlayer>> players_;
   std::vector<std::unique_ptr<LivePublisher>> publishers_;
   std::vector<std::unique_ptr<VodPlayer>> vod_players_;
+  LogRateLimit vod_name_refusal_log_;
+  LogRateLimit vod_playlist_refusal_log_;
   bool connected_ = false;
   // Refusals a flood can repeat log at most once a second per connection.
   LogRateLimit log_limit_;

@@ -27,8 +27,13 @@ protocol::amf::Value str(std::string_view s) { return protocol::amf::Value::stri
 
 }  // namespace
 
-VodPlayer::VodPlayer(RtmpConnection& conn, uint32_t stream_id, std::string root)
-    : conn_(conn), stream_id_(stream_id), root_(std::move(root)), timer_(new uv_timer_t), alive_(std::make_shared<bool>(true)) {
+VodPlayer::VodPlayer(RtmpConnection& conn, uint32_t stream_id, VodRoot root, uint32_t playlist_max_entries)
+    : conn_(conn),
+      stream_id_(stream_id),
+      root_(std::move(root)),
+      playlist_max_entries_(playlist_max_entries),
+      timer_(new uv_timer_t),
+      alive_(std::make_shared<bool>(true)) {
   uv_timer_init(conn_.loop_context().loop(), timer_);
   timer_->data = this;
 }
@@ -45,13 +50,15 @@ void VodPlayer::on_timer(uv_timer_t* t) {
   self->pump();
 }
 
-void VodPlayer::play(Item item, bool reset) {
+bool VodPlayer::play(Item item, bool reset) {
   if (!reset && playing_) {
+    if (playlist_.size() >= playlist_max_entries_) return false;
     playlist_.push_back(std::move(item));
-    return;
+    return true;
   }
   playlist_.clear();
   start_item(std::move(item), true);
+  return true;
 }
 
 void VodPlayer::start_item(Item item, bool first) {

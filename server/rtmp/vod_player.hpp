@@ -2,7 +2,8 @@
 // time, a little ahead of the player (its buffer length), with seek, pause and stop. When to read
 // what is the VodPacer's decision (media/vod/pacer.hpp); this class does the I/O it asks for.
 //
-// Memory per player is small and bounded: the shared file index is not copied, at most one read
+// Memory per player is small and bounded: the playlist holds at most playlist_max_entries names
+// (each at most the app's name_max_bytes), the shared file index is not copied, at most one read
 // (<= VodPacer::kReadBudget bytes) is in flight, cached ranges are read into the loop's one
 // buffer, and nothing is read while the connection still has more than
 // VodPacer::kMaxPendingBytes to write.
@@ -31,13 +32,15 @@ class VodPlayer {
     double duration_ms = -1;  // < 0: to the end
   };
 
-  VodPlayer(RtmpConnection& conn, uint32_t stream_id, std::string root);
+  // playlist_max_entries: how many play(reset=false) items may wait behind the current one.
+  VodPlayer(RtmpConnection& conn, uint32_t stream_id, VodRoot root, uint32_t playlist_max_entries);
   ~VodPlayer();
   VodPlayer(const VodPlayer&) = delete;
   VodPlayer& operator=(const VodPlayer&) = delete;
 
-  // play(reset=true) starts `item` now; play(reset=false) queues it after the current one.
-  void play(Item item, bool reset);
+  // play(reset=true) starts `item` now; play(reset=false) queues it after the current one, or,
+  // when the playlist is full, changes nothing and returns false (the caller tells the player).
+  bool play(Item item, bool reset);
   void seek(double ms);
   void pause(bool paused);
   void set_buffer_length(uint32_t ms) { pacer_.set_buffer_length(ms); }
@@ -66,7 +69,8 @@ class VodPlayer {
 
   RtmpConnection& conn_;
   uint32_t stream_id_;
-  std::string root_;
+  VodRoot root_;
+  uint32_t playlist_max_entries_;
   uv_timer_t* timer_;  // owned; freed in its close callback (libuv rule)
   std::shared_ptr<bool> alive_;
   Item current_;

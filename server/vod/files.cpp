@@ -1,6 +1,5 @@
 #include "server/vod/files.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +9,6 @@
 namespace sluice::server {
 
 namespace {
-
 
 // Files whose index nobody uses are forgotten once the cache holds more than this many.
 constexpr size_t kMaxIdleEntries = 64;
@@ -47,35 +45,36 @@ Result<media::vod::MediaIndex> build_index(Indexer& indexer, int fd, uint64_t fi
   return indexer.finish();
 }
 
-struct ResolveJob {
+struct OpenJob {
   uv_work_t req{};
   VodFiles* self = nullptr;
-  std::string root, name;
+  VodRoot root;
+  std::string name;
   VodFiles::Callback cb;
-  Result<VodPath> path = Error(Errc::NotFound, "not resolved");
-  uint64_t size = 0, inode = 0;
-  int64_t mtime = 0;
+  std::string rel;
+  Result<ConfinedFile> file = Error(Errc::NotFound, "not opened");
 };
 
 struct LoadJob {
   uv_work_t req{};
   VodFiles* self = nullptr;
-  VodPath path;
+  std::string key;
+  VodContainer container = VodContainer::Flv;
+  ConfinedFile opened;
   Result<std::shared_ptr<VodFile>> result = Error(Errc::Io, "not loaded");
 };
 
-Result<std::shared_ptr<VodFile>> load_file(const VodPath& path) {
+// Indexes the descriptor confined_open returned; the file is never opened by name again.
+Result<std::shared_ptr<VodFile>> load_file(const std::string& key, VodContainer container, ConfinedFile opened) {
   auto file = std::make_shared<VodFile>();
-  file->path = path.path;
-  file->fd = ::open(path.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file->fd < 0) return Error(Errc::NotFound, "cannot open " + path.path);
-  struct stat st {};
-  if (::fstat(file->fd, &st) != 0) return Error(Errc::Io, "cannot stat " + path.path);
-  file->size = static_cast<uint64_t>(st.st_size);
-  file->mtime_ns = file_mtime_ns(st);
-  file->inode = st.st_ino;
+  file->path = key;
+  file->fd = opened.fd.release();
+  file->size = static_cast<uint64_t>(opened.st.st_size);
+  file->mtime_ns = file_mtime_ns(opened.st);
+  file->inode = opened.st.st_ino;
+  file->device = opened.st.st_dev;
   Result<media::vod::MediaIndex> index = Error(Errc::Io, "no index");
-  if (path.container == VodContainer::Flv) {
+  if (container == VodContainer::Flv) {
     media::vod::FlvIndexer indexer(file->size);
     index = build_index(indexer, file->fd, file->size, true);
   } else {
@@ -87,72 +86,92 @@ Result<std::shared_ptr<VodFile>> load_file(const VodPath& path) {
   return file;
 }
 
+bool same_file(const VodFile& file, const struct stat& st) {
+  return file.device == st.st_dev && file.inode == st.st_ino && file.size == static_cast<uint64_t>(st.st_size) &&
+         file.mtime_ns == file_mtime_ns(st);
+}
+
 }  // namespace
 
 VodFile::~VodFile() {
   if (fd >= 0) ::close(fd);
 }
 
-void VodFiles::open(const std::string& root, const std::string& name, Callback cb) {
-  auto* job = new ResolveJob;
+void VodFiles::open(const VodRoot& root, const std::string& name, Callback cb) {
+  auto* job = new OpenJob;
   job->self = this;
   job->root = root;
   job->name = name;
   job->cb = std::move(cb);
   job->req.data = job;
-  uv_queue_work(
+  int rc = uv_queue_work(
       loop_, &job->req,
       [](uv_work_t* req) {
-        auto* j = static_cast<ResolveJob*>(req->data);
-        j->path = resolve_vod_path(j->root, j->name);
-        struct stat st {};
-        if (j->path && ::stat(j->path->path.c_str(), &st) == 0) {
-          j->size = static_cast<uint64_t>(st.st_size);
-          j->mtime = file_mtime_ns(st);
-          j->inode = st.st_ino;
-        }
-      },
-      [](uv_work_t* req, int) {
-        std::unique_ptr<ResolveJob> j(static_cast<ResolveJob*>(req->data));
-        if (!j->path) {
-          j->cb(std::move(j->path).error());
+        auto* j = static_cast<OpenJob*>(req->data);
+        auto rel = vod_relative_path(j->name);
+        if (!rel) {
+          j->file = std::move(rel).error();
           return;
         }
-        j->self->on_resolved(*j->path, Identity{j->size, j->mtime, j->inode}, std::move(j->cb));
+        j->rel = std::move(*rel);
+        j->file = confined_open(j->root.root, j->rel, {.follow_symlinks = j->root.follow_symlinks});
+      },
+      [](uv_work_t* req, int) {
+        std::unique_ptr<OpenJob> j(static_cast<OpenJob*>(req->data));
+        if (!j->file) {
+          j->cb(std::move(j->file).error());
+          return;
+        }
+        Opened opened{j->root.root + "/" + j->rel, vod_container_of(j->rel), std::move(*j->file)};
+        j->self->on_opened(std::move(opened), std::move(j->cb));
       });
+  if (rc != 0) {
+    Callback failed = std::move(job->cb);
+    delete job;
+    failed(Error(Errc::Io, "cannot queue the file lookup"));
+  }
 }
 
-void VodFiles::on_resolved(const VodPath& path, const Identity& id, Callback cb) {
-  Entry& e = entries_[path.path];
-  if (e.file && !e.loading && e.file->size == id.size && e.file->mtime_ns == id.mtime_ns && e.file->inode == id.inode) {
+void VodFiles::on_opened(Opened opened, Callback cb) {
+  Entry& e = entries_[opened.key];
+  // Only the file this request opened confined may be handed out: a cached entry for the same
+  // name serves it only when it indexed that very file.
+  if (e.file && !e.loading && same_file(*e.file, opened.file.st)) {
     cb(e.file);
     return;
   }
   e.waiters.push_back(std::move(cb));
-  // The file is new or changed: (re)index it. Players of the old version keep their old index.
-  if (!e.loading) start_load(path);
+  // The file is new or changed: (re)index it from this descriptor. Players of the old version
+  // keep their old index. A load already under way was opened confined too.
+  if (!e.loading) start_load(std::move(opened));
 }
 
-void VodFiles::start_load(const VodPath& path) {
-  entries_[path.path].loading = true;
+void VodFiles::start_load(Opened opened) {
+  entries_[opened.key].loading = true;
   auto* job = new LoadJob;
   job->self = this;
-  job->path = path;
+  job->key = std::move(opened.key);
+  job->container = opened.container;
+  job->opened = std::move(opened.file);
   job->req.data = job;
-  uv_queue_work(
+  int rc = uv_queue_work(
       loop_, &job->req,
       [](uv_work_t* req) {
         auto* j = static_cast<LoadJob*>(req->data);
-        j->result = load_file(j->path);
+        j->result = load_file(j->key, j->container, std::move(j->opened));
       },
       [](uv_work_t* req, int) {
         std::unique_ptr<LoadJob> j(static_cast<LoadJob*>(req->data));
-        j->self->on_loaded(j->path.path, std::move(j->result));
+        j->self->on_loaded(j->key, std::move(j->result));
       });
+  if (rc != 0) {
+    std::unique_ptr<LoadJob> j(job);
+    on_loaded(j->key, Error(Errc::Io, "cannot queue the indexing"));
+  }
 }
 
-void VodFiles::on_loaded(const std::string& path, Result<std::shared_ptr<VodFile>> result) {
-  Entry& e = entries_[path];
+void VodFiles::on_loaded(const std::string& key, Result<std::shared_ptr<VodFile>> result) {
+  Entry& e = entries_[key];
   e.loading = false;
   std::vector<Callback> waiters;
   waiters.swap(e.waiters);
@@ -163,7 +182,7 @@ void VodFiles::on_loaded(const std::string& path, Result<std::shared_ptr<VodFile
     e.file.reset();
     Error err = std::move(result).error();
     for (auto& cb : waiters) cb(err);
-    entries_.erase(path);
+    entries_.erase(key);
   }
   evict_unused();
 }

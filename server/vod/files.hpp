@@ -1,11 +1,16 @@
 // VodFiles: the shared, parsed index of every VOD file being played.
 //
-// A file is resolved (vod_path.hpp), opened and indexed on libuv's threadpool, never on the loop;
-// its index is built once and shared by all its players, and rebuilt when the file changes (size,
-// modification time or inode differ at the next play). Players read sample bytes with uv_fs_read
-// on the shared descriptor (pread semantics, so they never disturb each other).
+// A name is turned into a path below the root (path.hpp) and opened confined to the root
+// (confined_open.hpp) on libuv's threadpool, never on the loop; its index is built from that very
+// descriptor once and shared by all its players, and rebuilt when the file changes (device,
+// inode, size or modification time differ at the next play). The cache is keyed by the name's
+// path below the root, but an entry is only handed out when the file just opened confined is the
+// one it indexed, so a later swap of a folder for a symlink never serves what the entry holds for
+// a file that is no longer there. Players read sample bytes with pread on the shared descriptor
+// (so they never disturb each other), never by name.
 #pragma once
 
+#include <sys/types.h>
 #include <uv.h>
 
 #include <cstdint>
@@ -15,18 +20,26 @@
 #include <unordered_map>
 #include <vector>
 
-#include "media/vod/media_index.hpp"
 #include "base/result.hpp"
+#include "media/vod/media_index.hpp"
+#include "server/vod/confined_open.hpp"
 #include "server/vod/path.hpp"
 
 namespace sluice::server {
 
+// Where a VOD app's files are, and how they may be reached (apps.<vod> in docs/configuration.md).
+struct VodRoot {
+  std::string root;
+  bool follow_symlinks = true;
+};
+
 struct VodFile {
-  std::string path;
+  std::string path;  // root/rel as named, for logs (the descriptor is the truth)
   int fd = -1;
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   uint64_t inode = 0;
+  uint64_t device = 0;
   media::vod::MediaIndex index;
 
   VodFile() = default;
@@ -44,9 +57,10 @@ class VodFiles {
   VodFiles(const VodFiles&) = delete;
   VodFiles& operator=(const VodFiles&) = delete;
 
-  // Resolves `name` under `root` and calls back on the loop with the file's shared index.
-  // Errc::NotFound for names outside the root or missing files; parse errors as the demuxer says.
-  void open(const std::string& root, const std::string& name, Callback cb);
+  // Opens `name` confined to `root` and calls back on the loop with the file's shared index.
+  // Errc::NotFound for invalid names and missing files, Errc::Rejected for paths that lead out of
+  // the root; parse errors as the demuxer says.
+  void open(const VodRoot& root, const std::string& name, Callback cb);
 
   size_t cached_files() const { return entries_.size(); }
 
@@ -56,14 +70,15 @@ class VodFiles {
     bool loading = false;
     std::vector<Callback> waiters;
   };
-  struct Identity {
-    uint64_t size = 0;
-    int64_t mtime_ns = 0;
-    uint64_t inode = 0;
+  // The file just opened for one request.
+  struct Opened {
+    std::string key;  // root/rel
+    VodContainer container = VodContainer::Flv;
+    ConfinedFile file;
   };
-  void on_resolved(const VodPath& path, const Identity& id, Callback cb);
-  void start_load(const VodPath& path);
-  void on_loaded(const std::string& path, Result<std::shared_ptr<VodFile>> result);
+  void on_opened(Opened opened, Callback cb);
+  void start_load(Opened opened);
+  void on_loaded(const std::string& key, Result<std::shared_ptr<VodFile>> result);
   void evict_unused();
 
   uv_loop_t* loop_;

@@ -1,17 +1,11 @@
 #include "server/vod/path.hpp"
 
-#include <sys/stat.h>
-
 #include <array>
-#include <climits>
-#include <cstdlib>
 
 namespace sluice::server {
 
 namespace {
 
-
-constexpr size_t kMaxNameLength = 1024;
 constexpr std::array<std::string_view, 6> kExtensions = {"flv", "mp4", "m4v", "m4a", "f4v", "mov"};
 
 std::string lower(std::string_view s) {
@@ -49,7 +43,7 @@ bool safe_segments(std::string_view path) {
 }  // namespace
 
 Result<std::string> vod_relative_path(std::string_view name) {
-  if (name.empty() || name.size() > kMaxNameLength) return Error(Errc::NotFound, "empty or overlong name");
+  if (name.empty() || name.size() > kVodNameHardLimit) return Error(Errc::NotFound, "empty or overlong name");
   for (char c : name) {
     unsigned char u = static_cast<unsigned char>(c);
     // Backslashes, percent-encoding and control bytes have no business in a media file name; they
@@ -80,23 +74,24 @@ Result<std::string> vod_relative_path(std::string_view name) {
   return path;
 }
 
-Result<VodPath> resolve_vod_path(const std::string& root, std::string_view stream_name) {
-  auto rel = vod_relative_path(stream_name);
-  if (!rel) return std::move(rel).error();
-  char root_real[PATH_MAX];
-  if (!::realpath(root.c_str(), root_real)) return Error(Errc::NotFound, "media root does not exist: " + root);
-  std::string candidate = std::string(root_real) + "/" + *rel;
-  char real[PATH_MAX];
-  if (!::realpath(candidate.c_str(), real)) return Error(Errc::NotFound, "no such file: " + *rel);
-  std::string resolved(real);
-  std::string prefix = std::string(root_real) + "/";
-  // Symlinks are followed, but the final file must still be inside the root.
-  if (resolved.compare(0, prefix.size(), prefix) != 0) return Error(Errc::NotFound, "path leaves the media root");
-  struct stat st {};
-  if (::stat(resolved.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Error(Errc::NotFound, "not a regular file");
-  VodPath out;
-  out.path = resolved;
-  out.container = extension_of(resolved) == "flv" ? VodContainer::Flv : VodContainer::Mp4;
+VodContainer vod_container_of(std::string_view rel) {
+  return extension_of(rel) == "flv" ? VodContainer::Flv : VodContainer::Mp4;
+}
+
+Result<std::vector<std::string_view>> confined_components(std::string_view rel) {
+  if (rel.empty() || rel.front() == '/') return Error(Errc::NotFound, "absolute or empty path");
+  if (rel.find('\0') != std::string_view::npos) return Error(Errc::NotFound, "NUL in path");
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    std::string_view seg = rel.substr(start, end - start);
+    if (seg.empty() || seg == "." || seg == "..") return Error(Errc::NotFound, "empty, '.' or '..' path component");
+    if (seg.size() > kMaxComponentBytes) return Error(Errc::NotFound, "path component longer than 255 bytes");
+    out.push_back(seg);
+    start = end + 1;
+  }
   return out;
 }
 

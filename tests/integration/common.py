@@ -351,3 +351,30 @@ def vod_server(name, extra_apps=""):
     s = Server(name, apps="  vod: { type: vod, root: ./media }\n  live: { type: live }\n" + extra_apps)
     os.makedirs(os.path.join(s.dir, "media"), exist_ok=True)
     return s
+
+
+def check_vod_plays_source(tag, url, source, out_path, timeout=60):
+    """ffmpeg copies the VOD stream at url into out_path; every audio and video payload and its
+    timestamp must equal the source file's (ffprobe packet hashes)."""
+    subprocess.run(["timeout", "-k", "2", str(timeout), "ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", url,
+                    "-c", "copy", "-f", "flv", out_path])
+    src = ffprobe_packets(source)
+    got = ffprobe_packets(out_path) if os.path.exists(out_path) else []
+    check(len(got) == len(src) and len(src) > 0, f"{tag}: {len(got)} packets, source has {len(src)}")
+    for kind in ("video", "audio"):
+        check([p[2] for p in got if p[0] == kind] == [p[2] for p in src if p[0] == kind],
+              f"{tag}: every {kind} payload equals the source's")
+        check(all(abs(a[1] - b[1]) <= 1 for a, b in zip([p for p in got if p[0] == kind], [p for p in src if p[0] == kind])),
+              f"{tag}: {kind} timestamps equal the source's")
+
+
+def guard_events(http_port):
+    """{event: count} of sluice_guard_events_total in /metrics."""
+    import urllib.request
+    body = urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=10).read().decode()
+    out = {}
+    for line in body.splitlines():
+        if line.startswith("sluice_guard_events_total{"):
+            name = line.split('event="', 1)[1].split('"', 1)[0]
+            out[name] = int(float(line.rsplit(" ", 1)[1]))
+    return out

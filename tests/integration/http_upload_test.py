@@ -2,7 +2,8 @@
 """Streamed upload (PUT /{vod-app}/{path}): curl uploads an FLV and an MP4 with a Bearer token (and
 ?token=), they are byte-exact, then play over RTMP (same packets as the source) and download over
 HTTP; replacing answers 204; no token 401, wrong token 403, too large 413 (declared or chunked),
-other extensions 415, traversal names 400, a missing folder 409, If-None-Match: * on an existing
+other extensions 415, traversal and control-character names 400, names too long for the file
+system 414 (not 500), a missing folder 409, If-None-Match: * on an existing
 file 412, two uploads of one file 409; an upload aborted mid-body leaves no file, the old file
 intact and no temporary file; uploads off (no token configured) 405. No descriptor leaks."""
 import hashlib
@@ -135,6 +136,21 @@ try:
     for name in ("..%2Fescape.mp4", "%2e%2e/escape.mp4", ".hidden.mp4", "sub/..%2f..%2fescape.mp4", "a%5Cb.mp4"):
         st, _ = put(f"{base}/{name}", blob, extra=["--path-as-is"])
         check(st == 400, f"PUT {name}: 400 ({st})")
+    # Issue 11, finding 9a: a name the file system cannot hold is the client's error, with the reason
+    # (it was a 500); control characters are 400. Both are counted.
+    names_before = guard_events(hport).get("upload_bad_name", 0)
+    for name in ("a" * 296 + ".mp4", "b" * 227 + ".mp4", "d" * 256 + "/x.mp4"):
+        st, body = put(f"{base}/{name}", blob)
+        check(st == 414 and b"longer than" in body, f"PUT a {len(name)}-byte name: 414 with the reason ({st} {body!r})")
+    st, _ = put(f"{base}/{'c' * 226}.mp4", blob)
+    check(st == 201, f"PUT the longest file name that fits (230 bytes): 201 ({st})")
+    check(os.path.exists(os.path.join(media, "c" * 226 + ".mp4")), "the longest name was stored")
+    for name in ("nul%00.mp4", "soh%01.mp4", "line%0Afeed.mp4", "cr%0D.mp4", "esc%1B.mp4", "del%7F.mp4", "tab%09.mp4"):
+        st, body = put(f"{base}/{name}", blob)
+        check(st == 400 and b"invalid file name" in body, f"PUT {name}: 400 with the reason ({st} {body!r})")
+    bad_names = guard_events(hport).get("upload_bad_name", 0) - names_before
+    check(bad_names == 10, f"/metrics counts upload_bad_name ({bad_names})")
+    check(hidden_files(media) == [], "refused names left no temporary file")
     st, _ = put(f"{base}/nofolder/x.mp4", blob)
     check(st == 409, f"a folder that does not exist: 409 ({st})")
     st, _ = put(f"{base}/keep.mp4", blob, headers=["If-None-Match: *"])

@@ -282,6 +282,26 @@ TEST_CASE("validation errors name file, line, column and key") {
         "sluice.yaml:4:25: http.upload.extensions: extensions are letters and digits, like mp4 (got \"m p3\")");
 }
 
+TEST_CASE("vod apps: symlinks, playlist and name bounds") {
+  auto d = load("apps:\n  vod: { type: vod, root: ./v }\n");
+  REQUIRE_MESSAGE(d.ok(), d.error().message());
+  CHECK(d->apps[0].follow_symlinks);
+  CHECK(d->apps[0].playlist_max_entries == 64);
+  CHECK(d->apps[0].name_max_bytes == 1024);
+  auto r = load("apps:\n  vod: { type: vod, root: ./v, follow_symlinks: false, playlist_max_entries: 1, "
+                "name_max_bytes: 4000 }\n");
+  REQUIRE_MESSAGE(r.ok(), r.error().message());
+  CHECK_FALSE(r->apps[0].follow_symlinks);
+  CHECK(r->apps[0].playlist_max_entries == 1);
+  CHECK(r->apps[0].name_max_bytes == 4000);
+  CHECK(error_of("apps:\n  vod: { type: vod, root: ./v, playlist_max_entries: 0 }\n") ==
+        "sluice.yaml:2:54: apps.vod.playlist_max_entries: must be 1..10000 (got 0)");
+  CHECK(error_of("apps:\n  vod: { type: vod, root: ./v, name_max_bytes: 5000 }\n") ==
+        "sluice.yaml:2:48: apps.vod.name_max_bytes: must be 16..4000 (got 5000)");
+  CHECK(error_of("apps:\n  live: { type: live, follow_symlinks: true }\n") ==
+        "sluice.yaml:2:23: apps.live.follow_symlinks: only valid for vod apps (this app is live)");
+}
+
 TEST_CASE("cross-field checks") {
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  idle_timeout: 30s\n  ping_interval: 30s\n") ==
         "sluice.yaml:5:18: rtmp.ping_interval: ping_interval (30s) must be shorter than idle_timeout (30s), or a quiet "
@@ -440,7 +460,7 @@ apps:
     publish_token: abc-123
     record: true
     record_path: rec
-  films: { type: vod, root: "/media/my films" }
+  films: { type: vod, root: "/media/my films", follow_symlinks: false, playlist_max_entries: 3, name_max_bytes: 200 }
 http:
   listen: "[::]:8443"
   api: { allow: [] }

@@ -70,10 +70,36 @@ TEST_CASE("names: bad escapes 400, other types 415, unsafe names 400 (logged), c
   CHECK(http_judge_upload(put({kBearer}), "CLIP.MP4", cfg).status == 0);  // extensions ignore case
   HttpUploadVerdict unsafe = http_judge_upload(put({kBearer}), "../up.mp4", cfg);
   CHECK(unsafe.status == 400);
-  CHECK(unsafe.message == "invalid file name");
+  CHECK(unsafe.message == "invalid file name: empty, '.' or '..' path segment");
+  CHECK(unsafe.bad_name);
   CHECK_FALSE(unsafe.log_reason.empty());
+  CHECK_FALSE(type.bad_name);
   CHECK(http_judge_upload(put({kBearer}), ".hidden.mp4", cfg).status == 400);
   CHECK(http_judge_upload(put({}), "../up.mp4", cfg).status == 401);  // the token first
+}
+
+TEST_CASE("names the file system cannot hold: 414 with the reason; control characters: 400") {
+  auto cfg = http_config();
+  // ".{name}.upload-{16 hex}" must fit in 255 bytes: 230 for the name itself.
+  CHECK(http_judge_upload(put({kBearer}), std::string(226, 'a') + ".mp4", cfg).status == 0);
+  HttpUploadVerdict file = http_judge_upload(put({kBearer}), std::string(227, 'a') + ".mp4", cfg);
+  CHECK(file.status == 414);
+  CHECK(file.message == "file name too long: file name longer than 230 bytes");
+  CHECK(file.bad_name);
+  HttpUploadVerdict folder = http_judge_upload(put({kBearer}), std::string(256, 'd') + "/a.mp4", cfg);
+  CHECK(folder.status == 414);
+  CHECK(folder.message == "file name too long: folder name longer than 255 bytes");
+  CHECK(http_judge_upload(put({kBearer}), std::string(255, 'd') + "/a.mp4", cfg).status == 0);
+  std::string deep;
+  for (int i = 0; i < 6; ++i) deep += std::string(200, 'd') + "/";
+  CHECK(http_judge_upload(put({kBearer}), deep + "a.mp4", cfg).message ==
+        "file name too long: path longer than 1024 bytes");
+  for (const char* bad : {"a%00b.mp4", "a%01b.mp4", "a%0Ab.mp4", "a%1Fb.mp4", "a%7Fb.mp4", "sub%00/a.mp4"}) {
+    CAPTURE(bad);
+    HttpUploadVerdict v = http_judge_upload(put({kBearer}), bad, cfg);
+    CHECK(v.status == 400);
+    CHECK(v.bad_name);
+  }
 }
 
 TEST_CASE("a declared size over http.upload.max_size: 413, checked last") {
