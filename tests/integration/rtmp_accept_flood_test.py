@@ -122,6 +122,15 @@ with open(server.config, "a") as f:
     f.write(f"workers: 1\nhttp:\n  listen: 127.0.0.1:{http_port}\n")
 server.start()
 wait_port(http_port)
+# At the limit the process has no descriptor left, and UBSan needs two (a pipe) to check an
+# object's type the first time it meets it: warm it up first with the paths the flood takes
+# (an RTMP connection and an HTTP request, each opened and closed).
+guard_counter(http_port, "accept_refused")
+warm = RtmpClient(server.port)
+warm.connect("live")
+warm.wait_for(lambda m: m.command() and m.command()[0] == "_result", 5)
+warm.close()
+time.sleep(0.5)
 socks = []
 try:
     for _ in range(300):

@@ -90,7 +90,7 @@ std::string drain(TextPlayer& p, size_t max_bytes) {
 TEST_CASE("the end of a publication follows the frames queued before it") {
   Fixture fx;
   IdleSocket socket(*fx.loop);
-  media::StreamHub& hub = fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
+  media::StreamHub& hub = *fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
   hub.start_publish();
   TextPlayer player(socket, fx.registry, hub, fx.config.rtmp.player_queue);
   for (uint32_t ts : {0u, 20u, 40u}) hub.publish(audio(ts));
@@ -102,7 +102,7 @@ TEST_CASE("the end of a publication follows the frames queued before it") {
 TEST_CASE("with small batches the notice still waits for the last frame before it") {
   Fixture fx;
   IdleSocket socket(*fx.loop);
-  media::StreamHub& hub = fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
+  media::StreamHub& hub = *fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
   hub.start_publish();
   TextPlayer player(socket, fx.registry, hub, fx.config.rtmp.player_queue);
   for (uint32_t ts = 0; ts < 10; ++ts) hub.publish(audio(ts));
@@ -117,7 +117,7 @@ TEST_CASE("with small batches the notice still waits for the last frame before i
 TEST_CASE("a notice with nothing queued goes out at the next fill; dropping the queue makes it due") {
   Fixture fx;
   IdleSocket socket(*fx.loop);
-  media::StreamHub& hub = fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
+  media::StreamHub& hub = *fx.registry.get_or_create("live/cam", media::StreamHub::Options{});
   hub.start_publish();
   TextPlayer player(socket, fx.registry, hub, fx.config.rtmp.player_queue);
   hub.end_publish();
