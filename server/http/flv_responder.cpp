@@ -31,11 +31,11 @@ void FlvResponder::start(const config::AppConfig& app, std::string_view rest) {
   StreamRegistry& registry = conn_.service().registry();
   bool live = registry.is_live(key);
   if (!live && !app.wait_for_publisher) return conn_.send_error(404, "stream is not live", false, kHttpCors);
-  // Made before the head goes out, so a server at limits.max_streams can still say so.
+  // Made before the head goes out, so a server at rtmp.limits.max_streams can still say so.
   media::StreamHub* hub = registry.get_or_create(key, hub_options(app));
   if (!hub) {
     GuardCounters::bump(GuardEvent::StreamsTotal);
-    return conn_.send_error(503, "the server holds its maximum of streams (limits.max_streams)", false, kHttpCors);
+    return conn_.send_error(503, "the server holds its maximum of streams (rtmp.limits.max_streams)", false, kHttpCors);
   }
   chunked_ = conn_.request().is_http11();
   std::string headers = "Content-Type: video/x-flv\r\nCache-Control: no-cache, no-store\r\n";

@@ -15,7 +15,7 @@ bool name_char_ok(char c) {
          std::string_view("-_.~=+@:,!").find(c) != std::string_view::npos;
 }
 
-// Every registry on every worker: what limits.max_streams counts.
+// Every registry on every worker: what rtmp.limits.max_streams counts.
 std::atomic<uint32_t> g_streams{0};
 }  // namespace
 

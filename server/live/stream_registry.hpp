@@ -70,11 +70,11 @@ class StreamRegistry {
   media::StreamHub* find(const std::string& key);
   // Published here or, with several workers, on another one (its messages may not be here yet).
   bool is_live(const std::string& key);
-  // The hub of key, created if need be; nullptr when that would pass limits.max_streams.
+  // The hub of key, created if need be; nullptr when that would pass rtmp.limits.max_streams.
   media::StreamHub* get_or_create(const std::string& key, const media::StreamHub::Options& options);
   enum class Claim { Claimed, Taken, Full };
   // Claims the name for a publisher: Taken if someone else already publishes it, Full if the
-  // stream would pass limits.max_streams.
+  // stream would pass rtmp.limits.max_streams.
   Claim claim_publisher(const std::string& key, const StreamSocket* publisher, const media::StreamHub::Options& options);
   // Streams (hubs) on every worker together, and the most there may be (0 = no limit). A stream
   // with players on several workers has a hub on each and counts once per worker.

@@ -189,14 +189,14 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
 
 void RtmpConnection::refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish) {
   GuardCounters::bump(GuardEvent::StreamsTotal);
-  const char* why = "The server holds its maximum of streams (limits.max_streams).";
+  const char* why = "The server holds its maximum of streams (rtmp.limits.max_streams).";
   if (publish) {
     session_.reject_publish(stream_id, protocol::Status::PublishBadName, why);
   } else {
     session_.send_status(stream_id, protocol::Status::PlayFailed, why);
   }
   if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
-    SLUICE_LOG_WARN("conn={} peer={} event={}_rejected app={} stream={} reason=\"limits.max_streams={}\" suppressed={}",
+    SLUICE_LOG_WARN("conn={} peer={} event={}_rejected app={} stream={} reason=\"rtmp.limits.max_streams={}\" suppressed={}",
                     id(), peer(), publish ? "publish" : "play", app_, name, config().rtmp.limits.max_streams,
                     suppressed_logs_);
   }

@@ -56,7 +56,7 @@ void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {
     GuardCounters::bump(GuardEvent::ReassemblyBudget);
     SLUICE_LOG_WARN("conn={} peer={} event=reassembly_budget held={} total={} budget={}", id(), peer(),
                     reassembly_.held(), ReassemblyLease::total(), budget);
-    close("partial messages over limits.reassembly_budget");
+    close("partial messages over rtmp.limits.reassembly_budget");
     return;
   }
   if (session_.has_output()) request_flush();
@@ -80,9 +80,9 @@ void RtmpConnection::check_output() {
       GuardCounters::bump(GuardEvent::RtmpOutputOverflow);
       const auto& limits = config().rtmp.limits;
       std::string why = unsent > limits.output_hard_bytes
-                            ? "unsent output " + std::to_string(unsent) + " bytes over limits.output_hard_bytes"
+                            ? "unsent output " + std::to_string(unsent) + " bytes over rtmp.limits.output_hard_bytes"
                             : "output not read for " + std::to_string(output_guard_.paused_for_ms(loop_.now_ms()) / 1000) +
-                                  " s (limits.output_timeout)";
+                                  " s (rtmp.limits.output_timeout)";
       SLUICE_LOG_WARN("conn={} peer={} event=output_overflow unsent={} reason=\"{}\"", id(), peer(), unsent, why);
       close(why);
       return;
