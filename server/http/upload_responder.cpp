@@ -56,15 +56,6 @@ bool starts_with_nocase(std::string_view s, std::string_view prefix) {
   return true;
 }
 
-std::string extension_of(std::string_view path) {
-  size_t slash = path.rfind('/');
-  size_t dot = path.rfind('.');
-  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) return {};
-  std::string ext(path.substr(dot + 1));
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
-}
-
 int status_for_errno(int err) {
   switch (err) {
     case EACCES:
@@ -111,7 +102,7 @@ HttpUploadVerdict http_judge_upload(const HttpRequest& req, std::string_view res
     v.bad_name = true;
     return refuse(400, "bad percent-encoding");
   }
-  std::string ext = extension_of(decoded);
+  std::string ext = http_extension_of(decoded);
   if (std::find(cfg.upload_extensions.begin(), cfg.upload_extensions.end(), ext) == cfg.upload_extensions.end())
     return refuse(415, "this file type may not be uploaded (http.upload.extensions)");
   // Before the other name rules: a name the file system cannot hold is the client's error (414),

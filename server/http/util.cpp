@@ -62,15 +62,6 @@ bool parse_u64(std::string_view s, uint64_t& out) {
   return true;
 }
 
-std::string extension_of(std::string_view path) {
-  size_t slash = path.rfind('/');
-  size_t dot = path.rfind('.');
-  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) return {};
-  std::string ext(path.substr(dot + 1));
-  for (char& c : ext) c = lower_char(c);
-  return ext;
-}
-
 int month_index(std::string_view m) {
   for (size_t i = 0; i < kMonths.size(); ++i)
     if (m == kMonths[i]) return static_cast<int>(i);
@@ -226,7 +217,7 @@ std::optional<int64_t> http_parse_date(std::string_view text) {
 }
 
 std::string_view http_content_type_for(std::string_view path) {
-  std::string ext = extension_of(path);
+  std::string ext = http_extension_of(path);
   for (const auto& ct : kContentTypes)
     if (ext == ct.ext) return ct.type;
   return {};
@@ -341,6 +332,15 @@ bool http_if_range_allows(const HttpRequest& req, const HttpValidators& v) {
   }
   auto t = http_parse_date(value);
   return t && *t == v.mtime_s;
+}
+
+std::string http_extension_of(std::string_view path) {
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) return {};
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) c = lower_char(c);
+  return ext;
 }
 
 }  // namespace sluice::server

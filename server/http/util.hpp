@@ -31,6 +31,8 @@ std::optional<int64_t> http_parse_date(std::string_view text);
 // The Content-Type of a servable media file, from its extension (case-insensitive); empty when the
 // extension is not one we serve. The list is the set of downloadable files.
 std::string_view http_content_type_for(std::string_view path);
+// The extension of the path's last segment, lower-cased, without the dot; empty when it has none.
+std::string http_extension_of(std::string_view path);
 
 // Checks a percent-decoded path below an app ("sub/clip.mp4") with the same rules as RTMP VOD names
 // (vod_path.hpp): no empty, "." or ".." segments, no absolute path, no backslash, no control bytes,

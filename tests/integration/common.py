@@ -106,8 +106,8 @@ def packet_hashes(path_or_url, extra_input_args=(), timeout=60):
     return rows
 
 
-def flv_tags(path):
-    """Parse an FLV file into [(type, timestamp, payload_md5, size, first_bytes)]."""
+def flv_tag_bodies(path):
+    """Parse an FLV file into [(type, timestamp, body)], up to the first incomplete tag."""
     data = open(path, "rb").read()
     if len(data) < 13 or data[:3] != b"FLV":
         return []
@@ -120,9 +120,14 @@ def flv_tags(path):
         body = data[off + 11:off + 11 + size]
         if len(body) < size:
             break
-        tags.append((t, ts, hashlib.md5(body).hexdigest(), size, body[:2]))
+        tags.append((t, ts, body))
         off += 11 + size + 4
     return tags
+
+
+def flv_tags(path):
+    """Parse an FLV file into [(type, timestamp, payload_md5, size, first_bytes)]."""
+    return [(t, ts, hashlib.md5(body).hexdigest(), len(body), body[:2]) for t, ts, body in flv_tag_bodies(path)]
 
 
 class Server:

@@ -9,6 +9,8 @@ import socket
 import struct
 import time
 
+from common import flv_tag_bodies
+
 # ---- AMF0 ----
 
 
@@ -311,19 +313,7 @@ class RtmpClient:
 
 def flv_media_messages(path):
     """[(type, timestamp, payload)] of an FLV file's audio, video and script tags."""
-    data = open(path, "rb").read()
-    off = int.from_bytes(data[5:9], "big") + 4
-    out = []
-    while off + 11 <= len(data):
-        t = data[off] & 0x1F
-        size = int.from_bytes(data[off + 1:off + 4], "big")
-        ts = int.from_bytes(data[off + 4:off + 7], "big") | (data[off + 7] << 24)
-        body = data[off + 11:off + 11 + size]
-        if len(body) < size:
-            break
-        out.append((t, ts, body))
-        off += 11 + size + 4
-    return out
+    return flv_tag_bodies(path)
 
 
 def is_keyframe(mtype, payload):

@@ -16,25 +16,13 @@
 #include "server/io/stream_socket.hpp"
 #include "server/io/write_batch.hpp"
 #include "server/live/stream_registry.hpp"
+#include "unit/server/idle_socket.hpp"
 
 using namespace sluice;
 using namespace sluice::server;
 using Bytes = std::vector<uint8_t>;
 
 namespace {
-
-// A socket that is never opened: the player only asks it for flushes.
-class IdleSocket final : public StreamSocket {
- public:
-  explicit IdleSocket(LoopContext& loop) : StreamSocket(loop, 7) {}
-  ~IdleSocket() override { loop_.flush().cancel(this); }
-
- private:
-  void on_bytes(std::span<const uint8_t>) override {}
-  bool fill(WriteBatch&, size_t) override { return false; }
-  void keep_unwritten(std::span<const uint8_t>) override {}
-  void on_close(const std::string&) override {}
-};
 
 struct Fixture {
   uv_loop_t uv{};

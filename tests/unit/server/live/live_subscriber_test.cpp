@@ -14,23 +14,12 @@
 #include "server/io/write_batch.hpp"
 #include "server/live/live_subscriber.hpp"
 #include "server/live/stream_registry.hpp"
+#include "unit/server/idle_socket.hpp"
 
 using namespace sluice;
 using namespace sluice::server;
 
 namespace {
-
-class IdleSocket final : public StreamSocket {
- public:
-  explicit IdleSocket(LoopContext& loop) : StreamSocket(loop, 7) {}
-  ~IdleSocket() override { loop_.flush().cancel(this); }
-
- private:
-  void on_bytes(std::span<const uint8_t>) override {}
-  bool fill(WriteBatch&, size_t) override { return false; }
-  void keep_unwritten(std::span<const uint8_t>) override {}
-  void on_close(const std::string&) override {}
-};
 
 // Writes "f<ts> " per frame and "END " / "START " per notice.
 class TextPlayer final : public LiveSubscriber {
