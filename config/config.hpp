@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/access.hpp"
 #include "config/address.hpp"
 
 namespace sluice::config {
@@ -36,10 +37,14 @@ struct AppConfig {
   // A publisher's timestamp step larger than this, forward or back, is a jump of its clock and is
   // closed up at ingest (media/timestamp_corrector.hpp), 100ms..1h.
   Duration timestamp_jump = std::chrono::seconds(1);
-  std::vector<Cidr> publish_allow;  // Who may publish; empty means any address.
-  std::string publish_token;        // If set, publishers must use "<stream>?token=<value>".
   bool record = false;              // Record every published stream as FLV into record_path.
   std::string record_path;          // Absolute after loading; required when record is true.
+
+  // Who may publish (live apps) and play (both kinds), config/access.hpp. The older keys
+  // publish_allow and publish_token fill publish.allow and publish.keys.
+  AccessRules publish;
+  AccessRules play;
+  AppLimits limits;
 
   // VOD apps only.
   std::string root;  // Directory of the media files; absolute after loading; required.
@@ -109,10 +114,18 @@ struct RtmpConfig {
   bool operator==(const RtmpConfig&) const = default;
 };
 
+struct ApiConfig {
+  std::vector<Cidr> allow = {Cidr::loopback_v4(), Cidr::loopback_v6()};  // Empty = anyone.
+  // When set, every API and /metrics request also needs "Authorization: Bearer <token>".
+  Secret token;
+
+  bool operator==(const ApiConfig&) const = default;
+};
+
 struct HttpConfig {
   bool enabled = false;  // True when the file has an "http:" section, unless it says enabled: false.
   std::vector<ListenAddress> listen = {{"0.0.0.0", 8080}};
-  std::vector<Cidr> api_allow = {Cidr::loopback_v4(), Cidr::loopback_v6()};  // Empty = anyone.
+  ApiConfig api;
   std::string upload_token;  // Uploads need "Authorization: Bearer <token>"; empty disables uploads.
   uint64_t upload_max_size = 4 * kGiB;
   std::vector<std::string> upload_extensions = {"flv", "mp4", "m4v", "m4a", "f4v", "mov"};  // Lower case, no dot.
@@ -137,6 +150,9 @@ struct Config {
   std::vector<AppConfig> apps;  // In file order; at least one after loading.
   HttpConfig http;
   LogConfig log;
+  HooksConfig hooks;
+  ConnectionLimits limits;  // limits.connections is rtmp.max_connections (one setting, two spellings)
+  std::string server_id;    // Sent in hooks; the host name when not set.
   uint32_t workers = 0;  // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
 
   // Where the values came from: the file path as given, or "<embedded default>".

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "config/access_schema.hpp"
 #include "config/checks.hpp"
 #include "config/units.hpp"
 
@@ -94,10 +95,10 @@ void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
 void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   static const std::vector<std::string_view> kLiveKeys = {
       "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher", "timestamp_jump",
-      "publish_allow", "publish_token",        "record",              "record_path"};
+      "publish_allow", "publish_token",        "record",              "record_path",        "publish"};
   static const std::vector<std::string_view> kVodKeys = {"root", "follow_symlinks", "playlist_max_entries",
                                                          "name_max_bytes"};
-  std::vector<std::string_view> known = {"type"};
+  std::vector<std::string_view> known = {"type", "play", "limits"};
   known.insert(known.end(), kLiveKeys.begin(), kLiveKeys.end());
   known.insert(known.end(), kVodKeys.begin(), kVodKeys.end());
   Section s(r, self, known);
@@ -127,6 +128,8 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
     }
   }
 
+  if (auto f = s.take("play")) load_access_rules(r, *f, app.play);
+  if (auto f = s.take("limits")) load_app_limits(r, *f, app.limits);
   if (app.type == AppType::Vod) {
     if (auto f = s.take("root")) {
       r.read_path(*f, app.root);
@@ -147,14 +150,26 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   if (auto f = s.take("timestamp_jump")) {
     r.read_duration(*f, app.timestamp_jump, Duration(100), std::chrono::hours(1), false);
   }
-  if (auto f = s.take("publish_allow")) r.read_cidrs(*f, app.publish_allow);
+  auto publish = s.take("publish");
+  if (publish) load_access_rules(r, *publish, app.publish);
+  // The keys of wave 1, kept: publish_allow is publish.allow, publish_token one of publish.keys.
+  if (auto f = s.take("publish_allow")) {
+    if (publish) {
+      r.error(f->key.mark(), f->path, "give the addresses as publish.allow (publish_allow is its older spelling)");
+    } else {
+      r.read_cidrs(*f, app.publish.allow);
+    }
+  }
   if (auto f = s.take("publish_token")) {
     std::string token;
-    if (r.read_string(*f, token)) {
+    if (publish) {
+      r.error(f->key.mark(), f->path, "give the token in publish.keys (publish_token is its older spelling)");
+    } else if (r.read_string(*f, token)) {
       if (!token_chars_ok(token, "")) {
         r.error(*f, "may only use letters, digits, '-', '.', '_' and '~' (it travels in the stream name as ?token=)");
-      } else {
-        app.publish_token = token;
+      } else if (!token.empty()) {
+        app.publish.keys.push_back(token);
+        app.publish.key_origins.push_back("publish_token");
       }
     }
   }
@@ -200,8 +215,9 @@ void load_http(FieldReader& r, const Field& self, HttpConfig& http) {
   if (auto f = s.take("enabled")) r.read_bool(*f, http.enabled);
   if (auto f = s.take("listen")) r.read_listen(*f, http.listen);
   if (auto api = s.take("api")) {
-    Section a(r, *api, {"allow"});
-    if (auto f = a.take("allow")) r.read_cidrs(*f, http.api_allow);
+    Section a(r, *api, {"allow", "token", "token_file", "token_env"});
+    if (auto f = a.take("allow")) r.read_cidrs(*f, http.api.allow);
+    load_secret(r, a, *api, "token", http.api.token);
   }
   if (auto upload = s.take("upload")) {
     Section u(r, *upload, {"token", "max_size", "extensions"});
@@ -287,7 +303,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
                                  root.kind_name());
     return cfg;
   }
-  Section top(r, top_field, {"workers", "rtmp", "apps", "http", "log"});
+  Section top(r, top_field, {"workers", "rtmp", "apps", "http", "log", "hooks", "limits", "server_id"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -310,6 +326,22 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     load_http(r, *f, cfg.http);
   }
   if (auto f = top.take("log")) load_log(r, *f, cfg.log);
+  if (auto f = top.take("hooks")) load_hooks(r, *f, cfg.hooks);
+  if (auto f = top.take("limits")) {
+    auto rtmp = top.take("rtmp");
+    auto has_key = [](const Field& m, std::string_view key) {
+      if (!m.value.is_map()) return false;
+      for (const auto& [k, v] : m.value.entries())
+        if (k.is_scalar() && k.scalar() == key) return true;
+      return false;
+    };
+    if (rtmp && has_key(*rtmp, "max_connections") && has_key(*f, "connections")) {
+      r.error(f->key.mark(), f->path, "give limits.connections or rtmp.max_connections, not both (one setting)");
+    } else {
+      load_connection_limits(r, *f, cfg);
+    }
+  }
+  if (auto f = top.take("server_id")) r.read_string(*f, cfg.server_id);
   check_listeners(r, cfg);
   return cfg;
 }

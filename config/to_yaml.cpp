@@ -27,6 +27,62 @@ std::string secret(const std::string& value, Secrets secrets) {
   return value.empty() || secrets == Secrets::Show ? value : std::string(kRedacted);
 }
 
+// A secret with Show is printed inline (load_string reads it back); else only where it came from.
+void emit_secret(YAML::Emitter& out, const char* key, const Secret& value, Secrets secrets) {
+  if (value.value.empty()) return;
+  out << YAML::Key << key << YAML::Value
+      << (secrets == Secrets::Show ? value.value : std::string(kRedacted) + " (" + value.origin + ")");
+}
+
+void emit_access(YAML::Emitter& out, const char* key, const AccessRules& a, Secrets secrets) {
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  emit_cidrs(out, "allow", a.allow);
+  emit_cidrs(out, "deny", a.deny);
+  if (!a.keys.empty()) {
+    out << YAML::Key << "keys" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    if (secrets == Secrets::Show) {
+      for (const auto& k : a.keys) out << k;
+    } else {
+      for (const auto& o : a.key_origins) out << std::string(kRedacted) + " (" + o + ")";
+    }
+    out << YAML::EndSeq;
+  }
+  if (!a.stream_keys.empty()) {
+    out << YAML::Key << "stream_keys" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, k] : a.stream_keys) out << YAML::Key << name << YAML::Value << secret(k, secrets);
+    out << YAML::EndMap;
+  }
+  if (a.signed_url.enabled()) {
+    out << YAML::Key << "signed" << YAML::Value << YAML::BeginMap;
+    emit_secret(out, "secret", a.signed_url.secret, secrets);
+    out << YAML::Key << "skew" << YAML::Value << format_duration(a.signed_url.skew);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_app_limits(YAML::Emitter& out, const AppLimits& l) {
+  out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "publishers" << YAML::Value << l.publishers;
+  out << YAML::Key << "players" << YAML::Value << l.players;
+  out << YAML::Key << "players_per_stream" << YAML::Value << l.players_per_stream;
+  out << YAML::EndMap;
+}
+
+void emit_hooks(YAML::Emitter& out, const HooksConfig& h) {
+  out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
+  for (auto [key, url] : {std::pair{"on_connect", &h.on_connect}, std::pair{"on_publish", &h.on_publish},
+                          std::pair{"on_play", &h.on_play}, std::pair{"on_publish_done", &h.on_publish_done},
+                          std::pair{"on_play_done", &h.on_play_done}}) {
+    if (!url->empty()) out << YAML::Key << key << YAML::Value << *url;
+  }
+  out << YAML::Key << "timeout" << YAML::Value << format_duration(h.timeout);
+  out << YAML::Key << "fail" << YAML::Value << (h.fail_open ? "open" : "closed");
+  out << YAML::Key << "done_attempts" << YAML::Value << h.done_attempts;
+  out << YAML::Key << "retry_delay" << YAML::Value << format_duration(h.retry_delay);
+  out << YAML::EndMap;
+}
+
 void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "rtmp" << YAML::Value << YAML::BeginMap;
   emit_listen(out, rtmp.listen);
@@ -63,6 +119,8 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
 void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
   out << YAML::Key << app.name << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "type" << YAML::Value << std::string(app_type_name(app.type));
+  emit_access(out, "play", app.play, secrets);
+  emit_app_limits(out, app.limits);
   if (app.type == AppType::Vod) {
     out << YAML::Key << "root" << YAML::Value << app.root;
     out << YAML::Key << "follow_symlinks" << YAML::Value << app.follow_symlinks;
@@ -74,8 +132,7 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "gop_cache_max_bytes" << YAML::Value << format_size(app.gop_cache_max_bytes);
     out << YAML::Key << "wait_for_publisher" << YAML::Value << app.wait_for_publisher;
     out << YAML::Key << "timestamp_jump" << YAML::Value << format_duration(app.timestamp_jump);
-    emit_cidrs(out, "publish_allow", app.publish_allow);
-    out << YAML::Key << "publish_token" << YAML::Value << secret(app.publish_token, secrets);
+    emit_access(out, "publish", app.publish, secrets);
     out << YAML::Key << "record" << YAML::Value << app.record;
     // An empty path is "not set", which the loader spells by leaving the key out.
     if (!app.record_path.empty()) out << YAML::Key << "record_path" << YAML::Value << app.record_path;
@@ -88,7 +145,8 @@ void emit_http(YAML::Emitter& out, const HttpConfig& http, Secrets secrets) {
   out << YAML::Key << "enabled" << YAML::Value << http.enabled;
   emit_listen(out, http.listen);
   out << YAML::Key << "api" << YAML::Value << YAML::BeginMap;
-  emit_cidrs(out, "allow", http.api_allow);
+  emit_cidrs(out, "allow", http.api.allow);
+  emit_secret(out, "token", http.api.token, secrets);
   out << YAML::EndMap;
   out << YAML::Key << "upload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "token" << YAML::Value << secret(http.upload_token, secrets);
@@ -117,6 +175,11 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   for (const AppConfig& app : config.apps) emit_app(out, app, secrets);
   out << YAML::EndMap;
   emit_http(out, config.http, secrets);
+  emit_hooks(out, config.hooks);
+  out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "per_ip" << YAML::Value << config.limits.per_ip;
+  out << YAML::EndMap;
+  if (!config.server_id.empty()) out << YAML::Key << "server_id" << YAML::Value << config.server_id;
   out << YAML::Key << "log" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "level" << YAML::Value << std::string(log_level_name(config.log.level));
   out << YAML::Key << "format" << YAML::Value << std::string(log_format_name(config.log.format));

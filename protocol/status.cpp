@@ -20,7 +20,7 @@ constexpr std::array<Entry, kStatusCount> kTable{{
     {Status::CallFailed, "NetConnection.Call.Failed", StatusLevel::Error},
     {Status::PublishStart, "NetStream.Publish.Start", StatusLevel::Status},
     {Status::PublishBadName, "NetStream.Publish.BadName", StatusLevel::Error},
-    {Status::PublishUnauthorized, "NetStream.Publish.Unauthorized", StatusLevel::Error},
+    {Status::PublishRejected, "NetStream.Publish.Rejected", StatusLevel::Error},
     {Status::UnpublishSuccess, "NetStream.Unpublish.Success", StatusLevel::Status},
     {Status::PlayReset, "NetStream.Play.Reset", StatusLevel::Status},
     {Status::PlayStart, "NetStream.Play.Start", StatusLevel::Status},

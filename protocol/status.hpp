@@ -21,7 +21,7 @@ enum class Status : uint8_t {
   // NetStream, publishing
   PublishStart,
   PublishBadName,
-  PublishUnauthorized,
+  PublishRejected,
   UnpublishSuccess,
   // NetStream, playing
   PlayReset,

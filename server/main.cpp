@@ -12,6 +12,7 @@
 #include "config/load.hpp"
 #include "server/io/logging.hpp"
 #include "server/server.hpp"
+#include "server/sign_command.hpp"
 #include "server/live/worker_mesh.hpp"
 
 namespace {
@@ -79,7 +80,18 @@ int main(int argc, char** argv) {
   app.add_option("--check-config", check_path, "Validate a configuration file, print the effective settings and exit");
   app.add_flag("--print-default-config", print_default, "Print the embedded default configuration and exit");
   app.add_flag("-V,--version", version, "Print the version and exit");
+  sluice::server::SignOptions sign;
+  CLI::App* sign_cmd = app.add_subcommand("sign", "Print a signed URL (?expires=...&sign=...) for an app and stream");
+  sign_cmd->add_option("-c,--config", sign.config_path, "The configuration whose secret signs (default: embedded)");
+  sign_cmd->add_option("--app", sign.app, "App name, e.g. live")->required();
+  sign_cmd->add_option("--stream", sign.stream, "Stream name (a VOD file's path for VOD apps)")->required();
+  sign_cmd->add_option("--action", sign.action, "play or publish (default play)");
+  sign_cmd->add_option("--ttl", sign.ttl, "How long the URL is valid, e.g. 30m, 2h (default 1h)");
+  sign_cmd->add_option("--url", sign.url,
+                       "The URL to sign, e.g. http://host:8080/live/cam.flv (default rtmp://127.0.0.1:<port>/<app>/<stream>)");
+  sign_cmd->add_option("--now", sign.now_s, "Sign as if at this UNIX time (tests)");
   CLI11_PARSE(app, argc, argv);
+  if (*sign_cmd) return sluice::server::run_sign_command(sign);
 
   if (version) {
     std::printf("sluice %s\n", SLUICE_VERSION);

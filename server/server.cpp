@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "server/http/service.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
 #include "server/stats_api.hpp"
@@ -27,7 +28,8 @@ Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_
       config_(std::move(config)),
       context_(loop, config_, worker),
       vod_files_(loop),
-      rtmp_{context_, registry_, vod_files_,
+      gate_(loop, config_),
+      rtmp_{context_, registry_, vod_files_, gate_,
             [this](RtmpConnection* c) {
               if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
             }},
@@ -85,7 +87,7 @@ Result<void> Server::start() {
     bound_.push_back(listeners_.back()->bound_address());
   }
   if (config_.http.enabled) {
-    http_ = std::make_unique<HttpService>(context_, registry_, *this, [this] { return connection_count(); });
+    http_ = std::make_unique<HttpService>(context_, registry_, gate_, *this, [this] { return connection_count(); });
     auto r = http_->start();
     if (!r) return r;
   }
@@ -107,8 +109,23 @@ void Server::on_accepted(int fd) {
   if (stopping_) {
     c->close("server is stopping");
   } else if (refuse) {
-    c->close("too many connections (rtmp.max_connections=" + std::to_string(max) + ")");
+    GuardCounters::bump(GuardEvent::ConnectionLimit);
+    c->close("too many connections (limits.connections=" + std::to_string(max) + ")");
+  } else {
+    check_peer_limit(*c);
   }
+}
+
+void Server::check_peer_limit(RtmpConnection& c) {
+  const uint32_t per_ip = config_.limits.per_ip;
+  if (c.take_peer_slot(per_ip)) return;
+  GuardCounters::bump(GuardEvent::PerIpLimit);
+  uint64_t suppressed = 0;
+  if (peer_limit_log_.allow(now_ms(), suppressed)) {
+    SLUICE_LOG_WARN("conn={} peer={} event=connection_refused reason=\"limits.per_ip={}\" suppressed={}", c.id(),
+                    c.peer(), per_ip, suppressed);
+  }
+  c.close("too many connections from this address (limits.per_ip=" + std::to_string(per_ip) + ")");
 }
 
 // Connections go to the workers in turn; true when this one went to another worker, which then
@@ -136,7 +153,11 @@ void Server::adopt(int fd, uint64_t id) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
     return;
   }
-  if (stopping_) c->close("server is stopping");
+  if (stopping_) {
+    c->close("server is stopping");
+  } else {
+    check_peer_limit(*c);
+  }
 }
 
 void Server::on_wake(uv_async_t* async) {
@@ -217,6 +238,7 @@ void Server::stop() {
 
 void Server::close_handles() {
   context_.close_handles();
+  gate_.close();
   close_handle(&tick_);
   if (mesh_) close_handle(&snapshot_timer_);
   close_handle(&stop_timer_);

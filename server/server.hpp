@@ -16,6 +16,8 @@
 
 #include "base/result.hpp"
 #include "config/config.hpp"
+#include "server/access/gate.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/http/api.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/loop_context.hpp"
@@ -43,6 +45,7 @@ class Server final : public HttpApi {
 
   const config::Config& config() const { return config_; }
   StreamRegistry& registry() { return registry_; }
+  AccessGate& gate() { return gate_; }
   uint64_t now_ms() const { return context_.now_ms(); }
   // The ports actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
@@ -71,6 +74,8 @@ class Server final : public HttpApi {
   void on_mesh_event(MeshEvent& e);
   void adopt(int fd, uint64_t id);
   bool hand_over(int fd);
+  // limits.per_ip: closes c (with a log line, at most one a second) when its address is full.
+  void check_peer_limit(RtmpConnection& c);
   void publish_snapshot();
   void close_handles();
 
@@ -79,6 +84,8 @@ class Server final : public HttpApi {
   LoopContext context_;
   StreamRegistry registry_;
   VodFiles vod_files_;
+  LogRateLimit peer_limit_log_;
+  AccessGate gate_;
   RtmpServices rtmp_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unique_ptr<HttpService> http_;

@@ -20,7 +20,7 @@ esac
 packages=(
   build-essential cmake pkg-config
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  librtmp-dev libhttp-parser-dev
+  librtmp-dev libhttp-parser-dev libcurl4-openssl-dev
 )
 # npm installs mpegts.js for the built-in web page at build time (web/CMakeLists.txt). Debian's npm
 # package only when there is none: a machine with NodeSource's nodejs has npm already, and Debian's

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sluice::server {
 
@@ -16,5 +18,9 @@ bool percent_decode(std::string_view in, std::string& out);
 // space and percent-decoded once; "" for a key without '='; nullopt when absent or malformed.
 // The first occurrence wins.
 std::optional<std::string> query_param(std::string_view query, std::string_view key);
+
+// Every key=value pair, decoded like query_param; malformed pairs are skipped. At most
+// max_pairs pairs (what a hook is told of a client's query).
+std::vector<std::pair<std::string, std::string>> query_pairs(std::string_view query, size_t max_pairs = 64);
 
 }  // namespace sluice::server

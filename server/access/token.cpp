@@ -23,4 +23,16 @@ bool query_token_matches(std::string_view query, std::string_view name, std::str
   return presented.has_value() && token_equal(*presented, expected);
 }
 
+std::string bearer_token(const std::string* authorization) {
+  if (!authorization || authorization->size() < 7) return {};
+  static constexpr std::string_view kScheme = "bearer ";
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    char c = (*authorization)[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != kScheme[i]) return {};
+  }
+  size_t start = authorization->find_first_not_of(' ', kScheme.size());
+  return start == std::string::npos ? std::string() : authorization->substr(start);
+}
+
 }  // namespace sluice::server

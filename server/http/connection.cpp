@@ -417,6 +417,11 @@ void HttpConnection::reject_overloaded(const std::string& reason) {
   refuse(503, "the server is at its connection limit");
 }
 
+void HttpConnection::reject_quietly(int status, std::string_view message) {
+  keep_alive_ = false;
+  refuse(status, message);
+}
+
 int HttpConnection::send_file(uv_file file_fd, uint64_t offset, uint64_t length, std::function<void(int)> done) {
   uv_os_fd_t fd = -1;
   int rc = uv_fileno(as_handle(tcp()), &fd);

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/access/peer_limits.hpp"
 #include "server/http/request.hpp"
 #include "server/http/request_state.hpp"
 #include "server/http/responder.hpp"
@@ -54,6 +55,10 @@ class HttpConnection final : public StreamSocket {
 
   // Answers 503 and closes (the server is over its connection limit).
   void reject_overloaded(const std::string& reason);
+  // Answers status with message and closes, without a log line (the caller logs a flood once).
+  void reject_quietly(int status, std::string_view message);
+  // limits.per_ip (server/access/peer_limits.hpp): false when the address is full.
+  bool take_peer_slot(uint32_t per_ip) { return peer_slot_.take(peer_address(), per_ip); }
   void on_tick(uint64_t now_ms);
   void shutdown_gracefully();
 
@@ -174,6 +179,7 @@ class HttpConnection final : public StreamSocket {
   std::unique_ptr<HttpResponder> responder_;  // the answer in progress
   std::unique_ptr<HttpResponder> finished_;   // the last one, inert, until the next request
   HttpSendfile sendfile_;  // the socket's second write path, for file bodies
+  PeerSlot peer_slot_;
 };
 
 }  // namespace sluice::server

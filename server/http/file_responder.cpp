@@ -130,9 +130,8 @@ void FileResponder::OpenJob::after(uv_work_t* req, int) {
   job->owner->on_opened(*job);
 }
 
-void FileResponder::start(const config::AppConfig& app, std::string_view rest) {
-  std::string decoded;
-  if (!http_percent_decode(rest, decoded)) return conn_.send_error(400, "bad percent-encoding", false, kHttpCors);
+void FileResponder::start(const config::AppConfig& app, const std::string& decoded, AccessTicket ticket) {
+  ticket_ = std::move(ticket);
   auto rel = http_file_relative_path(decoded);
   if (!rel) {
     SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused app={} path=\"{}\" reason=\"{}\"", conn_.id(),
@@ -201,6 +200,7 @@ void FileResponder::end_body(int status) {
 }
 
 void FileResponder::close_file() {
+  ticket_.end();
   if (fd_ < 0) return;
   close_file_async(conn_, fd_);
   fd_ = -1;

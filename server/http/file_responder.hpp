@@ -22,6 +22,7 @@
 
 #include "config/config.hpp"
 #include "server/http/request.hpp"
+#include "server/access/access_ticket.hpp"
 #include "server/http/responder.hpp"
 
 namespace sluice::server {
@@ -46,7 +47,8 @@ class FileResponder final : public HttpResponder {
 
   const char* activity() const override { return "download"; }
   // rest: the path after "/{app}/", still percent-encoded.
-  void start(const config::AppConfig& app, std::string_view rest);
+  // decoded: the path after "/{app}/", percent-decoded; ticket: the access gate's.
+  void start(const config::AppConfig& app, const std::string& decoded, AccessTicket ticket);
 
   void on_written() override;
   void close() override { close_file(); }
@@ -59,6 +61,7 @@ class FileResponder final : public HttpResponder {
   void start_body();
   void end_body(int status);
   void close_file();
+  AccessTicket ticket_;
 
   HttpConnection& conn_;
   Stage stage_ = Stage::Opening;

@@ -17,12 +17,8 @@ namespace {
 constexpr uint8_t kLastChunk[] = {'0', '\r', '\n', '\r', '\n'};
 }  // namespace
 
-void FlvResponder::start(const config::AppConfig& app, std::string_view rest) {
-  std::string decoded;
-  if (!http_percent_decode(rest, decoded)) return conn_.send_error(400, "bad percent-encoding", false, kHttpCors);
-  if (!decoded.ends_with(".flv"))
-    return conn_.send_error(404, "live streams are served as /{app}/{stream}.flv", false, kHttpCors);
-  std::string name = decoded.substr(0, decoded.size() - 4);
+void FlvResponder::start(const config::AppConfig& app, const std::string& name, AccessTicket ticket) {
+  ticket_ = std::move(ticket);
   if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
     GuardCounters::bump(GuardEvent::BadStreamName);
     return conn_.send_error(400, "invalid stream name: " + std::string(problem), false, kHttpCors);
@@ -42,6 +38,7 @@ void FlvResponder::start(const config::AppConfig& app, std::string_view rest) {
   headers += kHttpCors;
   conn_.write_head(200, headers, chunked_ ? HttpConnection::Body::Chunked : HttpConnection::Body::UntilClose);
   if (conn_.head_only()) {
+    ticket_ = {};  // a HEAD is no session: no seat, no play_done
     registry.remove_if_unused(key);
     return conn_.finish_response();
   }
@@ -60,6 +57,8 @@ bool FlvResponder::fill(WriteBatch& batch, size_t max_bytes) {
   // The publisher left and the queue is drained: the response ends here.
   if (chunked_) batch.add_bytes(kLastChunk);
   player_.reset();
+  ticket_.set_end_reason("unpublished");
+  ticket_.end();
   conn_.finish_response();
   return false;
 }

@@ -17,6 +17,7 @@
 
 #include "config/config.hpp"
 #include "server/http/flv_player.hpp"
+#include "server/access/access_ticket.hpp"
 #include "server/http/responder.hpp"
 
 namespace sluice::server {
@@ -28,18 +29,23 @@ class FlvResponder final : public HttpResponder {
   explicit FlvResponder(HttpConnection& conn) : conn_(conn) {}
 
   const char* activity() const override { return "http-flv"; }
-  // rest: the path after "/{app}/", still percent-encoded.
-  void start(const config::AppConfig& app, std::string_view rest);
+  // name: the stream name, decoded (the router took "/{app}/" and ".flv" off, the access gate
+  // admitted it and gave the ticket).
+  void start(const config::AppConfig& app, const std::string& name, AccessTicket ticket);
 
   bool fill(WriteBatch& batch, size_t max_bytes) override;
   void stop() override;
-  void close() override { player_.reset(); }
+  void close() override {
+    player_.reset();
+    ticket_.end();
+  }
   const HttpFlvPlayer* flv() const override { return player_.get(); }
 
  private:
   HttpConnection& conn_;
   bool chunked_ = false;
   std::unique_ptr<HttpFlvPlayer> player_;
+  AccessTicket ticket_;
 };
 
 }  // namespace sluice::server

@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "server/http/admission.hpp"
 #include "server/http/api_responder.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/file_responder.hpp"
@@ -42,8 +43,15 @@ void http_route(HttpConnection& c) {
   if (req.method == "OPTIONS") return c.respond<SimpleResponder>().preflight(put);
   if (req.method == "PUT" && put) return c.respond<UploadResponder>().start(*app, rest);
   if (req.method != "GET" && req.method != "HEAD") return c.respond<SimpleResponder>().method_not_allowed(put);
-  if (app->type == config::AppType::Live) return c.respond<FlvResponder>().start(*app, rest);
-  return c.respond<FileResponder>().start(*app, rest);
+  std::string decoded;
+  if (!http_percent_decode(rest, decoded)) return c.respond<SimpleResponder>().error(400, "bad percent-encoding", kHttpCors);
+  if (app->type == config::AppType::Live) {
+    if (!decoded.ends_with(".flv")) {
+      return c.respond<SimpleResponder>().error(404, "live streams are served as /{app}/{stream}.flv", kHttpCors);
+    }
+    decoded.resize(decoded.size() - 4);
+  }
+  http_admit_play(c, *app, std::move(decoded));
 }
 
 }  // namespace sluice::server

@@ -14,9 +14,9 @@ namespace {
 constexpr uint64_t kTickMs = 1000;
 }  // namespace
 
-HttpService::HttpService(LoopContext& loop, StreamRegistry& registry, HttpApi& api,
+HttpService::HttpService(LoopContext& loop, StreamRegistry& registry, AccessGate& gate, HttpApi& api,
                          std::function<size_t()> other_connections)
-    : loop_(loop), registry_(registry), api_(api), other_connections_(std::move(other_connections)) {}
+    : loop_(loop), registry_(registry), gate_(gate), api_(api), other_connections_(std::move(other_connections)) {}
 
 HttpService::~HttpService() = default;
 
@@ -51,7 +51,16 @@ void HttpService::on_accepted(int fd) {
   if (stopping_) {
     c->close("server is stopping");
   } else if (max != 0 && other_connections_() + connections_.size() > max) {
-    c->reject_overloaded("too many connections (rtmp.max_connections=" + std::to_string(max) + ")");
+    GuardCounters::bump(GuardEvent::ConnectionLimit);
+    c->reject_overloaded("too many connections (limits.connections=" + std::to_string(max) + ")");
+  } else if (const uint32_t per_ip = loop_.config().limits.per_ip; !c->take_peer_slot(per_ip)) {
+    GuardCounters::bump(GuardEvent::PerIpLimit);
+    uint64_t suppressed = 0;
+    if (peer_limit_log_.allow(loop_.now_ms(), suppressed)) {
+      SLUICE_LOG_WARN("conn={} proto=http peer={} event=connection_refused reason=\"limits.per_ip={}\" suppressed={}",
+                      c->id(), c->peer(), per_ip, suppressed);
+    }
+    c->reject_quietly(429, "too many connections from this address");
   }
 }
 

@@ -22,11 +22,13 @@
 
 #include "base/result.hpp"
 #include "server/http/api.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/loop_context.hpp"
 
 namespace sluice::server {
 
+class AccessGate;
 class HttpConnection;
 class StreamRegistry;
 
@@ -34,7 +36,8 @@ class HttpService {
  public:
   // other_connections counts the loop's other (RTMP) connections: one limit,
   // rtmp.max_connections, covers both.
-  HttpService(LoopContext& loop, StreamRegistry& registry, HttpApi& api, std::function<size_t()> other_connections);
+  HttpService(LoopContext& loop, StreamRegistry& registry, AccessGate& gate, HttpApi& api,
+              std::function<size_t()> other_connections);
   ~HttpService();
   HttpService(const HttpService&) = delete;
   HttpService& operator=(const HttpService&) = delete;
@@ -46,6 +49,7 @@ class HttpService {
 
   LoopContext& loop() { return loop_; }
   StreamRegistry& registry() { return registry_; }
+  AccessGate& gate() { return gate_; }
   HttpApi& api() { return api_; }
   bool stopping() const { return stopping_; }
   size_t connection_count() const { return connections_.size(); }
@@ -71,7 +75,9 @@ class HttpService {
 
   LoopContext& loop_;
   StreamRegistry& registry_;
+  AccessGate& gate_;
   HttpApi& api_;
+  LogRateLimit peer_limit_log_;
   std::function<size_t()> other_connections_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unordered_set<HttpConnection*> connections_;

@@ -48,14 +48,6 @@ std::string overlong_name(std::string_view path) {
   return {};
 }
 
-bool starts_with_nocase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
-      return false;
-  return true;
-}
-
 int status_for_errno(int err) {
   switch (err) {
     case EACCES:
@@ -81,13 +73,9 @@ HttpUploadVerdict http_judge_upload(const HttpRequest& req, std::string_view res
     v.message = std::move(message);
     return v;
   };
-  std::string token;
-  const std::string* auth = req.header("authorization");
-  if (auth && starts_with_nocase(*auth, "Bearer ")) {
-    token = auth->substr(7);
-    while (!token.empty() && token.front() == ' ') token.erase(0, 1);
-  } else if (auto q = query_param(req.query, "token")) {
-    token = *q;
+  std::string token = bearer_token(req.header("authorization"));
+  if (token.empty()) {
+    if (auto q = query_param(req.query, "token")) token = *q;
   }
   if (token.empty()) {
     v.headers = "WWW-Authenticate: Bearer realm=\"sluice\"\r\n";

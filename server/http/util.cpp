@@ -178,10 +178,14 @@ std::string_view http_status_text(int status) {
       return "Range Not Satisfiable";
     case 417:
       return "Expectation Failed";
+    case 429:
+      return "Too Many Requests";
     case 431:
       return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
     case 501:
       return "Not Implemented";
     case 507:

@@ -27,6 +27,16 @@ enum class GuardEvent : size_t {
   VodNameTooLong,         // VOD play/getStreamLength refused: the name is longer than name_max_bytes
   VodOutsideRoot,         // a VOD open refused: the path leads out of the root (or via a refused symlink)
   UploadBadName,          // upload refused for its name (control characters, overlong, ...)
+  AccessAddress,          // publish/play refused by apps.<app>.publish|play allow/deny
+  AccessKey,              // publish/play refused: key missing or wrong
+  AccessSignature,        // publish/play refused: signed URL missing, malformed, expired or wrong
+  HookDenied,             // a decision hook answered 4xx (or its failure denied, with hooks.fail closed)
+  HookFailed,             // a decision hook gave no usable answer (timeout, refused, 5xx)
+  AppPublishers,          // publish refused at apps.<app>.limits.publishers
+  AppPlayers,             // play refused at apps.<app>.limits.players or players_per_stream
+  PerIpLimit,             // connection refused at limits.per_ip
+  ConnectionLimit,        // connection refused at limits.connections (rtmp.max_connections)
+  SessionLifetime,        // a session closed at the lifetime its hook gave
   Count
 };
 
@@ -49,6 +59,16 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"vod_name_too_long", "VOD names refused for being longer than apps.<vod>.name_max_bytes"},
     {"vod_outside_root", "VOD opens (RTMP and HTTP) refused for leading out of the root or through a refused symlink"},
     {"upload_bad_name", "uploads refused for an invalid, overlong or control-character name"},
+    {"access_address", "publish/play refused by an app's allow/deny address rules"},
+    {"access_key", "publish/play refused for a missing or wrong key"},
+    {"access_signature", "publish/play refused for a missing, malformed, expired or wrong signed URL"},
+    {"hook_denied", "sessions a decision hook refused (or whose failed hook refused, hooks.fail: closed)"},
+    {"hook_failed", "decision hooks that gave no usable answer (timeout, unreachable, 5xx)"},
+    {"app_publishers", "publish refused at apps.<app>.limits.publishers"},
+    {"app_players", "play refused at apps.<app>.limits.players or players_per_stream"},
+    {"per_ip_limit", "connections refused at limits.per_ip"},
+    {"connection_limit", "connections refused at limits.connections (rtmp.max_connections)"},
+    {"session_lifetime", "sessions closed at the lifetime their hook gave"},
 }};
 
 class GuardCounters {

@@ -1,7 +1,6 @@
 // RtmpConnection: what the server does for each RTMP event (connect, publish, play, ...).
 #include <algorithm>
 
-#include "server/access/token.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/live/stream_registry.hpp"
@@ -76,34 +75,14 @@ void RtmpConnection::on_connect(protocol::ConnectEvent& e) {
     return;
   }
   app_ = app->name;
-  connected_ = true;
-  session_.accept_connect();
-  SLUICE_LOG_INFO("conn={} peer={} event=connect app={} tc_url=\"{}\" flash_ver=\"{}\"", id(), peer(), app_,
-                  e.connect.tc_url, e.connect.flash_ver);
-}
-
-bool RtmpConnection::publish_allowed(const config::AppConfig& app, const protocol::PublishCommand& p,
-                                 std::string& why) const {
-  if (app.type != config::AppType::Live) {
-    why = "app '" + app.name + "' does not accept publishing";
-    return false;
-  }
-  if (!config::cidr_list_allows(app.publish_allow, peer_address())) {
-    why = "address not in publish_allow";
-    return false;
-  }
-  if (!query_token_matches(p.query, "token", app.publish_token)) {
-    why = "missing or wrong token";
-    return false;
-  }
-  return true;
+  ask([&](AccessDone done) { return services_.gate.connect(hook_event("", ""), std::move(done)); },
+      [this](AccessOutcome&& o) { finish_connect(std::move(o)); });
 }
 
 void RtmpConnection::on_publish(protocol::PublishEvent& e) {
   if (!stream_prefix_.empty()) e.publish.name = stream_prefix_ + e.publish.name;
   const config::AppConfig* app = config().find_app(app_);
   const std::string& name = e.publish.name;
-  std::string why;
   if (std::string_view problem = app ? stream_name_problem(name) : "no app"; !problem.empty()) {
     GuardCounters::bump(GuardEvent::BadStreamName);
     session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
@@ -113,16 +92,33 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
     session_.close_after_flush();
     return;
   }
-  if (!publish_allowed(*app, e.publish, why)) {
-    session_.reject_publish(e.stream_id, protocol::Status::PublishUnauthorized,
-                            "Publishing is not allowed: " + why + ".");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"{}\"", id(), peer(), app_, name,
-                    why);
+  if (app->type != config::AppType::Live) {
+    session_.reject_publish(e.stream_id, protocol::Status::PublishRejected,
+                            "Publishing is not allowed: app '" + app->name + "' does not accept publishing.");
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"vod app\"", id(), peer(), app_,
+                    name);
     session_.close_after_flush();
     return;
   }
   if (find_publisher(e.stream_id) || find_player(e.stream_id)) {
     session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, "Stream id already in use.");
+    return;
+  }
+  HookEvent ev = hook_event(name, e.publish.query);
+  ask([&](AccessDone done) { return services_.gate.admit(AccessAction::Publish, *app, peer_address(), ev, std::move(done)); },
+      [this, e](AccessOutcome&& o) { finish_publish(e, std::move(o)); });
+}
+
+void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o) {
+  if (!o.allowed()) return refuse_admission(e.stream_id, true, e.publish.name, o);
+  const config::AppConfig* app = config().find_app(app_);
+  const std::string& name = o.name;
+  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {  // a hook's rename
+    GuardCounters::bump(GuardEvent::BadStreamName);
+    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, "Invalid stream name from the on_publish hook.");
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"hook renamed to an invalid name: {}\"",
+                    id(), peer(), app_, printable(name), problem);
+    session_.close_after_flush();
     return;
   }
   std::string key = app_ + "/" + name;
@@ -139,21 +135,24 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
     session_.close_after_flush();
     return;
   }
+  note_lifetime(o.lifetime_s);
   session_.accept_publish(e.stream_id, name);
   publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name,
                                                         static_cast<uint32_t>(app->timestamp_jump.count())));
-  SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}", id(), peer(), app_, name, e.publish.type);
+  publishers_.back()->ticket = ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat));
+  SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}", id(), peer(), app_, name, e.publish.type,
+                  name != e.publish.name ? " renamed_from=" + e.publish.name : "");
 }
 
 void RtmpConnection::on_play(protocol::PlayEvent& e) {
   if (!stream_prefix_.empty()) e.play.name = stream_prefix_ + e.play.name;
   const config::AppConfig* app = config().find_app(app_);
-  const std::string& name = e.play.name;
   // VOD names are file paths, checked by the path resolver (they may contain spaces).
   if (app && app->type == config::AppType::Vod) {
     on_play_vod(*app, e);
     return;
   }
+  const std::string& name = e.play.name;
   if (std::string_view problem = app ? stream_name_problem(name) : "no app"; !problem.empty()) {
     GuardCounters::bump(GuardEvent::BadStreamName);
     session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound,
@@ -164,14 +163,32 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
     }
     return;
   }
+  on_play_live(*app, e);
+}
+
+void RtmpConnection::on_play_live(const config::AppConfig& app, protocol::PlayEvent& e) {
+  if (find_publisher(e.stream_id)) {
+    session_.send_status(e.stream_id, protocol::Status::PlayFailed, "Stream id is publishing.");
+    return;
+  }
+  HookEvent ev = hook_event(e.play.name, e.play.query);
+  ask([&](AccessDone done) { return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done)); },
+      [this, e](AccessOutcome&& o) { finish_play_live(e, std::move(o)); });
+}
+
+void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o) {
+  if (!o.allowed()) return refuse_admission(e.stream_id, false, e.play.name, o);
+  const config::AppConfig* app = config().find_app(app_);
+  const std::string& name = o.name;
+  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
+    GuardCounters::bump(GuardEvent::BadStreamName);
+    session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "Invalid stream name from the on_play hook.");
+    return;
+  }
   std::string key = app_ + "/" + name;
   const bool live = registry().is_live(key);
   if (!live && !app->wait_for_publisher) {
     session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "No stream '" + name + "'.");
-    return;
-  }
-  if (find_publisher(e.stream_id)) {
-    session_.send_status(e.stream_id, protocol::Status::PlayFailed, "Stream id is publishing.");
     return;
   }
   // A second play on the same stream id replaces the first (Flash does this to switch streams).
@@ -181,8 +198,10 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
     refuse_for_streams_total(e.stream_id, name, false);
     return;
   }
+  note_lifetime(o.lifetime_s);
   session_.start_play(e.stream_id, name, e.play.reset, false);
   players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, *h));
+  players_.back()->ticket = ticket_for(AccessAction::Play, name, e.play.query, std::move(o.seat));
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id(), peer(), app_, name,
                   live ? "yes" : "waiting");
 }
@@ -245,6 +264,14 @@ void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEve
     return refuse_vod_play(e.stream_id, GuardEvent::VodNameTooLong, e.play.name,
                            "Stream name longer than " + std::to_string(app.name_max_bytes) + " bytes (name_max_bytes).");
   }
+  HookEvent ev = hook_event(e.play.name, e.play.query);
+  ask([&](AccessDone done) { return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done)); },
+      [this, e](AccessOutcome&& o) { finish_play_vod(e, std::move(o)); });
+}
+
+void RtmpConnection::finish_play_vod(const protocol::PlayEvent& e, AccessOutcome&& o) {
+  if (!o.allowed()) return refuse_admission(e.stream_id, false, e.play.name, o);
+  const config::AppConfig& app = *config().find_app(app_);
   VodPlayer* player = find_vod_player(e.stream_id);
   if (!player) {
     std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });
@@ -252,15 +279,18 @@ void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEve
                                                        app.playlist_max_entries));
     player = vod_players_.back().get();
   }
+  // The first admitted item's seat and done hook stand for the whole playlist of this stream id.
+  if (o.seat.held()) player->ticket = ticket_for(AccessAction::Play, o.name, e.play.query, std::move(o.seat));
+  note_lifetime(o.lifetime_s);
   // FFmpeg sends start -2000 (live or recorded) for VOD too: anything negative means "from the start".
-  VodPlayer::Item item{e.play.name, e.play.start, e.play.duration};
+  VodPlayer::Item item{o.name, e.play.start, e.play.duration};
   if (!player->play(std::move(item), e.play.reset)) {
     return refuse_vod_play(e.stream_id, GuardEvent::VodPlaylistFull, e.play.name,
                            "Playlist full: at most " + std::to_string(app.playlist_max_entries) +
                                " queued items (playlist_max_entries).");
   }
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream=\"{}\" start_ms={} duration_ms={} reset={}", id(), peer(),
-                  app_, printable(e.play.name), e.play.start, e.play.duration, e.play.reset);
+                  app_, printable(o.name), e.play.start, e.play.duration, e.play.reset);
 }
 
 void RtmpConnection::on_pause(const protocol::PauseEvent& e) {
@@ -306,11 +336,13 @@ void RtmpConnection::on_close_stream(uint32_t stream_id, const char* why) {
   if (pub != publishers_.end()) {
     SLUICE_LOG_INFO("conn={} peer={} event=unpublish app={} stream={} reason={}", id(), peer(), app_, (*pub)->name(),
                     why);
+    (*pub)->ticket.set_end_reason(why);
     publishers_.erase(pub);
   }
   auto play = std::find_if(players_.begin(), players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
   if (play != players_.end()) {
     SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream={} reason={}", id(), peer(), app_, (*play)->name(), why);
+    (*play)->ticket.set_end_reason(why);
     players_.erase(play);
   }
   auto vod = std::find_if(vod_players_.begin(), vod_players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
@@ -325,6 +357,7 @@ void RtmpConnection::on_unpublish(const protocol::UnpublishEvent& e) {
   if (pub == publishers_.end()) return;
   uint32_t stream_id = (*pub)->stream_id();
   SLUICE_LOG_INFO("conn={} peer={} event=unpublish app={} stream={} reason=FCUnpublish", id(), peer(), app_, e.name);
+  (*pub)->ticket.set_end_reason("FCUnpublish");
   publishers_.erase(pub);
   session_.reply_unpublish(stream_id, e.name);
 }

@@ -42,7 +42,11 @@ void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {
   auto fed = session_.feed(bytes, events_);
   for (auto& ev : events_) {
     if (closing()) break;
-    handle_event(ev);
+    if (waiting_) {
+      held_.push_back(std::move(ev));  // behind a decision the gate has not made yet
+    } else {
+      handle_event(ev);
+    }
   }
   events_.clear();
   if (closing()) return;
@@ -74,7 +78,7 @@ void RtmpConnection::check_output() {
       return;
     case OutputGuard::Action::Resume:
       SLUICE_LOG_DEBUG("conn={} event=output_resumed unsent={}", id(), unsent);
-      start_reading();
+      if (!waiting_) start_reading();
       return;
     case OutputGuard::Action::Close: {
       GuardCounters::bump(GuardEvent::RtmpOutputOverflow);
@@ -136,6 +140,13 @@ void RtmpConnection::on_tick(uint64_t now) {
     }
     return;
   }
+  if (lifetime_deadline_ms_ != 0 && now >= lifetime_deadline_ms_) {
+    GuardCounters::bump(GuardEvent::SessionLifetime);
+    close("session lifetime given by the hook is over");
+    return;
+  }
+  // Waiting for a hook is not being idle (reading is paused meanwhile).
+  if (waiting_) last_receive_ms_ = now;
   uint64_t silent = now - last_receive_ms_;
   if (rtmp.idle_timeout.count() > 0 && silent > static_cast<uint64_t>(rtmp.idle_timeout.count())) {
     close("idle timeout (nothing received for " + std::to_string(silent / 1000) + " s)");
@@ -169,6 +180,11 @@ void RtmpConnection::end_streams() {
 }
 
 void RtmpConnection::on_close(const std::string& reason) {
+  if (pending_ != 0) services_.gate.cancel(std::exchange(pending_, 0));
+  held_.clear();
+  for (auto& p : publishers_) p->ticket.set_end_reason(reason);
+  for (auto& p : players_) p->ticket.set_end_reason(reason);
+  for (auto& p : vod_players_) p->ticket.set_end_reason(reason);
   end_streams();
   uint64_t duration = loop_.now_ms() - started_ms();
   SLUICE_LOG_INFO("conn={} peer={} app={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id(),

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -14,6 +15,9 @@
 #include <vector>
 
 #include "protocol/session.hpp"
+#include "server/access/access_ticket.hpp"
+#include "server/access/gate.hpp"
+#include "server/access/peer_limits.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/output_guard.hpp"
 #include "server/io/reassembly_budget.hpp"
@@ -38,6 +42,7 @@ struct RtmpServices {
   LoopContext& loop;
   StreamRegistry& registry;
   VodFiles& vod_files;
+  AccessGate& gate;
   // Told when a connection object is destroyed (the root keeps the set of connections).
   std::function<void(RtmpConnection*)> on_destroyed;
 };
@@ -45,6 +50,10 @@ struct RtmpServices {
 class RtmpConnection final : public StreamSocket {
  public:
   RtmpConnection(RtmpServices& services, uint64_t id);
+
+  // limits.per_ip: false when the peer's address holds its maximum of connections (the caller
+  // closes this one).
+  bool take_peer_slot(uint32_t per_ip) { return peer_slot_.take(peer_address(), per_ip); }
 
   // Called about once a second: timeouts and keep-alive pings.
   void on_tick(uint64_t now_ms);
@@ -80,6 +89,23 @@ class RtmpConnection final : public StreamSocket {
   void on_connect(protocol::ConnectEvent& e);
   void on_publish(protocol::PublishEvent& e);
   void on_play(protocol::PlayEvent& e);
+  void on_play_live(const config::AppConfig& app, protocol::PlayEvent& e);
+
+  // Admission (admission.cpp): the access gate's decision, maybe from a hook. While one is
+  // pending the connection stops reading and holds the events that follow, so they are handled
+  // after it, in order.
+  void ask(const std::function<uint64_t(AccessDone)>& start, std::function<void(AccessOutcome&&)> then);
+  void after_decision();
+  void handle_held_events();
+  HookEvent hook_event(const std::string& stream, const std::string& query) const;
+  AccessTicket ticket_for(AccessAction action, const std::string& stream, const std::string& query, Seat seat);
+  void note_lifetime(uint64_t lifetime_s);
+  void finish_connect(AccessOutcome&& o);
+  void finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o);
+  void finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o);
+  void finish_play_vod(const protocol::PlayEvent& e, AccessOutcome&& o);
+  // Logs and answers a refusal by the gate; a refused publisher or player is then closed.
+  void refuse_admission(uint32_t stream_id, bool publish, const std::string& name, const AccessOutcome& o);
   void on_pause(const protocol::PauseEvent& e);
   void on_seek(const protocol::SeekEvent& e);
   void on_get_stream_length(const protocol::GetStreamLengthEvent& e);
@@ -93,7 +119,6 @@ class RtmpConnection final : public StreamSocket {
   void refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish);
   void on_unpublish(const protocol::UnpublishEvent& e);
   void on_media(protocol::MediaEvent& e);
-  bool publish_allowed(const config::AppConfig& app, const protocol::PublishCommand& p, std::string& why) const;
   LivePlayer* find_player(uint32_t stream_id);
   LivePublisher* find_publisher(uint32_t stream_id);
   VodPlayer* find_vod_player(uint32_t stream_id);
@@ -117,6 +142,13 @@ class RtmpConnection final : public StreamSocket {
   ReassemblyLease reassembly_;
   uint64_t last_receive_ms_ = 0;
   uint64_t last_ping_ms_ = 0;
+  PeerSlot peer_slot_;
+  // Admission in progress (see ask()).
+  bool waiting_ = false;
+  bool asking_ = false;
+  uint64_t pending_ = 0;  // the gate's id of the pending decision
+  std::deque<protocol::SessionEvent> held_;
+  uint64_t lifetime_deadline_ms_ = 0;  // a hook's session lifetime; 0: none
 };
 
 }  // namespace sluice::server

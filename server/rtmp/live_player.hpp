@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "server/access/access_ticket.hpp"
 #include "server/live/live_subscriber.hpp"
 
 namespace sluice::server {
@@ -33,6 +34,10 @@ class LivePlayer final : public LiveSubscriber {
 
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return name_; }
+
+
+  // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
+  AccessTicket ticket;
 
  private:
   bool wants(const media::Frame& f) const override;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "server/access/access_ticket.hpp"
 #include "media/timestamp_corrector.hpp"
 #include "protocol/message.hpp"
 #include "server/io/guard_counters.hpp"
@@ -33,6 +34,10 @@ class LivePublisher {
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }
+
+
+  // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
+  AccessTicket ticket;
 
  private:
   RtmpConnection& conn_;

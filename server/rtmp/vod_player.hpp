@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "server/access/access_ticket.hpp"
 #include "media/vod/pacer.hpp"
 #include "server/vod/files.hpp"
 
@@ -49,6 +50,10 @@ class VodPlayer {
 
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return current_.name; }
+
+
+  // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
+  AccessTicket ticket;
 
  private:
   static void on_timer(uv_timer_t* t);

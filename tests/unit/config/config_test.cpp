@@ -77,7 +77,7 @@ TEST_CASE("embedded default loads and serves") {
   CHECK(c.http.enabled);
   REQUIRE(c.http.listen.size() == 1);
   CHECK(c.http.listen[0] == ListenAddress{"0.0.0.0", 8080});
-  CHECK(c.http.api_allow == std::vector<Cidr>{Cidr::loopback_v4(), Cidr::loopback_v6()});
+  CHECK(c.http.api.allow == std::vector<Cidr>{Cidr::loopback_v4(), Cidr::loopback_v6()});
   CHECK(c.log.level == LogLevel::Info);
   CHECK(c.workers == 0);  // auto: one loop per core
 }
@@ -95,8 +95,8 @@ TEST_CASE("minimal schema from the issue parses") {
   CHECK(c.apps[1].root == "/srv/sluice/media");
   CHECK(c.http.enabled);  // An http section turns HTTP on.
   CHECK(c.http.listen == std::vector<ListenAddress>{{"0.0.0.0", 8080}});
-  REQUIRE(c.http.api_allow.size() == 2);
-  CHECK(c.http.api_allow[1].to_string() == "::1/128");
+  REQUIRE(c.http.api.allow.size() == 2);
+  CHECK(c.http.api.allow[1].to_string() == "::1/128");
   CHECK(c.http.upload_token == "s3cret");
   CHECK(c.http.upload_max_size == 4 * kGiB);
   // Absent keys keep their struct defaults.
@@ -470,7 +470,7 @@ log: { level: debug, format: json }
     REQUIRE_MESSAGE(a.ok(), a.error().message());
     CHECK(a->workers == 0);
     CHECK(a->apps[0].timestamp_jump == 5s);
-    CHECK(a->http.api_allow.empty());
+    CHECK(a->http.api.allow.empty());
     CHECK(a->http.upload_extensions == std::vector<std::string>{"mp4", "flv"});
     std::string text = to_yaml(*a, Secrets::Show);
     auto b = load_string(text, "printed", "/elsewhere");
@@ -498,4 +498,86 @@ TEST_CASE("loading never throws, whatever the input") {
     CHECK_FALSE(r.ok());
     if (!r.ok()) CHECK(r.error().code == Errc::Config);
   }
+}
+
+TEST_CASE("access: keys from the file, a key file and the environment; signed secrets; hooks; limits") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("sluice-access-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "keys") << "# comment\nk-file-1\n\n  k-file-2  \n";
+    std::ofstream(dir / "sign.key") << "0123456789abcdef0123\n";
+    std::ofstream(dir / "stream-keys") << "cam1 k-cam-1\ncam2\tk-cam-2\n";
+  }
+  ::setenv("SLUICE_CONFIG_TEST_KEYS", "k-env-1, k-env-2", 1);
+  ::setenv("SLUICE_CONFIG_TEST_TOKEN", "api-token\n", 1);
+  auto c = load(R"(apps:
+  live:
+    type: live
+    publish:
+      keys: [k-inline]
+      keys_file: keys
+      keys_env: SLUICE_CONFIG_TEST_KEYS
+      stream_keys_file: stream-keys
+      allow: [10.0.0.0/8, "::1/128"]
+      deny: [10.9.0.0/16]
+      signed: { secret_file: sign.key, skew: 1m }
+    play:
+      stream_keys: { solo: k-solo }
+    limits: { publishers: 3, players: 100, players_per_stream: 10 }
+hooks:
+  on_publish: http://127.0.0.1:9000/hooks/publish
+  on_play_done: https://hooks.example/done
+  timeout: 500ms
+  fail: open
+limits: { connections: 500, per_ip: 20 }
+server_id: node-7
+http:
+  api: { token_env: SLUICE_CONFIG_TEST_TOKEN }
+)",
+                dir.string());
+  REQUIRE_MESSAGE(c.ok(), c.error().message());
+  const AppConfig& live = c->apps[0];
+  CHECK(live.publish.keys == std::vector<std::string>{"k-inline", "k-file-1", "k-file-2", "k-env-1", "k-env-2"});
+  REQUIRE(live.publish.stream_keys.size() == 2);
+  CHECK(live.publish.stream_keys[1] == std::pair<std::string, std::string>{"cam2", "k-cam-2"});
+  CHECK(live.publish.signed_url.secret.value == "0123456789abcdef0123");
+  CHECK(live.publish.signed_url.secret.origin == "file " + (dir / "sign.key").string());
+  CHECK(live.publish.signed_url.skew == 1min);
+  CHECK(live.publish.deny.size() == 1);
+  CHECK(live.play.stream_keys.size() == 1);
+  CHECK(live.play.needs_credentials());
+  CHECK(live.limits.players_per_stream == 10);
+  CHECK(c->hooks.on_publish == "http://127.0.0.1:9000/hooks/publish");
+  CHECK(c->hooks.timeout == 500ms);
+  CHECK(c->hooks.fail_open);
+  CHECK(c->rtmp.max_connections == 500);
+  CHECK(c->limits.per_ip == 20);
+  CHECK(c->server_id == "node-7");
+  CHECK(c->http.api.token.value == "api-token");
+  // Printed for logs, no secret shows; printed with Show, it reloads equal.
+  std::string redacted = to_yaml(*c);
+  CHECK_FALSE(contains(redacted, "k-inline"));
+  CHECK_FALSE(contains(redacted, "0123456789abcdef0123"));
+  CHECK(contains(redacted, "file " + (dir / "keys").string()));
+  auto again = load_string(to_yaml(*c, Secrets::Show), "printed", "/elsewhere");
+  REQUIRE_MESSAGE(again.ok(), again.error().message());
+  again->source = c->source;
+  again->base_dir = c->base_dir;
+  CHECK(*again == *c);
+
+  const std::string apps = "apps:\n  live:\n    type: live\n    publish:\n";
+  CHECK(contains(error_of(apps + "      keys_file: /nonexistent/keys\n"), "apps.live.publish.keys_file: cannot read"));
+  CHECK(contains(error_of(apps + "      keys_env: SLUICE_NOT_SET_ANYWHERE\n"), "is not set"));
+  CHECK(contains(error_of(apps + "      keys: [\"a b\"]\n"), "visible ASCII characters without spaces"));
+  CHECK(contains(error_of(apps + "      signed: { secret: short }\n"), "at least 16 bytes"));
+  CHECK(contains(error_of(apps + "      signed: { skew: 1s }\n"), "needs secret, secret_file or secret_env"));
+  CHECK(contains(error_of(apps + "      signed: { secret: 0123456789abcdef, secret_env: X }\n"), "give only one of"));
+  CHECK(contains(error_of(apps + "      allow: [10.0.0.0/8]\n    publish_allow: [10.0.0.0/8]\n"), "older spelling"));
+  CHECK(contains(error_of("apps: { live: { type: live } }\nhooks: { on_play: ftp://x }\n"), "http:// or https://"));
+  CHECK(contains(error_of("apps: { live: { type: live } }\nhooks: { fail: maybe }\n"), "must be closed"));
+  CHECK(contains(error_of("apps: { live: { type: live } }\nrtmp: { max_connections: 5 }\nlimits: { connections: 6 }\n"),
+                 "not both"));
+  CHECK(contains(error_of("apps: { v: { type: vod, root: /x, publish: { keys: [a] } } }\n"), "only valid for live"));
+  fs::remove_all(dir);
 }

@@ -106,7 +106,7 @@ TEST_CASE("every status code has its wire string and level") {
       {Status::CallFailed, "NetConnection.Call.Failed", "error"},
       {Status::PublishStart, "NetStream.Publish.Start", "status"},
       {Status::PublishBadName, "NetStream.Publish.BadName", "error"},
-      {Status::PublishUnauthorized, "NetStream.Publish.Unauthorized", "error"},
+      {Status::PublishRejected, "NetStream.Publish.Rejected", "error"},
       {Status::UnpublishSuccess, "NetStream.Unpublish.Success", "status"},
       {Status::PlayReset, "NetStream.Play.Reset", "status"},
       {Status::PlayStart, "NetStream.Play.Start", "status"},
@@ -163,7 +163,7 @@ TEST_CASE("a typed onStatus is the same message on the wire as before") {
 TEST_CASE("a typed reply decodes to its code, level and description") {
   Handshaken h;
   h.server.send_status(1, Status::PlayFailed, "Read error.");
-  h.server.reject_publish(1, Status::PublishUnauthorized, "Publishing is not allowed: missing or wrong token.");
+  h.server.reject_publish(1, Status::PublishRejected, "Publishing is not allowed: missing or wrong token.");
   const auto& events = h.deliver();
   REQUIRE(events.size() == 2);
   const auto& failed = status_at(events, 0);
@@ -174,7 +174,7 @@ TEST_CASE("a typed reply decodes to its code, level and description") {
   CHECK(failed.info.get_string("description") == "Read error.");
   const auto& rejected = status_at(events, 1);
   CHECK(rejected.level() == "error");
-  CHECK(rejected.code() == "NetStream.Publish.Unauthorized");
+  CHECK(rejected.code() == "NetStream.Publish.Rejected");
   CHECK(rejected.info.get_string("description") == "Publishing is not allowed: missing or wrong token.");
 }
 

@@ -1,0 +1,59 @@
+// AccessTicket: what an admitted publisher or player holds for as long as it exists: its seat in
+// the app's limits and, when it ends, the publish_done / play_done hook (duration and the
+// connection's byte counts at that moment). Held by LivePublisher, LivePlayer, VodPlayer and
+// the HTTP responders; destroying it is ending the session, however that happens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "server/access/audience.hpp"
+#include "server/access/gate.hpp"
+#include "server/access/hook_messages.hpp"
+#include "server/io/stream_socket.hpp"
+
+namespace sluice::server {
+
+class AccessTicket {
+ public:
+  AccessTicket() = default;
+  // `socket` outlives the ticket (the ticket is held by something the socket owns).
+  AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, const StreamSocket& socket,
+               uint64_t now_ms)
+      : gate_(&gate), action_(action), event_(std::move(event)), seat_(std::move(seat)), socket_(&socket),
+        started_ms_(now_ms) {}
+  AccessTicket(AccessTicket&& o) noexcept
+      : gate_(std::exchange(o.gate_, nullptr)), action_(o.action_), event_(std::move(o.event_)),
+        seat_(std::move(o.seat_)), socket_(o.socket_), started_ms_(o.started_ms_), reason_(std::move(o.reason_)) {}
+  AccessTicket& operator=(AccessTicket&& o) noexcept {
+    if (this != &o) {
+      end();
+      gate_ = std::exchange(o.gate_, nullptr);
+      action_ = o.action_;
+      event_ = std::move(o.event_);
+      seat_ = std::move(o.seat_);
+      socket_ = o.socket_;
+      started_ms_ = o.started_ms_;
+      reason_ = std::move(o.reason_);
+    }
+    return *this;
+  }
+  ~AccessTicket() { end(); }
+
+  // Why the session ends, for the done hook ("unpublish", "closed: idle timeout", ...).
+  void set_end_reason(std::string reason) { reason_ = std::move(reason); }
+  // Sends the done hook now (once) and gives back the seat.
+  void end(uint64_t now_ms = 0);
+
+ private:
+  AccessGate* gate_ = nullptr;
+  AccessAction action_ = AccessAction::Play;
+  HookEvent event_;
+  Seat seat_;
+  const StreamSocket* socket_ = nullptr;
+  uint64_t started_ms_ = 0;
+  std::string reason_;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,55 @@
+// What Sluice tells a hook and how it reads the answer (docs/security.md, "HTTP callbacks"). The
+// transport is HookClient (hook_client.hpp); this file is pure data: unit-tested in
+// tests/unit/server/access/hook_messages_test.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::server {
+
+struct HookReply;
+
+// One session event. Strings are as the client sent them (the JSON encoder replaces bytes that
+// are not UTF-8).
+struct HookEvent {
+  std::string action;    // connect, publish, play, publish_done, play_done
+  uint64_t client_id = 0;
+  std::string address;   // peer IP (no port)
+  uint16_t port = 0;
+  std::string app;
+  std::string stream;    // without the query
+  std::string query;     // as received; also sent decoded as "params"
+  std::string tc_url;
+  std::string user_agent;  // RTMP flashVer, or the HTTP User-Agent
+  std::string protocol;    // rtmp, http-flv, http
+  std::string server_id;
+  // *_done only.
+  std::optional<uint64_t> duration_ms;
+  std::optional<uint64_t> bytes_in;
+  std::optional<uint64_t> bytes_out;
+  std::string reason;  // why the session ended
+};
+
+std::string hook_body(const HookEvent& e);
+
+// Fills address and port from a socket's "1.2.3.4:5678" / "[::1]:5678" text.
+void set_hook_peer(HookEvent& e, std::string_view peer_text);
+
+// A decision hook's answer read against hooks.fail. 2xx admits; its JSON body may carry
+// "name" (publish/play under this stream name instead) and "lifetime" (seconds: the session is
+// closed after it). 4xx denies; other statuses, timeouts and unreachable hooks deny unless
+// fail_open. A JSON "reason" (any status) is what a denied client is told.
+struct HookVerdict {
+  bool allowed = false;
+  bool failed = false;        // no usable answer (the fail rule decided)
+  std::string name;           // rename, empty: keep
+  uint64_t lifetime_s = 0;    // 0: no limit
+  std::string reason;         // for the client and the log
+};
+
+HookVerdict hook_verdict(const HookReply& reply, std::string_view hook_name, bool fail_open);
+
+}  // namespace sluice::server

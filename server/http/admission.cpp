@@ -1,0 +1,66 @@
+#include "server/http/admission.hpp"
+
+#include "server/access/access_ticket.hpp"
+#include "server/access/gate.hpp"
+#include "server/http/connection.hpp"
+#include "server/http/file_responder.hpp"
+#include "server/http/flv_responder.hpp"
+#include "server/http/service.hpp"
+#include "server/http/util.hpp"
+#include "server/io/logging.hpp"
+
+namespace sluice::server {
+
+namespace {
+
+HookEvent http_hook_event(HttpConnection& c, const config::AppConfig& app, const std::string& name) {
+  const HttpRequest& req = c.request();
+  HookEvent e;
+  e.client_id = c.id();
+  set_hook_peer(e, c.peer());
+  e.app = app.name;
+  e.stream = name;
+  e.query = req.query;
+  if (const std::string* host = req.header("host")) e.tc_url = "http://" + *host + req.path;
+  if (const std::string* ua = req.header("user-agent")) e.user_agent = *ua;
+  e.protocol = app.type == config::AppType::Live ? "http-flv" : "http";
+  return e;
+}
+
+// 401 when the client did not present what is needed, 403 when what it presented is refused,
+// 503 at a limit.
+int status_of(const AccessOutcome& o) {
+  if (o.refused_by == RefusedBy::Limit) return 503;
+  if (o.refused_by == RefusedBy::Rules && o.denial == Denial::KeyMissing) return 401;
+  return 403;
+}
+
+void admitted(HttpConnection& c, const config::AppConfig& app, const HookEvent& event, AccessOutcome&& o) {
+  if (!o.allowed()) {
+    SLUICE_LOG_WARN("conn={} proto=http peer={} event=play_rejected app={} stream=\"{}\" reason=\"{}\"", c.id(),
+                    c.peer(), app.name, printable(event.stream), o.reason);
+    return c.send_error(status_of(o), "not allowed: " + o.reason, false, kHttpCors);
+  }
+  AccessTicket ticket(c.service().gate(), AccessAction::Play, event, std::move(o.seat), c, c.loop_context().now_ms());
+  if (app.type == config::AppType::Live) return c.respond<FlvResponder>().start(app, o.name, std::move(ticket));
+  c.respond<FileResponder>().start(app, o.name, std::move(ticket));
+}
+
+}  // namespace
+
+void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::string name) {
+  AccessGate& gate = c.service().gate();
+  HookEvent event = http_hook_event(c, app, name);
+  auto& waiting = c.respond<AdmissionResponder>(gate);
+  // The connection outlives the callback: closing it cancels the request (AdmissionResponder).
+  uint64_t id = gate.admit(AccessAction::Play, app, c.peer_address(), event,
+                           [conn = &c, &app, event](AccessOutcome&& o) { admitted(*conn, app, event, std::move(o)); });
+  // Answered at once, `waiting` is gone already (replaced by the answer's responder).
+  if (id != 0) waiting.wait_for(id);
+}
+
+void AdmissionResponder::close() {
+  if (pending_ != 0) gate_.cancel(std::exchange(pending_, 0));
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,34 @@
+// HTTP plays through the access gate (server/access/gate.hpp): HTTP-FLV and file downloads are
+// admitted like RTMP plays (address rules, keys, signed URLs, the on_play hook, limits) before
+// their responder starts. While a hook decides, an AdmissionResponder holds the request.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "config/config.hpp"
+#include "server/http/responder.hpp"
+
+namespace sluice::server {
+
+class AccessGate;
+class HttpConnection;
+
+// Asks the gate about playing `name` of `app` ("cam" of a live app, "dir/file.mp4" of a VOD app),
+// then starts the FlvResponder or FileResponder, or answers 401/403/503 with the reason.
+void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::string name);
+
+class AdmissionResponder final : public HttpResponder {
+ public:
+  AdmissionResponder(HttpConnection& conn, AccessGate& gate) : conn_(conn), gate_(gate) {}
+  const char* activity() const override { return "access"; }
+  void wait_for(uint64_t id) { pending_ = id; }
+  void close() override;
+
+ private:
+  HttpConnection& conn_;
+  AccessGate& gate_;
+  uint64_t pending_ = 0;
+};
+
+}  // namespace sluice::server
