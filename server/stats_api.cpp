@@ -136,6 +136,7 @@ json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const St
   json j{{"id", c.id()}, {"protocol", "rtmp"}, {"address", c.peer()}, {"app", c.app()}, {"worker", server.worker()}};
   auto pub = publishing.find(&c);
   j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
+  j["playing"] = c.playing_streams();
   j["bytes_in"] = c.bytes_in();
   j["bytes_out"] = c.bytes_out();
   j["duration_s"] = seconds(server.now_ms() - c.started_ms());

@@ -32,7 +32,7 @@ if [ "$profile" = test ]; then
   packages+=(
     doctest-dev
     clang-14 libclang-rt-14-dev
-    ffmpeg rtmpdump curl python3
+    ffmpeg rtmpdump curl python3 openssl
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
     gstreamer1.0-libav
     chromium

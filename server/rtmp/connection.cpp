@@ -34,6 +34,13 @@ RtmpConnection::~RtmpConnection() {
   if (services_.on_destroyed) services_.on_destroyed(this);
 }
 
+std::vector<std::string> RtmpConnection::playing_streams() const {
+  std::vector<std::string> out;
+  for (const auto& p : players_) out.push_back(app_ + "/" + p->name());
+  for (const auto& p : vod_players_) out.push_back(app_ + "/" + p->name());
+  return out;
+}
+
 void RtmpConnection::on_open() { SLUICE_LOG_DEBUG("conn={} event=accept peer={}", id(), peer()); }
 
 void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {

@@ -61,6 +61,8 @@ class RtmpConnection final : public StreamSocket {
   void shutdown_gracefully();
 
   protocol::Session& session() { return session_; }
+  // "app/stream" of every stream this connection plays (live and VOD), for the stats API.
+  std::vector<std::string> playing_streams() const;
   const std::string& app() const { return app_; }
   const config::Config& config() const { return loop_.config(); }
   StreamRegistry& registry() { return services_.registry; }

@@ -40,6 +40,8 @@ class Hook(BaseHTTPRequestHandler):
                 if done_failures.get(path, 0) > 0:
                     done_failures[path] -= 1
                     status = 500
+        elif path == "connect" and body.get("user_agent") == "BadClient":
+            status, reply = 403, {"reason": "client not welcome"}
         elif stream.startswith("deny"):
             status, reply = 403, {"reason": "banned by the hook"}
         elif stream.startswith("slow"):
@@ -102,6 +104,13 @@ try:
     conn = [c for c in hook_calls("connect") if c[1]["client_id"] == b["client_id"]]
     check(len(conn) == 1 and conn[0][2] <= pub[0][2], "on_connect came first, for the same client")
     check(len(hook_calls("play", "ref")) == 1, "on_play called for the player")
+
+    # on_connect refuses: connect's _error carries the reason; no publish hook is asked.
+    p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-t", "1", "-i", src, "-c", "copy",
+                        "-rtmp_flashver", "BadClient", "-f", "flv", server.url("live/never")], capture_output=True,
+                       text=True, timeout=30)
+    check(p.returncode != 0 and "client not welcome" in p.stderr, f"on_connect 403: ffmpeg shows the reason ({p.stderr.strip()[:120]!r})")
+    check(not hook_calls("publish", "never"), "and on_publish is never asked for that client")
 
     rc, err, took = publish_once("deny-me")
     check(rc != 0 and "banned by the hook" in err, f"403 with a reason: ffmpeg prints it and exits ({err.strip()[:120]!r})")

@@ -17,7 +17,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
-require_tools("ffmpeg", "openssl", "curl", "gst-launch-1.0")
+require_tools("ffmpeg", "ffprobe", "rtmpdump", "openssl", "curl", "gst-launch-1.0")
 
 SECRET = "play-secret-0123456789abcdef"
 PUB_SECRET = "publish-secret-0123456789abcdef"
@@ -158,6 +158,39 @@ try:
                         "-"], capture_output=True, text=True, timeout=40)
     check(p.returncode != 0 and "signed URL is required" in p.stderr,
           f"unsigned RTMP play is refused with the reason ({p.stderr.strip()[:140]!r})")
+    # rtmpdump (librtmp) and ffprobe, with and without the signature.
+    rd = os.path.join(tmp, "rtmpdump.flv")
+    p = subprocess.run(["timeout", "6", "rtmpdump", "-q", "-v", "-r", play_url, "-o", rd], capture_output=True, text=True)
+    check_same_packets("rtmpdump with a signed URL", rd, flv_tags(src), min_video=40, min_audio=40)
+    p = subprocess.run(["timeout", "6", "rtmpdump", "-v", "-r", server.url("live/cam"), "-o", os.path.join(tmp, "no.flv")],
+                       capture_output=True, text=True)
+    check("NetStream.Play.Failed" in p.stderr and p.returncode not in (0, 124),
+          f"rtmpdump without a signature: Play.Failed and it stops (rc {p.returncode})")
+    p = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", play_url],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 0 and sorted(p.stdout.split()) == ["aac", "h264"], f"ffprobe of a signed URL: {p.stdout.split()}")
+    p = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", server.url("live/cam")],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode != 0 and "signed URL is required" in p.stderr, "ffprobe without: refused with the reason")
+
+    # Kicking a player through the API (token needed): find it by the stream it plays.
+    kicked = subprocess.Popen(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", play_url, "-f", "null", "-"],
+                              stderr=subprocess.PIPE)
+    time.sleep(2)
+    auth = {"Authorization": f"Bearer {API_TOKEN}"}
+    st, body = http_get(f"http://127.0.0.1:{hport}/api/v1/clients", auth)
+    ids = [c["id"] for c in json.loads(body) if "live/cam" in c.get("playing", [])]
+    check(len(ids) == 1, f"the API lists the RTMP player of live/cam ({ids})")
+    st, _ = http_get(f"http://127.0.0.1:{hport}/api/v1/clients/{ids[0]}", method="DELETE")
+    check(st == 401 and kicked.poll() is None, f"DELETE without the token: 401, the player stays ({st})")
+    st, _ = http_get(f"http://127.0.0.1:{hport}/api/v1/clients/{ids[0]}", auth, method="DELETE")
+    check(st == 204, f"DELETE with the token: 204 ({st})")
+    try:
+        kicked.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    check(kicked.poll() is not None, "the kicked player's ffmpeg ends")
+
     _, http_url, _ = sluice_sign("--app", "live", "--stream", "cam", "--url", f"http://127.0.0.1:{hport}/live/cam.flv")
     flv = os.path.join(tmp, "http.flv")
     p = subprocess.run(["curl", "-s", "-o", flv, "-w", "%{http_code}", "--max-time", "3", http_url], capture_output=True,
