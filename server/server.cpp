@@ -237,6 +237,27 @@ void Server::stop() {
 }
 
 void Server::close_handles() {
+  // The done hooks of the sessions that just ended are still on their way: give them a moment
+  // (bounded), so that a restart does not lose them.
+  if (!hooks_drained_ && gate_.in_flight() > 0) {
+    hook_drain_deadline_ms_ = now_ms() + kHookDrainMs;
+    SLUICE_LOG_INFO("worker={} event=stop_waiting_for_hooks in_flight={}", worker_, gate_.in_flight());
+    uv_timer_start(
+        &stop_timer_,
+        [](uv_timer_t* t) {
+          auto* self = static_cast<Server*>(t->data);
+          if (self->gate_.in_flight() > 0 && self->now_ms() < self->hook_drain_deadline_ms_) return;
+          uv_timer_stop(t);
+          if (self->gate_.in_flight() > 0) {
+            SLUICE_LOG_WARN("worker={} event=hooks_abandoned in_flight={}", self->worker_, self->gate_.in_flight());
+          }
+          self->hooks_drained_ = true;
+          self->close_handles();
+        },
+        50, 50);
+    return;
+  }
+  hooks_drained_ = true;
   context_.close_handles();
   gate_.close();
   close_handle(&tick_);

@@ -92,6 +92,10 @@ class Server final : public HttpApi {
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
   uv_timer_t stop_timer_{};
+  // A stopping server waits this long at most for publish_done / play_done calls in flight.
+  static constexpr uint64_t kHookDrainMs = 3000;
+  bool hooks_drained_ = false;
+  uint64_t hook_drain_deadline_ms_ = 0;
   uv_async_t wake_{};
   uv_timer_t snapshot_timer_{};
   std::array<uv_signal_t, 2> signals_{};

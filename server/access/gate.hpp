@@ -56,6 +56,8 @@ class AccessGate {
   void notify_done(AccessAction action, HookEvent event);
 
   const config::Config& config() const { return config_; }
+  // Hook calls still running or waiting for a retry (a stopping server lets them finish).
+  size_t in_flight() const { return hooks_.in_flight(); }
   void close() { hooks_.close(); }
 
  private:

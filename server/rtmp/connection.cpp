@@ -172,6 +172,9 @@ void RtmpConnection::shutdown_gracefully() {
   if (closing()) return;
   // Publishers first: ending a publication queues its players' notices (maybe on this
   // connection). The players stay until what they queued is written.
+  for (auto& p : publishers_) p->ticket.set_end_reason("server stopped");
+  for (auto& p : players_) p->ticket.set_end_reason("server stopped");
+  for (auto& p : vod_players_) p->ticket.set_end_reason("server stopped");
   publishers_.clear();
   vod_players_.clear();
   for (auto& p : players_) p->end();

@@ -157,11 +157,17 @@ try:
     check(d["reason"] == "FCUnpublish", f"and why it ended ({d['reason']})")
     pd = hook_calls("play_done", "ref")
     check(len(pd) == 1 and pd[0][2] >= hook_calls("play", "ref")[0][2], "play_done once, after play")
+    # A publisher still on when the server stops: its publish_done still arrives.
+    last = publish_ffmpeg(src, server.url("live/last"), loop=True)
+    time.sleep(1.5)
 finally:
-    for name in ("ref", "renamed"):
+    rc = server.stop()
+    for name in ("ref", "renamed", "last"):
         if name in globals() and globals()[name].poll() is None:
             stop_proc(globals()[name])
-    rc = server.stop()
+last_done = hook_calls("publish_done", "last")
+check(len(last_done) == 1 and last_done[0][1]["reason"] == "server stopped",
+      f"a stopping server still sends publish_done ({[c[1].get('reason') for c in last_done]})")
 check_same_packets("the stream already playing", ref_out, flv_tags(src), min_video=150, min_audio=150)
 check(rc == 0, "server exits 0")
 
