@@ -4,6 +4,7 @@
 #include <exception>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
@@ -29,6 +30,7 @@ struct HookClient::Transfer {
   std::string request_body;  // CURLOPT_POSTFIELDS points here: curl does not copy it
   ReplySink response;
   std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point deadline;  // the sweep's backstop (see expire_overdue)
   HookCallback done;
   char error[CURL_ERROR_SIZE] = {};
 
@@ -131,6 +133,7 @@ uint64_t HookClient::post(HookRequest request, HookCallback done) {
   if (t->easy == nullptr) return fail("curl_easy_init failed");
   t->request_body = std::move(request.body);
   t->started = std::chrono::steady_clock::now();
+  t->deadline = t->started + std::max(request.timeout, std::chrono::milliseconds{1}) + kDeadlineSlack;
   for (const char* header : {"Content-Type: application/json", "Expect:"}) {
     curl_slist* grown = curl_slist_append(t->headers, header);
     if (grown == nullptr) return fail("out of memory");
@@ -164,6 +167,7 @@ uint64_t HookClient::post(HookRequest request, HookCallback done) {
 
   t->done = std::move(done);
   transfers_.emplace(id, std::move(t));
+  start_sweep();
   if (CURLMcode mc = curl_.add(e); mc != CURLM_OK) {
     done = std::move(transfers_[id]->done);
     transfers_.erase(id);
@@ -195,6 +199,10 @@ void HookClient::close() {
   ready_.clear();
   retries_.clear();
   curl_.close();
+  if (sweep_ != nullptr) {
+    close_and_delete(sweep_);
+    sweep_ = nullptr;
+  }
   if (deliver_ != nullptr) {
     close_and_delete(deliver_);
     deliver_ = nullptr;
@@ -230,6 +238,38 @@ void HookClient::on_finished(CURL* easy, CURLcode result) {
   HookCallback done = std::move(t->done);
   transfers_.erase(it);
   make_ready(id, std::move(reply), std::move(done));
+}
+
+void HookClient::start_sweep() {
+  if (sweep_ == nullptr) {
+    sweep_ = new uv_timer_t{};
+    uv_timer_init(loop_, sweep_);
+    sweep_->data = this;
+  }
+  if (uv_is_active(reinterpret_cast<uv_handle_t*>(sweep_))) return;
+  const auto period = static_cast<uint64_t>(kSweepPeriod.count());
+  uv_timer_start(sweep_, [](uv_timer_t* t) { static_cast<HookClient*>(t->data)->expire_overdue(); }, period, period);
+}
+
+// curl times a transfer from when it gets a connection: one queued behind kMaxConnections others
+// would wait longer than its timeout. A decision must not, so anything past its deadline ends here.
+void HookClient::expire_overdue() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<uint64_t> overdue;
+  for (const auto& [id, t] : transfers_)
+    if (now >= t->deadline) overdue.push_back(id);
+  for (uint64_t id : overdue) {
+    auto it = transfers_.find(id);
+    Transfer& t = *it->second;
+    curl_.remove(t.easy);
+    HookReply reply;
+    reply.error = "timeout";
+    reply.elapsed_ms = ms_since(t.started);
+    HookCallback done = std::move(t.done);
+    transfers_.erase(it);
+    make_ready(id, std::move(reply), std::move(done));
+  }
+  if (transfers_.empty()) uv_timer_stop(sweep_);
 }
 
 void HookClient::make_ready(uint64_t id, HookReply&& reply, HookCallback&& done) {

@@ -44,6 +44,10 @@ class HookClient {
   static constexpr size_t kMaxReplyBytes = 64 * 1024;
   static constexpr long kMaxConnections = 64;  // more transfers wait inside curl
   static constexpr std::chrono::milliseconds kMaxRetryDelay{30000};
+  // A transfer still running this long after its timeout (queued inside curl behind the
+  // connection limit) is ended by a sweep every kSweepPeriod, with error "timeout".
+  static constexpr std::chrono::milliseconds kDeadlineSlack{100};
+  static constexpr std::chrono::milliseconds kSweepPeriod{50};
 
   explicit HookClient(uv_loop_t* loop);
   ~HookClient();  // must be after close()
@@ -77,12 +81,15 @@ class HookClient {
   void on_finished(CURL* easy, CURLcode result);
   void make_ready(uint64_t id, HookReply&& reply, HookCallback&& done);
   void deliver_ready();
+  void start_sweep();
+  void expire_overdue();
   void start_attempt(Retry& retry);
   void on_attempt_done(uint64_t retry_id, HookReply&& reply);
 
   uv_loop_t* loop_;
   CurlUvBridge curl_;
   uv_idle_t* deliver_ = nullptr;  // runs deliver_ready() while ready_ is not empty
+  uv_timer_t* sweep_ = nullptr;   // runs expire_overdue() while transfers_ is not empty
   bool closed_ = false;
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Transfer>> transfers_;  // added to curl

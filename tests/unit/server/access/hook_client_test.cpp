@@ -300,6 +300,38 @@ TEST_CASE("a slow server: the attempt ends at its timeout") {
   CHECK(f.shut() == 0);
 }
 
+TEST_CASE("transfers queued behind the connection limit still end at their timeout") {
+  Fixture f;
+  // kMaxConnections slow requests with a long timeout hold every connection curl may open; the
+  // ones posted after them wait in curl's queue, where curl does not time them. The sweep ends
+  // them at their own (short) deadline, long before a connection frees up.
+  constexpr int kHolders = static_cast<int>(HookClient::kMaxConnections);
+  constexpr int kQueued = 20;
+  int holders_done = 0;
+  for (int i = 0; i < kHolders; ++i) {
+    f.client->post(request(server().url("/slow"), "{}", 5000ms), [&](HookReply&&) { ++holders_done; });
+  }
+  std::vector<HookReply> replies(kQueued);
+  int done = 0;
+  for (int i = 0; i < kQueued; ++i) {
+    f.client->post(request(server().url("/slow"), "{}", 300ms), [&, i](HookReply&& r) {
+      replies[i] = std::move(r);
+      ++done;
+    });
+  }
+  REQUIRE(f.run_until([&] { return done == kQueued; }, 5000));
+  CHECK(holders_done == 0);  // the slow server answers after 2 s: the queued ones did not wait for that
+  for (const HookReply& r : replies) {
+    CHECK_FALSE(r.completed);
+    CHECK(r.error == "timeout");
+    CHECK(r.elapsed_ms >= 290);
+    CHECK(r.elapsed_ms < 1000);
+  }
+  REQUIRE(f.run_until([&] { return holders_done == kHolders; }, 10000));
+  CHECK(f.client->in_flight() == 0);
+  CHECK(f.shut() == 0);
+}
+
 TEST_CASE("a refused connection fails quickly") {
   Fixture f;
   HookReply r = f.post_and_wait(request(refused_url()));
