@@ -7,6 +7,7 @@
 #include "server/http/routes.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
 
@@ -390,6 +391,16 @@ void HttpConnection::send_continue() {
 }
 
 void HttpConnection::refuse(int status, std::string_view message) {
+  switch (status) {
+    case 400:
+    case 417:
+    case 505: GuardCounters::bump(GuardEvent::HttpBadRequest); break;
+    case 408: GuardCounters::bump(GuardEvent::HttpTimeout); break;
+    case 413: GuardCounters::bump(GuardEvent::HttpBodyTooLarge); break;
+    case 414: GuardCounters::bump(GuardEvent::HttpUrlTooLong); break;
+    case 431: GuardCounters::bump(GuardEvent::HttpHeaderTooLarge); break;
+    default: break;  // 503 and 429 are counted where the limit is checked
+  }
   cycle_.respond_now();
   send_error(status, message, true);
 }

@@ -37,6 +37,11 @@ enum class GuardEvent : size_t {
   PerIpLimit,             // connection refused at limits.per_ip
   ConnectionLimit,        // connection refused at limits.connections (rtmp.max_connections)
   SessionLifetime,        // a session closed at the lifetime its hook gave
+  HttpBadRequest,         // HTTP request refused before routing: malformed, bad version, Expect (400, 505, 417)
+  HttpHeaderTooLarge,     // HTTP request head over 16 KiB or 100 fields (431)
+  HttpUrlTooLong,         // HTTP request target too long (414)
+  HttpBodyTooLarge,       // HTTP request body over its limit (413)
+  HttpTimeout,            // HTTP request head or body not complete in time (408)
   Count
 };
 
@@ -69,6 +74,11 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"per_ip_limit", "connections refused at limits.per_ip"},
     {"connection_limit", "connections refused at limits.connections (rtmp.max_connections)"},
     {"session_lifetime", "sessions closed at the lifetime their hook gave"},
+    {"http_bad_request", "HTTP requests refused as malformed (400), of an unsupported version (505) or Expect (417)"},
+    {"http_header_too_large", "HTTP requests refused for a head over 16 KiB or 100 fields (431)"},
+    {"http_url_too_long", "HTTP requests refused for a target over the limit (414)"},
+    {"http_body_too_large", "HTTP request bodies refused for their size (413)"},
+    {"http_timeout", "HTTP requests whose head or body did not arrive in time (408)"},
 }};
 
 class GuardCounters {

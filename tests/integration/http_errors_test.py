@@ -223,6 +223,10 @@ try:
         c.close()
     check(ok == 200, f"200 simultaneous connections answered ({ok})")
     check(server.alive(), "server still running")
+    counts = guard_events(hport)
+    for event, least in (("http_header_too_large", 2), ("http_url_too_long", 1), ("http_bad_request", 2),
+                         ("http_timeout", 1)):
+        check(counts.get(event, 0) >= least, f"/metrics counts {event} ({counts.get(event, 0)} >= {least})")
 finally:
     rc = server.stop()
 check(rc == 0, f"server exited 0 on SIGTERM (got {rc}; ASan reports leaks as a failure)")
