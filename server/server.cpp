@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "server/http/service.hpp"
+#include "server/record/repair.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
@@ -71,6 +72,11 @@ Result<void> Server::start() {
     }
   }
   if (worker_ != 0) return ok();
+  std::vector<std::string> record_dirs;
+  for (const auto& app : config_.apps) {
+    if (app.record) record_dirs.push_back(app.record_path);
+  }
+  repair_recordings(loop_, record_dirs);
   const int signums[2] = {SIGINT, SIGTERM};
   for (size_t i = 0; i < signals_.size(); ++i) {
     uv_signal_init(loop_, &signals_[i]);

@@ -6,6 +6,7 @@
 #include "server/live/stream_registry.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/io/logging.hpp"
+#include "server/record/recorder.hpp"
 
 namespace sluice::server {
 
@@ -22,6 +23,9 @@ LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::stri
 }
 
 LivePublisher::~LivePublisher() {
+  // The recording first: it is one of the hub's subscribers, and the hub may go with the claim.
+  if (recorder_) recorder_->stop("unpublish");
+  recorder_.reset();
   hub_->end_publish();
   SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_,
                   frames_, bytes_, timestamps_.jumps());
@@ -46,6 +50,11 @@ void LivePublisher::on_message(protocol::Message& m) {
     logged_codecs_ = true;
     SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", conn_.id(), key_, hub_->info().summary());
   }
+}
+
+void LivePublisher::start_recording(const std::string& dir, const std::string& base_name) {
+  recorder_ = std::make_unique<Recorder>(conn_.loop_context().loop(), *hub_, dir, base_name);
+  SLUICE_LOG_INFO("conn={} event=record_start stream={} dir=\"{}\" name={}", conn_.id(), key_, dir, base_name);
 }
 
 void LivePublisher::log_jump(const media::TimestampCorrector::Jump& j) {

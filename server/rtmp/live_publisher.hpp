@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "server/access/access_ticket.hpp"
@@ -19,6 +20,7 @@ class StreamHub;
 namespace sluice::server {
 
 class RtmpConnection;
+class Recorder;
 
 class LivePublisher {
  public:
@@ -34,6 +36,9 @@ class LivePublisher {
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }
+  // apps.NAME.record: records this publication into dir (server/record/recorder.hpp).
+  void start_recording(const std::string& dir, const std::string& base_name);
+  const Recorder* recorder() const { return recorder_.get(); }
 
 
   // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
@@ -52,6 +57,7 @@ class LivePublisher {
   uint64_t frames_ = 0;
   uint64_t bytes_ = 0;
   bool logged_codecs_ = false;
+  std::unique_ptr<Recorder> recorder_;
 };
 
 }  // namespace sluice::server

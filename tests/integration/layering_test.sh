@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The floors of docs/architecture.md, checked on the include lines of every source file:
-#   base -> protocol -> media -> config -> server/io -> server/{live,vod,access} -> server/{rtmp,http}
+#   base -> protocol -> media -> config -> server/io -> server/{live,vod,access,record} -> server/{rtmp,http}
 #   -> server/ (the composition root: server.*, stats_api.*, main.cpp)
 # A file may include its own folder and the floors below it, never a floor above it or a sibling
 # wing. base/, protocol/, media/ and config/ are sans-I/O: no libuv, sockets, spdlog, and yaml-cpp
@@ -24,10 +24,10 @@ check_floor "media" 'base/|protocol/|media/' "media/ includes only base/, protoc
 check_floor "config" 'base/|config/' "config/ includes only base/ and itself"
 low='base/|protocol/|media/|config/'
 check_floor "server/io" "$low|server/io/" "server/io/ sees nothing above it"
-for wing in live vod access; do
+for wing in live vod access record; do
   check_floor "server/$wing" "$low|server/io/|server/$wing/" "server/$wing/ sees io/ and the floors below, no other wing"
 done
-mid="$low|server/io/|server/live/|server/vod/|server/access/"
+mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/"
 check_floor "server/rtmp" "$mid|server/rtmp/" "server/rtmp/ sees the wings below, not server/http/ or the root"
 check_floor "server/http" "$mid|server/http/" "server/http/ sees the wings below, not server/rtmp/ or the root"
 check_floor "tools bench/load" 'base/|protocol/|media/|bench/load/' "tools/ and bench/load/ use only base/, protocol/ and media/"

@@ -1,0 +1,192 @@
+#include "server/record/record_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "server/io/logging.hpp"
+#include "server/record/finalize.hpp"
+
+namespace sluice::server {
+
+struct RecordFile::OpenJob {
+  uv_work_t req{};
+  std::shared_ptr<RecordFile> file;
+  std::string dir, base;
+  int fd = -1;
+  std::string part, error;
+};
+
+struct RecordFile::WriteReq {
+  uv_fs_t req{};
+  std::shared_ptr<RecordFile> file;
+  std::vector<uint8_t> bytes;
+};
+
+struct RecordFile::FinalizeJob {
+  uv_work_t req{};
+  std::shared_ptr<RecordFile> file;
+  int fd = -1;
+  std::string part;
+  FinalizeReport report;
+};
+
+RecordFile::RecordFile(uv_loop_t* loop, std::string dir, std::string base_name)
+    : loop_(loop), dir_(std::move(dir)), base_(std::move(base_name)) {}
+
+void RecordFile::open() {
+  auto* job = new OpenJob;
+  job->req.data = job;
+  job->file = shared_from_this();
+  job->dir = dir_;
+  job->base = base_;
+  opening_ = true;
+  int rc = uv_queue_work(
+      loop_, &job->req,
+      [](uv_work_t* w) {
+        auto* j = static_cast<OpenJob*>(w->data);
+        std::error_code ec;
+        std::filesystem::create_directories(j->dir, ec);
+        // Never an existing name, neither a .part nor a finished file: -1, -2, ... until free.
+        for (int n = 0; n < 1000 && j->fd < 0; ++n) {
+          std::string stem = j->dir + "/" + j->base + (n == 0 ? "" : "-" + std::to_string(n));
+          if (::access((stem + ".flv").c_str(), F_OK) == 0) continue;
+          j->part = stem + ".flv.part";
+          j->fd = ::open(j->part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+          if (j->fd < 0 && errno != EEXIST) {
+            j->error = std::string("cannot create ") + j->part + ": " + std::strerror(errno);
+            return;
+          }
+        }
+        if (j->fd < 0) j->error = "no free name for " + j->base + " in " + j->dir;
+      },
+      [](uv_work_t* w, int) {
+        auto* j = static_cast<OpenJob*>(w->data);
+        RecordFile& f = *j->file;
+        f.opening_ = false;
+        if (j->fd < 0) {
+          f.fail(j->error);
+        } else {
+          f.fd_ = j->fd;
+          f.part_path_ = j->part;
+          f.final_path_ = j->part.substr(0, j->part.size() - 5);
+          f.write_next();
+        }
+        delete j;
+      });
+  if (rc != 0) {
+    delete job;
+    opening_ = false;
+    fail(std::string("cannot queue the open: ") + uv_strerror(rc));
+  }
+}
+
+void RecordFile::append(std::vector<uint8_t>&& bytes) {
+  if (failed_ || finishing_) return;
+  if (pending_.empty()) {
+    pending_ = std::move(bytes);
+  } else {
+    pending_.insert(pending_.end(), bytes.begin(), bytes.end());
+  }
+  write_next();
+}
+
+void RecordFile::write_next() {
+  if (fd_ < 0 || in_flight_ != 0) return;
+  if (pending_.empty() || failed_) {
+    if (finishing_) start_finalize();
+    return;
+  }
+  auto* w = new WriteReq;
+  w->req.data = w;
+  w->file = shared_from_this();
+  w->bytes.swap(pending_);
+  in_flight_ = w->bytes.size();
+  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(w->bytes.data()), static_cast<unsigned>(w->bytes.size()));
+  int rc = uv_fs_write(loop_, &w->req, fd_, &buf, 1, -1, [](uv_fs_t* req) {
+    auto* wr = static_cast<WriteReq*>(req->data);
+    ssize_t result = req->result;
+    size_t wanted = wr->bytes.size();
+    uv_fs_req_cleanup(req);
+    auto file = std::move(wr->file);
+    delete wr;
+    // A short write (the disk filled up mid-way) is a failure like ENOSPC.
+    file->on_written(result >= 0 && static_cast<size_t>(result) < wanted ? -ENOSPC : result);
+  });
+  if (rc != 0) {
+    in_flight_ = 0;
+    delete w;
+    fail(std::string("cannot queue a write: ") + uv_strerror(rc));
+  }
+}
+
+void RecordFile::on_written(ssize_t result) {
+  uint64_t n = in_flight_;
+  in_flight_ = 0;
+  if (result < 0) {
+    fail(std::string("write failed: ") + uv_strerror(static_cast<int>(result)));
+  } else {
+    written_ += n;
+  }
+  write_next();
+}
+
+void RecordFile::fail(std::string why) {
+  if (failed_) return;
+  failed_ = true;
+  error_ = std::move(why);
+  pending_.clear();
+  SLUICE_LOG_ERROR("event=record_failed file=\"{}\" error=\"{}\" written={}", part_path_.empty() ? dir_ + "/" + base_ : part_path_,
+                   error_, written_);
+  if (finishing_ || fd_ >= 0) start_finalize();
+}
+
+void RecordFile::finish(std::string why) {
+  if (finishing_) return;
+  finishing_ = true;
+  end_reason_ = std::move(why);
+  if (!opening_) write_next();
+}
+
+void RecordFile::start_finalize() {
+  if (finalized_ || in_flight_ != 0 || opening_) return;
+  if (fd_ < 0) {  // never opened: nothing to finish
+    finalized_ = true;
+    return;
+  }
+  finalized_ = true;
+  auto* job = new FinalizeJob;
+  job->req.data = job;
+  job->file = shared_from_this();
+  job->fd = std::exchange(fd_, -1);
+  job->part = part_path_;
+  int rc = uv_queue_work(
+      loop_, &job->req,
+      [](uv_work_t* w) {
+        auto* j = static_cast<FinalizeJob*>(w->data);
+        ::close(j->fd);
+        j->report = finalize_recording(j->part);
+      },
+      [](uv_work_t* w, int) {
+        auto* j = static_cast<FinalizeJob*>(w->data);
+        const FinalizeReport& r = j->report;
+        if (r.ok) {
+          SLUICE_LOG_INFO("event=record_done file=\"{}\" bytes={} duration_ms={} keyframes={} reason=\"{}\"{}",
+                          r.final_path, r.final_bytes, r.duration_ms, r.keyframes, j->file->end_reason_,
+                          r.dropped_bytes ? " dropped_bytes=" + std::to_string(r.dropped_bytes) : std::string());
+        } else {
+          SLUICE_LOG_ERROR("event=record_finalize_failed file=\"{}\" error=\"{}\"", j->part, r.error);
+        }
+        delete j;
+      });
+  if (rc != 0) {
+    ::close(job->fd);
+    delete job;
+  }
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,64 @@
+// RecordFile: the file side of one recording, shared by the Recorder (on the loop) and the
+// threadpool jobs that open, append to and finalize it, so a job in flight outlives the stream
+// that started it. Writes are append-only and at most one is in flight; what arrives meanwhile
+// waits in `pending`, bounded by the caller.
+//
+// Lifecycle: open() -> append()* -> finish(). finish() flushes what is pending, closes the .part
+// and finalizes it (server/record/finalize.hpp) into the final name, all off the loop.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sluice::server {
+
+class RecordFile : public std::enable_shared_from_this<RecordFile> {
+ public:
+  RecordFile(uv_loop_t* loop, std::string dir, std::string base_name);
+
+  // Creates <dir>/<base>.flv.part (never an existing name: -1, -2, ... are tried) off the loop.
+  void open();
+  // Queues bytes; they are written in order, one write at a time.
+  void append(std::vector<uint8_t>&& bytes);
+  // No more appends: write what waits, close, finalize.
+  void finish(std::string why);
+
+  uint64_t queued_bytes() const { return pending_.size() + in_flight_; }
+  uint64_t written_bytes() const { return written_; }
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+  const std::string& part_path() const { return part_path_; }
+  const std::string& final_path() const { return final_path_; }
+
+ private:
+  struct WriteReq;
+  struct OpenJob;
+  struct FinalizeJob;
+
+  void write_next();
+  void on_written(ssize_t result);
+  void start_finalize();
+  void fail(std::string why);
+
+  uv_loop_t* loop_;
+  std::string dir_;
+  std::string base_;
+  std::string part_path_;
+  std::string final_path_;
+  int fd_ = -1;
+  bool opening_ = false;
+  bool finishing_ = false;
+  bool finalized_ = false;
+  bool failed_ = false;
+  std::string error_;
+  std::string end_reason_;
+  std::vector<uint8_t> pending_;
+  uint64_t in_flight_ = 0;
+  uint64_t written_ = 0;
+};
+
+}  // namespace sluice::server

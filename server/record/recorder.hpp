@@ -1,0 +1,61 @@
+// Recorder: records one live stream while it is published (apps.NAME.record). A subscriber of the
+// stream's hub like a player, but one that never drops: every frame is appended to the
+// recording's .part as an FLV tag (payload unchanged, timestamp relative to the recording's first
+// audio/video frame) through RecordFile, off the loop. Its queue is bounded: past kMaxQueuedBytes
+// (a disk slower than the stream) the recording ends with an error instead of growing, and the
+// players never notice. Ending (unpublish, destruction) finalizes the file.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "media/subscriber.hpp"
+
+namespace sluice::media {
+class StreamHub;
+}
+
+namespace sluice::server {
+
+class RecordFile;
+
+class Recorder final : public media::Subscriber {
+ public:
+  static constexpr uint64_t kMaxQueuedBytes = 64ull << 20;
+  static constexpr size_t kBatchBytes = 64 * 1024;  // what a crash can lose at most, roughly
+
+  // Starts <dir>/<base>.flv.part and subscribes to hub.
+  Recorder(uv_loop_t* loop, media::StreamHub& hub, std::string dir, std::string base);
+  ~Recorder() override;  // unsubscribes; the file finishes on its own
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  void on_frame(const media::FramePtr& f) override;
+  void on_publish_end() override { stop("unpublish"); }
+
+  // Ends the recording now (the reason goes to the log line of the finished file).
+  void stop(const std::string& why);
+  bool recording() const { return !stopped_; }
+  uint64_t bytes() const;
+  const std::string& path() const;
+
+ private:
+  void flush();
+
+  media::StreamHub& hub_;
+  std::shared_ptr<RecordFile> file_;
+  std::vector<uint8_t> batch_;
+  bool stopped_ = false;
+  bool have_base_ = false;
+  uint32_t base_ts_ = 0;
+  uint64_t appended_ = 0;
+};
+
+// "<stream with '/' as '_'>-<YYYYmmdd-HHMMSS>" (UTC): the file name a new recording starts with.
+std::string recording_base_name(const std::string& stream, int64_t unix_seconds);
+
+}  // namespace sluice::server

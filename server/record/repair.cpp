@@ -1,0 +1,49 @@
+#include "server/record/repair.hpp"
+
+#include "server/io/logging.hpp"
+#include "server/record/finalize.hpp"
+
+namespace sluice::server {
+
+namespace {
+struct RepairJob {
+  uv_work_t req{};
+  std::vector<std::string> parts;
+  std::vector<std::pair<std::string, FinalizeReport>> done;
+};
+}  // namespace
+
+void repair_recordings(uv_loop_t* loop, const std::vector<std::string>& dirs) {
+  std::vector<std::string> parts;
+  for (const std::string& dir : dirs) {
+    for (std::string& p : find_part_files(dir)) parts.push_back(std::move(p));
+  }
+  if (parts.empty()) return;
+  SLUICE_LOG_WARN("event=record_repair_start parts={}", parts.size());
+  auto* job = new RepairJob;
+  job->req.data = job;
+  job->parts = std::move(parts);
+  int rc = uv_queue_work(
+      loop, &job->req,
+      [](uv_work_t* w) {
+        auto* j = static_cast<RepairJob*>(w->data);
+        for (const std::string& part : j->parts) j->done.emplace_back(part, finalize_recording(part));
+      },
+      [](uv_work_t* w, int) {
+        auto* j = static_cast<RepairJob*>(w->data);
+        for (const auto& [part, r] : j->done) {
+          if (r.ok) {
+            SLUICE_LOG_WARN("event=record_repaired part=\"{}\" file=\"{}\" part_bytes={} dropped_bytes={} bytes={} "
+                            "duration_ms={} keyframes={} stopped_at=\"{}\"",
+                            part, r.final_path, r.part_bytes, r.dropped_bytes, r.final_bytes, r.duration_ms,
+                            r.keyframes, r.stopped_at);
+          } else {
+            SLUICE_LOG_ERROR("event=record_repair_failed part=\"{}\" error=\"{}\"", part, r.error);
+          }
+        }
+        delete j;
+      });
+  if (rc != 0) delete job;
+}
+
+}  // namespace sluice::server

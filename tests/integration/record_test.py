@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Recording (docs/recording.md): ffmpeg and GStreamer publish to a live app with record: true.
+After unpublish, the finished FLV (no .part left) holds every published packet with the same
+payloads and timestamps, ffprobe reads the right duration, and onMetaData carries duration,
+filesize and a keyframes index whose filepositions point at keyframe tags. The file plays at
+once through a VOD app over RTMP. kill -9 mid-recording leaves a .part; the next start repairs
+it (logged) into a file that plays up to the last complete tag."""
+import glob
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import *  # noqa: E402,F403
+
+require_tools("ffmpeg", "ffprobe", "gst-launch-1.0")
+
+tmp = workdir("record")
+rec = os.path.join(tmp, "rec")
+apps = f"  live: {{ type: live, record: true, record_path: {rec} }}\n  vod: {{ type: vod, root: {rec} }}\n"
+server = Server("record", apps=apps).start()
+src = make_media(os.path.join(server.dir, "src.flv"), seconds=8)
+
+
+def amf0_array_after(data, key):
+    """The strict array of numbers after the AMF0 property `key` in a script tag."""
+    k = struct.pack(">H", len(key)) + key.encode()
+    i = data.find(k)
+    if i < 0 or data[i + len(k)] != 0x0A:
+        return None
+    n = struct.unpack(">I", data[i + len(k) + 1:i + len(k) + 5])[0]
+    out, p = [], i + len(k) + 5
+    for _ in range(n):
+        assert data[p] == 0
+        out.append(struct.unpack(">d", data[p + 1:p + 9])[0])
+        p += 9
+    return out
+
+
+def amf0_number_after(data, key):
+    k = struct.pack(">H", len(key)) + key.encode()
+    i = data.find(k)
+    if i < 0 or data[i + len(k)] != 0:
+        return None
+    return struct.unpack(">d", data[i + len(k) + 1:i + len(k) + 9])[0]
+
+
+def wait_log(text, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if text in server.log_text():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def check_recording(name, path, source_tags, exact=True):
+    data = open(path, "rb").read()
+    tags = flv_tags(path)
+    check(tags and tags[0][0] == 18, f"{name}: the first tag is onMetaData")
+    meta = flv_tag_bodies(path)[0][2]
+    size = amf0_number_after(meta, "filesize")
+    check(size == len(data), f"{name}: onMetaData filesize is the file's size ({size} vs {len(data)})")
+    positions = amf0_array_after(meta, "filepositions")
+    times = amf0_array_after(meta, "times")
+    check(positions and times and len(positions) == len(times), f"{name}: a keyframes index ({len(positions or [])})")
+    ok = all(data[int(p)] == 9 and (data[int(p) + 11] >> 4) == 1 for p in positions)
+    check(ok, f"{name}: every filepositions entry points at a video keyframe tag")
+    got, want = media_runs(tags), media_runs(source_tags)
+    if exact:
+        for t, label in ((9, "video"), (8, "audio")):
+            check(got[t] == want[t], f"{name}: every {label} packet recorded unchanged ({len(got[t])} of {len(want[t])})")
+        stamps = [(tg[0], tg[1]) for tg in tags if tg[0] in (8, 9) and not (tg[0] == 9 and tg[4][1] == 0)]
+        src_stamps = [(tg[0], tg[1]) for tg in source_tags if tg[0] in (8, 9) and not (tg[0] == 9 and tg[4][1] == 0)]
+        check(stamps == src_stamps, f"{name}: timestamps equal the published ones")
+    dur = float(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
+                               capture_output=True, text=True).stdout.strip() or 0)
+    meta_dur = amf0_number_after(meta, "duration")
+    last = max(tg[1] for tg in tags if tg[0] in (8, 9)) / 1000.0
+    check(abs(meta_dur - last) <= 0.041, f"{name}: onMetaData duration {meta_dur:.3f} s = last timestamp {last:.3f} s")
+    check(abs(dur - last) <= 0.1, f"{name}: ffprobe reads the duration ({dur:.3f} s)")
+    return tags
+
+
+try:
+    # ffmpeg publishes the whole file.
+    p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-i", src, "-c", "copy", "-f", "flv",
+                        server.url("live/cam")], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "ffmpeg published the file")
+    check(wait_log("event=record_done"), "the recording is finished (record_done logged)")
+    files = glob.glob(os.path.join(rec, "live", "cam-*.flv"))
+    check(len(files) == 1 and not glob.glob(os.path.join(rec, "live", "*.part")), f"one cam-*.flv, no .part ({files})")
+    check_recording("ffmpeg recording", files[0], flv_tags(src))
+
+    # Playable at once through the VOD app whose root holds the recordings.
+    rel = os.path.relpath(files[0], rec)
+    out = os.path.join(tmp, "vod.flv")
+    p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", server.url(f"vod/{rel}"), "-c", "copy",
+                        "-f", "flv", "-y", out], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"the recording plays over RTMP from the VOD app ({p.stderr.strip()[:80]})")
+    check_same_packets("recording via VOD", out, flv_tags(src), min_video=150, min_audio=150, trim_tail=0)
+
+    # GStreamer publishes too.
+    g = subprocess.run(["timeout", "30", "gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "flvdemux", "name=d",
+                        "flvmux", "name=m", "streamable=true", "!", "rtmp2sink", f"location={server.url('live/gst')}",
+                        "d.video", "!", "queue", "!", "h264parse", "!", "m.", "d.audio", "!", "queue", "!", "aacparse",
+                        "!", "m."], capture_output=True, text=True)
+    check(wait_log("event=record_done file=\"" + os.path.join(rec, "live", "gst-")), "the GStreamer stream is recorded")
+    gfiles = glob.glob(os.path.join(rec, "live", "gst-*.flv"))
+    check(len(gfiles) == 1, f"one gst-*.flv ({gfiles})")
+    gtags = flv_tags(gfiles[0])
+    check(contiguous_in(media_runs(gtags)[9][2:-2], media_runs(flv_tags(src))[9]) >= 0,
+          "the GStreamer recording's video is the source's")
+    check_recording("GStreamer recording", gfiles[0], flv_tags(src), exact=False)
+
+    # kill -9 in the middle of a recording, then a new start repairs the .part.
+    pub = publish_ffmpeg(src, server.url("live/crash"), loop=True)
+    time.sleep(5)
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait()
+    stop_proc(pub)
+    parts = glob.glob(os.path.join(rec, "live", "crash-*.flv.part"))
+    check(len(parts) == 1 and os.path.getsize(parts[0]) > 100000, f"kill -9 leaves the .part ({parts})")
+    # Tear the last tag as a crash mid-write would.
+    with open(parts[0], "r+b") as f:
+        f.truncate(os.path.getsize(parts[0]) - 7)
+    server.log.close()
+    server.start()
+    check(wait_log("event=record_repaired"), "the next start repairs it and says so")
+    fixed = glob.glob(os.path.join(rec, "live", "crash-*.flv"))
+    check(len(fixed) == 1 and not glob.glob(os.path.join(rec, "live", "crash-*.part")), f"repaired into {fixed}")
+    tags = check_recording("repaired recording", fixed[0], flv_tags(src), exact=False)
+    check(contiguous_in(media_runs(tags)[9], media_runs(flv_tags(src))[9]) == 0,
+          "it holds the stream from its start up to the last complete tag")
+    check("dropped_bytes=" in server.log_text(), "the log says what the repair cut")
+finally:
+    rc = server.stop()
+check(rc == 0, "server exits 0")
+print("PASS")
