@@ -39,6 +39,9 @@ struct AppConfig {
   Duration timestamp_jump = std::chrono::seconds(1);
   bool record = false;              // Record every published stream as FLV into record_path.
   std::string record_path;          // Absolute after loading; required when record is true.
+  // Segments: a recording is cut at the first keyframe past this duration or size (0: never).
+  Duration record_segment_duration{0};
+  uint64_t record_segment_bytes = 0;
 
   // Who may publish (live apps) and play (both kinds), config/access.hpp. The older keys
   // publish_allow and publish_token fill publish.allow and publish.keys.

@@ -9,6 +9,7 @@
 
 #include "config/access_schema.hpp"
 #include "config/checks.hpp"
+#include "config/record_schema.hpp"
 #include "config/units.hpp"
 
 namespace sluice::config {
@@ -174,8 +175,14 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
     }
   }
   auto record = s.take("record");
-  if (record) r.read_bool(*record, app.record);
-  if (auto f = s.take("record_path")) r.read_path(*f, app.record_path);
+  auto record_path = s.take("record_path");
+  if (record && record->value.is_map()) {
+    if (record_path) r.error(record_path->key.mark(), record_path->path, "give the directory as record.dir");
+    load_record(r, *record, app);
+  } else {
+    if (record) r.read_bool(*record, app.record);
+    if (record_path) r.read_path(*record_path, app.record_path);
+  }
   check_record_path(r, record, app);
 }
 

@@ -133,9 +133,15 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "wait_for_publisher" << YAML::Value << app.wait_for_publisher;
     out << YAML::Key << "timestamp_jump" << YAML::Value << format_duration(app.timestamp_jump);
     emit_access(out, "publish", app.publish, secrets);
-    out << YAML::Key << "record" << YAML::Value << app.record;
+    out << YAML::Key << "record" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "mode" << YAML::Value << (app.record ? "all" : "off");
     // An empty path is "not set", which the loader spells by leaving the key out.
-    if (!app.record_path.empty()) out << YAML::Key << "record_path" << YAML::Value << app.record_path;
+    if (!app.record_path.empty()) out << YAML::Key << "dir" << YAML::Value << app.record_path;
+    out << YAML::Key << "segment" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "duration" << YAML::Value << format_duration(app.record_segment_duration);
+    out << YAML::Key << "size" << YAML::Value << (app.record_segment_bytes ? format_size(app.record_segment_bytes) : "0");
+    out << YAML::EndMap;
+    out << YAML::EndMap;
   }
   out << YAML::EndMap;
 }

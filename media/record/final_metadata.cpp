@@ -29,8 +29,11 @@ amf::Properties original_properties(std::span<const uint8_t> original) {
   auto value = amf::decode_amf0(in, limits);  // anything after it is dropped
   if (!value || !value->is_object_like()) return {};
   amf::Properties props = std::move(value->properties());
-  // The index is rebuilt; a stale one from the publisher's source file must not survive.
-  std::erase_if(props, [](const amf::Property& p) { return p.first == "keyframes" || p.first.size() > kMaxMemberName; });
+  // The index is rebuilt; a stale one from the publisher's source file must not survive. An empty
+  // name would read as the end of the array, and a longer one than a u16 cannot be written.
+  std::erase_if(props, [](const amf::Property& p) {
+    return p.first == "keyframes" || p.first.empty() || p.first.size() > kMaxMemberName;
+  });
   return props;
 }
 

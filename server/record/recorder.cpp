@@ -10,11 +10,33 @@
 
 namespace sluice::server {
 
-Recorder::Recorder(uv_loop_t* loop, media::StreamHub& hub, std::string dir, std::string base)
-    : hub_(hub), file_(std::make_shared<RecordFile>(loop, std::move(dir), std::move(base))) {
-  file_->open();
-  media::write_flv_header(true, true, batch_);
+Recorder::Recorder(uv_loop_t* loop, media::StreamHub& hub, Settings settings)
+    : loop_(loop), hub_(hub), settings_(std::move(settings)) {
+  start_file();
   hub_.add_subscriber(this);
+}
+
+void Recorder::start_file() {
+  int64_t now = static_cast<int64_t>(std::time(nullptr));
+  file_ = std::make_shared<RecordFile>(loop_, settings_.dir, recording_base_name(settings_.stream, now));
+  file_->open();
+  ++segments_;
+  file_bytes_ = 0;
+  media::write_flv_header(true, true, batch_);
+  for (const media::FramePtr* f : {&metadata_, &video_header_, &audio_header_}) {
+    if (*f) media::append_tag((*f)->rtmp_type == 15 ? 18 : (*f)->rtmp_type, 0, (*f)->payload.span(), batch_);
+  }
+}
+
+// Segments start on a keyframe (or, for audio-only streams, on any audio frame), so each file
+// plays on its own from its first picture.
+bool Recorder::cut_here(const media::Frame& f, uint32_t rel_ts) const {
+  if (settings_.segment_duration_ms == 0 && settings_.segment_bytes == 0) return false;
+  const bool start_point = seen_video_ ? (f.kind == media::FrameKind::Video && f.keyframe && !f.sequence_header)
+                                       : f.kind == media::FrameKind::Audio && !f.sequence_header;
+  if (!start_point) return false;
+  return (settings_.segment_duration_ms != 0 && rel_ts >= settings_.segment_duration_ms) ||
+         (settings_.segment_bytes != 0 && file_bytes_ + batch_.size() >= settings_.segment_bytes);
 }
 
 Recorder::~Recorder() {
@@ -24,6 +46,9 @@ Recorder::~Recorder() {
 
 void Recorder::on_frame(const media::FramePtr& f) {
   if (stopped_) return;
+  if (f->metadata) metadata_ = f;
+  if (f->sequence_header) (f->kind == media::FrameKind::Video ? video_header_ : audio_header_) = f;
+  if (f->kind == media::FrameKind::Video) seen_video_ = true;
   uint32_t ts = 0;
   if (f->kind != media::FrameKind::Data) {
     if (!have_base_) {
@@ -32,6 +57,13 @@ void Recorder::on_frame(const media::FramePtr& f) {
     }
     int32_t rel = static_cast<int32_t>(f->timestamp - base_ts_);
     ts = rel > 0 ? static_cast<uint32_t>(rel) : 0;
+    if (cut_here(*f, ts)) {
+      flush();
+      file_->finish("segment");
+      start_file();
+      base_ts_ = f->timestamp;
+      ts = 0;
+    }
   }
   const uint8_t type = f->rtmp_type == 15 ? 18 : f->rtmp_type;  // AMF3 data went in as its AMF0 body
   media::append_tag(type, ts, f->payload.span(), batch_);
@@ -48,6 +80,7 @@ void Recorder::on_frame(const media::FramePtr& f) {
 void Recorder::flush() {
   if (batch_.empty()) return;
   appended_ += batch_.size();
+  file_bytes_ += batch_.size();
   file_->append(std::move(batch_));
   batch_.clear();
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "media/frame.hpp"
 #include "media/subscriber.hpp"
 
 namespace sluice::media {
@@ -28,8 +29,15 @@ class Recorder final : public media::Subscriber {
   static constexpr uint64_t kMaxQueuedBytes = 64ull << 20;
   static constexpr size_t kBatchBytes = 64 * 1024;  // what a crash can lose at most, roughly
 
-  // Starts <dir>/<base>.flv.part and subscribes to hub.
-  Recorder(uv_loop_t* loop, media::StreamHub& hub, std::string dir, std::string base);
+  struct Settings {
+    std::string dir;
+    std::string stream;                   // file names are recording_base_name(stream, now)
+    uint64_t segment_duration_ms = 0;     // 0: one file for the whole publication
+    uint64_t segment_bytes = 0;           // 0: no size limit
+  };
+
+  // Starts the first file in settings.dir and subscribes to hub.
+  Recorder(uv_loop_t* loop, media::StreamHub& hub, Settings settings);
   ~Recorder() override;  // unsubscribes; the file finishes on its own
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -45,8 +53,20 @@ class Recorder final : public media::Subscriber {
 
  private:
   void flush();
+  // A new file: FLV header, then the stream's last onMetaData and sequence headers at time 0.
+  void start_file();
+  bool cut_here(const media::Frame& f, uint32_t rel_ts) const;
 
+  uv_loop_t* loop_;
   media::StreamHub& hub_;
+  Settings settings_;
+  // What every segment starts with.
+  media::FramePtr metadata_;
+  media::FramePtr video_header_;
+  media::FramePtr audio_header_;
+  bool seen_video_ = false;
+  uint64_t file_bytes_ = 0;  // appended to the current file
+  uint32_t segments_ = 0;
   std::shared_ptr<RecordFile> file_;
   std::vector<uint8_t> batch_;
   bool stopped_ = false;

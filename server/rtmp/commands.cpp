@@ -8,7 +8,6 @@
 #include "server/rtmp/live_player.hpp"
 #include "server/rtmp/live_publisher.hpp"
 #include "server/rtmp/vod_player.hpp"
-#include "server/record/recorder.hpp"
 #include "server/vod/files.hpp"
 
 namespace sluice::server {
@@ -141,9 +140,7 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
   publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name,
                                                         static_cast<uint32_t>(app->timestamp_jump.count())));
   publishers_.back()->ticket = ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat));
-  if (app->record) {
-    publishers_.back()->start_recording(app->record_path + "/" + app->name, recording_base_name(name, unix_now()));
-  }
+  if (app->record) publishers_.back()->start_recording(*app);
   SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}", id(), peer(), app_, name, e.publish.type,
                   name != e.publish.name ? " renamed_from=" + e.publish.name : "");
 }

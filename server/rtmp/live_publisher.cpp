@@ -6,6 +6,7 @@
 #include "server/live/stream_registry.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/io/logging.hpp"
+#include "config/config.hpp"
 #include "server/record/recorder.hpp"
 
 namespace sluice::server {
@@ -52,9 +53,14 @@ void LivePublisher::on_message(protocol::Message& m) {
   }
 }
 
-void LivePublisher::start_recording(const std::string& dir, const std::string& base_name) {
-  recorder_ = std::make_unique<Recorder>(conn_.loop_context().loop(), *hub_, dir, base_name);
-  SLUICE_LOG_INFO("conn={} event=record_start stream={} dir=\"{}\" name={}", conn_.id(), key_, dir, base_name);
+void LivePublisher::start_recording(const config::AppConfig& app) {
+  Recorder::Settings s;
+  s.dir = app.record_path + "/" + app.name;
+  s.stream = name_;
+  s.segment_duration_ms = static_cast<uint64_t>(app.record_segment_duration.count());
+  s.segment_bytes = app.record_segment_bytes;
+  recorder_ = std::make_unique<Recorder>(conn_.loop_context().loop(), *hub_, s);
+  SLUICE_LOG_INFO("conn={} event=record_start stream={} dir=\"{}\"", conn_.id(), key_, s.dir);
 }
 
 void LivePublisher::log_jump(const media::TimestampCorrector::Jump& j) {

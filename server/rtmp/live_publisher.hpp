@@ -16,6 +16,9 @@
 namespace sluice::media {
 class StreamHub;
 }
+namespace sluice::config {
+struct AppConfig;
+}
 
 namespace sluice::server {
 
@@ -36,8 +39,8 @@ class LivePublisher {
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }
-  // apps.NAME.record: records this publication into dir (server/record/recorder.hpp).
-  void start_recording(const std::string& dir, const std::string& base_name);
+  // apps.NAME.record: records this publication (server/record/recorder.hpp).
+  void start_recording(const config::AppConfig& app);
   const Recorder* recorder() const { return recorder_.get(); }
 
 

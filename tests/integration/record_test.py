@@ -20,7 +20,8 @@ require_tools("ffmpeg", "ffprobe", "gst-launch-1.0")
 
 tmp = workdir("record")
 rec = os.path.join(tmp, "rec")
-apps = f"  live: {{ type: live, record: true, record_path: {rec} }}\n  vod: {{ type: vod, root: {rec} }}\n"
+apps = (f"  live: {{ type: live, record: true, record_path: {rec} }}\n  vod: {{ type: vod, root: {rec} }}\n"
+        f"  seg: {{ type: live, record: {{ dir: {rec}, segment: {{ duration: 2s }} }} }}\n")
 server = Server("record", apps=apps).start()
 src = make_media(os.path.join(server.dir, "src.flv"), seconds=8)
 
@@ -102,6 +103,39 @@ try:
                         "-f", "flv", "-y", out], capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, f"the recording plays over RTMP from the VOD app ({p.stderr.strip()[:80]})")
     check_same_packets("recording via VOD", out, flv_tags(src), min_video=150, min_audio=150, trim_tail=0)
+
+    # Segments of 2 s: cut at the first keyframe past 2 s, each file whole on its own, nothing
+    # lost or repeated across the cuts.
+    p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-i", src, "-c", "copy", "-f", "flv",
+                        server.url("seg/cam")], capture_output=True, text=True, timeout=60)
+    time.sleep(2)
+
+    def order(path):
+        stem = os.path.basename(path)[len("cam-"):-len(".flv")]
+        parts = stem.split("-")
+        return (parts[0], parts[1], int(parts[2]) if len(parts) > 2 else 0)
+    segs = sorted(glob.glob(os.path.join(rec, "seg", "cam-*.flv")), key=order)
+    check(len(segs) == 4, f"8 s in 2 s segments with 1 s GOPs: 4 files ({[os.path.basename(x) for x in segs]})")
+    joined = {8: [], 9: []}
+    src_runs = media_runs(flv_tags(src))
+    for i, path in enumerate(segs):
+        tags = flv_tags(path)
+        kinds = [t[0] for t in tags[:3]]
+        check(kinds[0] == 18 and 9 in kinds and 8 in kinds, f"segment {i}: onMetaData and both sequence headers first")
+        first_frame = next(t for t in tags if t[0] == 9 and t[4][1] != 0)
+        src_first = next(t for t in flv_tags(src) if t[0] == 9 and t[4][1] != 0)[1]
+        want = src_first if i == 0 else 0  # a cut starts its file's clock at its keyframe
+        check((first_frame[4][0] >> 4) == 1 and first_frame[1] == want,
+              f"segment {i}: starts on a keyframe at {first_frame[1]} ms ({want})")
+        runs = media_runs(tags)
+        for t in (8, 9):
+            joined[t] += runs[t]
+        last = max(t[1] for t in tags if t[0] in (8, 9))
+        if i < len(segs) - 1:
+            check(1900 <= last <= 3100, f"segment {i}: {last} ms, within a GOP of 2 s")
+        check_recording(f"segment {i}", path, flv_tags(src), exact=False)
+    for t, label in ((9, "video"), (8, "audio")):
+        check(joined[t] == src_runs[t], f"segments together: every {label} packet once, in order ({len(joined[t])})")
 
     # GStreamer publishes too.
     g = subprocess.run(["timeout", "30", "gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "flvdemux", "name=d",

@@ -581,3 +581,24 @@ http:
   CHECK(contains(error_of("apps: { v: { type: vod, root: /x, publish: { keys: [a] } } }\n"), "only valid for live"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("record: the short form and the map with segments") {
+  auto c = load("apps:\n  live: { type: live, record: { dir: rec, segment: { duration: 10m, size: 1GiB } } }\n");
+  REQUIRE_MESSAGE(c.ok(), c.error().message());
+  const AppConfig& a = c->apps[0];
+  CHECK(a.record);
+  CHECK(a.record_path == "/srv/sluice/rec");
+  CHECK(a.record_segment_duration == 10min);
+  CHECK(a.record_segment_bytes == kGiB);
+  auto again = load_string(to_yaml(*c, Secrets::Show), "printed", "/elsewhere");
+  REQUIRE_MESSAGE(again.ok(), again.error().message());
+  CHECK(again->apps[0] == a);
+  auto off = load("apps:\n  live: { type: live, record: { mode: off } }\n");
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->apps[0].record);
+  CHECK(contains(error_of("apps:\n  live: { type: live, record: { segment: { duration: 1m } } }\n"), "record needs dir"));
+  CHECK(contains(error_of("apps:\n  live: { type: live, record: { mode: some, dir: x } }\n"), "must be off or all"));
+  CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: x, segment: { size: 10KiB } } }\n"),
+                 "at least 1MiB"));
+  CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: x }, record_path: y }\n"), "record.dir"));
+}

@@ -1,0 +1,12 @@
+// apps.NAME.record as a map: { mode: off|all, dir, segment: { duration, size } } (the short form
+// record: true + record_path is read by schema.cpp). Internal to config/.
+#pragma once
+
+#include "config/config.hpp"
+#include "config/yaml_fields.hpp"
+
+namespace sluice::config {
+
+void load_record(FieldReader& r, const Field& self, AppConfig& app);
+
+}  // namespace sluice::config
