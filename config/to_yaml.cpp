@@ -73,7 +73,7 @@ void emit_hooks(YAML::Emitter& out, const HooksConfig& h) {
   out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
   for (auto [key, url] : {std::pair{"on_connect", &h.on_connect}, std::pair{"on_publish", &h.on_publish},
                           std::pair{"on_play", &h.on_play}, std::pair{"on_publish_done", &h.on_publish_done},
-                          std::pair{"on_play_done", &h.on_play_done}}) {
+                          std::pair{"on_play_done", &h.on_play_done}, std::pair{"on_record_done", &h.on_record_done}}) {
     if (!url->empty()) out << YAML::Key << key << YAML::Value << *url;
   }
   out << YAML::Key << "timeout" << YAML::Value << format_duration(h.timeout);

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "server/http/service.hpp"
+#include "server/record/record_stats.hpp"
 #include "server/record/repair.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
@@ -245,17 +246,22 @@ void Server::stop() {
 void Server::close_handles() {
   // The done hooks of the sessions that just ended are still on their way: give them a moment
   // (bounded), so that a restart does not lose them.
-  if (!hooks_drained_ && gate_.in_flight() > 0) {
-    hook_drain_deadline_ms_ = now_ms() + kHookDrainMs;
-    SLUICE_LOG_INFO("worker={} event=stop_waiting_for_hooks in_flight={}", worker_, gate_.in_flight());
+  // Likewise the recordings being finished (their record_done hooks come after them).
+  auto waiting = [this] { return gate_.in_flight() + RecordStats::get().files_open.load(); };
+  if (!hooks_drained_ && waiting() > 0) {
+    hook_drain_deadline_ms_ = now_ms() + (RecordStats::get().files_open > 0 ? kRecordDrainMs : kHookDrainMs);
+    SLUICE_LOG_INFO("worker={} event=stop_waiting hooks={} recordings={}", worker_, gate_.in_flight(),
+                    RecordStats::get().files_open.load());
     uv_timer_start(
         &stop_timer_,
         [](uv_timer_t* t) {
           auto* self = static_cast<Server*>(t->data);
-          if (self->gate_.in_flight() > 0 && self->now_ms() < self->hook_drain_deadline_ms_) return;
+          const size_t left = self->gate_.in_flight() + RecordStats::get().files_open.load();
+          if (left > 0 && self->now_ms() < self->hook_drain_deadline_ms_) return;
           uv_timer_stop(t);
-          if (self->gate_.in_flight() > 0) {
-            SLUICE_LOG_WARN("worker={} event=hooks_abandoned in_flight={}", self->worker_, self->gate_.in_flight());
+          if (left > 0) {
+            SLUICE_LOG_WARN("worker={} event=stop_abandoned hooks={} recordings={}", self->worker_,
+                            self->gate_.in_flight(), RecordStats::get().files_open.load());
           }
           self->hooks_drained_ = true;
           self->close_handles();

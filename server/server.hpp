@@ -94,6 +94,8 @@ class Server final : public HttpApi {
   uv_timer_t stop_timer_{};
   // A stopping server waits this long at most for publish_done / play_done calls in flight.
   static constexpr uint64_t kHookDrainMs = 3000;
+  // ... and for recordings still being written or finished (a large file takes a copy to finish).
+  static constexpr uint64_t kRecordDrainMs = 30000;
   bool hooks_drained_ = false;
   uint64_t hook_drain_deadline_ms_ = 0;
   uv_async_t wake_{};

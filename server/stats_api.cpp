@@ -12,6 +12,7 @@
 #include "server/http/connection.hpp"
 #include "server/http/flv_player.hpp"
 #include "server/http/service.hpp"
+#include "server/record/record_stats.hpp"
 #include "server/http/util.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/rtmp/connection.hpp"
@@ -275,6 +276,14 @@ std::string metrics_text(Server& server, HttpService& http) {
     value("sluice_guard_events_total{event=\"" + std::string(kGuardEvents[i].name) + "\"}",
           static_cast<double>(GuardCounters::get(static_cast<GuardEvent>(i))));
   }
+  RecordStats& rec = RecordStats::get();
+  metric("sluice_record_files_total", "counter", "Recording files finished (ok) or given up (failed).");
+  value("sluice_record_files_total{result=\"ok\"}", static_cast<double>(rec.files_done.load()));
+  value("sluice_record_files_total{result=\"failed\"}", static_cast<double>(rec.files_failed.load()));
+  metric("sluice_record_bytes_total", "counter", "Bytes written to recordings.");
+  value("sluice_record_bytes_total", static_cast<double>(rec.bytes_written.load()));
+  metric("sluice_record_files_open", "gauge", "Recordings being written or finished now.");
+  value("sluice_record_files_open", static_cast<double>(rec.files_open.load()));
   metric("sluice_http_requests_total", "counter", "HTTP requests received.");
   value("sluice_http_requests_total", static_cast<double>(http.requests));
   metric("sluice_http_bytes_total", "counter", "Bytes received and sent on HTTP connections.");

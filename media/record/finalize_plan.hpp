@@ -7,7 +7,8 @@
 //     recorded), PreviousTagSize0 and the new onMetaData tag (timestamp 0) with its PreviousTagSize.
 //  2. Append the .part's bytes of each `copy` range, in order: every valid tag except the old
 //     onMetaData, byte for byte. A torn tail is left out.
-//  3. The file is then `final_size` bytes; sync it, rename it over NAME.flv, remove the .part.
+//  3. The file is then `final_size` bytes. Sync it before removing the .part: until then a crash
+//     must find the .part, to finalize it again.
 #pragma once
 
 #include <cstdint>

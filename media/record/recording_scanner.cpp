@@ -133,10 +133,8 @@ void RecordingScanner::classify_body_head() {
   // A bigger one is still the metadata tag (it is replaced), but its body is not kept: rule 3.
   capturing_metadata_ = tag_is_metadata_ && tag_.data_size <= vod::kMaxFlvMetadataBytes;
   metadata_capture_.clear();
-  if (capturing_metadata_) {
-    metadata_capture_.reserve(tag_.data_size);  // bounded by the check above
-    metadata_capture_.assign(head.begin(), head.end());
-  }
+  // Not reserved from DataSize: memory follows the bytes that actually arrive.
+  if (capturing_metadata_) metadata_capture_.assign(head.begin(), head.end());
   if (body_left_ == 0) phase_ = Phase::TagTrailer;
 }
 

@@ -91,8 +91,7 @@ class RecordingScanner {
   size_t step_tag_header(std::span<const uint8_t> in);
   size_t step_tag_body(std::span<const uint8_t> in);
   size_t step_tag_trailer(std::span<const uint8_t> in);
-  // Copies up to `want` bytes into small_, returning how many it took; small_full() says when
-  // small_ holds `want` bytes.
+  // Copies bytes into small_ until it holds `want` (small_len_ tells), returning how many it took.
   size_t collect(std::span<const uint8_t> in, size_t want);
   void classify_body_head();
   void commit_tag();

@@ -119,4 +119,11 @@ void AccessGate::notify_done(AccessAction action, HookEvent event) {
   hooks_.post_reliably(request_for(url, event), config_.hooks.done_attempts, config_.hooks.retry_delay);
 }
 
+void AccessGate::notify_record_done(HookEvent event) {
+  if (config_.hooks.on_record_done.empty()) return;
+  event.action = "record_done";
+  hooks_.post_reliably(request_for(config_.hooks.on_record_done, event), config_.hooks.done_attempts,
+                       config_.hooks.retry_delay);
+}
+
 }  // namespace sluice::server

@@ -54,6 +54,8 @@ class AccessGate {
 
   // publish_done / play_done, at least once (hooks.done_attempts). No-op without a URL.
   void notify_done(AccessAction action, HookEvent event);
+  // record_done (hooks.on_record_done), at least once like the other done hooks.
+  void notify_record_done(HookEvent event);
 
   const config::Config& config() const { return config_; }
   // Hook calls still running or waiting for a retry (a stopping server lets them finish).

@@ -22,6 +22,11 @@ std::string hook_body(const HookEvent& e) {
   if (e.bytes_in) j["bytes_in"] = *e.bytes_in;
   if (e.bytes_out) j["bytes_out"] = *e.bytes_out;
   if (!e.reason.empty()) j["reason"] = e.reason;
+  if (!e.path.empty()) j["path"] = e.path;
+  if (e.bytes) j["bytes"] = *e.bytes;
+  if (e.started_unix) j["start"] = *e.started_unix;
+  if (e.ended_unix) j["end"] = *e.ended_unix;
+  if (!e.error.empty()) j["error"] = e.error;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

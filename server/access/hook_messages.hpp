@@ -31,6 +31,12 @@ struct HookEvent {
   std::optional<uint64_t> bytes_in;
   std::optional<uint64_t> bytes_out;
   std::string reason;  // why the session ended
+  // record_done only.
+  std::string path;
+  std::optional<uint64_t> bytes;  // the file's size
+  std::optional<int64_t> started_unix;
+  std::optional<int64_t> ended_unix;
+  std::string error;  // a recording that failed
 };
 
 std::string hook_body(const HookEvent& e);

@@ -6,10 +6,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "server/io/logging.hpp"
 #include "server/record/finalize.hpp"
+#include "server/record/record_stats.hpp"
 
 namespace sluice::server {
 
@@ -35,8 +37,16 @@ struct RecordFile::FinalizeJob {
   FinalizeReport report;
 };
 
-RecordFile::RecordFile(uv_loop_t* loop, std::string dir, std::string base_name)
-    : loop_(loop), dir_(std::move(dir)), base_(std::move(base_name)) {}
+RecordFile::RecordFile(uv_loop_t* loop, std::string dir, std::string base_name, OnDone on_done)
+    : loop_(loop), dir_(std::move(dir)), base_(std::move(base_name)), on_done_(std::move(on_done)),
+      started_unix_(static_cast<int64_t>(std::time(nullptr))) {
+  ++RecordStats::get().files_open;
+}
+
+// The jobs hold the file until they are done: this runs after the last one.
+RecordFile::~RecordFile() {
+  --RecordStats::get().files_open;
+}
 
 void RecordFile::open() {
   auto* job = new OpenJob;
@@ -131,6 +141,7 @@ void RecordFile::on_written(ssize_t result) {
     fail(std::string("write failed: ") + uv_strerror(static_cast<int>(result)));
   } else {
     written_ += n;
+    RecordStats::get().bytes_written += n;
   }
   write_next();
 }
@@ -174,6 +185,13 @@ void RecordFile::start_finalize() {
       [](uv_work_t* w, int) {
         auto* j = static_cast<FinalizeJob*>(w->data);
         const FinalizeReport& r = j->report;
+        RecordFile& f = *j->file;
+        (r.ok ? RecordStats::get().files_done : RecordStats::get().files_failed)++;
+        if (f.on_done_) {
+          Done d{r.ok, r.ok ? r.final_path : j->part, r.error, r.final_bytes, r.duration_ms, f.started_unix_,
+                 static_cast<int64_t>(std::time(nullptr)), f.end_reason_};
+          f.on_done_(d);
+        }
         if (r.ok) {
           SLUICE_LOG_INFO("event=record_done file=\"{}\" bytes={} duration_ms={} keyframes={} reason=\"{}\"{}",
                           r.final_path, r.final_bytes, r.duration_ms, r.keyframes, j->file->end_reason_,

@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,7 +19,21 @@ namespace sluice::server {
 
 class RecordFile : public std::enable_shared_from_this<RecordFile> {
  public:
-  RecordFile(uv_loop_t* loop, std::string dir, std::string base_name);
+  // What a finished file was, for its done hook (the caller's, e.g. hooks.on_record_done).
+  struct Done {
+    bool ok = false;
+    std::string path;   // the final file, or the .part left aside when !ok
+    std::string error;
+    uint64_t bytes = 0;
+    uint64_t duration_ms = 0;
+    int64_t started_unix = 0;
+    int64_t ended_unix = 0;
+    std::string reason;  // why it ended: unpublish, segment, ...
+  };
+  using OnDone = std::function<void(const Done&)>;
+
+  RecordFile(uv_loop_t* loop, std::string dir, std::string base_name, OnDone on_done = {});
+  ~RecordFile();
 
   // Creates <dir>/<base>.flv.part (never an existing name: -1, -2, ... are tried) off the loop.
   void open();
@@ -59,6 +74,8 @@ class RecordFile : public std::enable_shared_from_this<RecordFile> {
   std::vector<uint8_t> pending_;
   uint64_t in_flight_ = 0;
   uint64_t written_ = 0;
+  OnDone on_done_;
+  int64_t started_unix_ = 0;
 };
 
 }  // namespace sluice::server

@@ -18,7 +18,8 @@ Recorder::Recorder(uv_loop_t* loop, media::StreamHub& hub, Settings settings)
 
 void Recorder::start_file() {
   int64_t now = static_cast<int64_t>(std::time(nullptr));
-  file_ = std::make_shared<RecordFile>(loop_, settings_.dir, recording_base_name(settings_.stream, now));
+  file_ = std::make_shared<RecordFile>(loop_, settings_.dir, recording_base_name(settings_.stream, now),
+                                       settings_.on_file_done);
   file_->open();
   ++segments_;
   file_bytes_ = 0;

@@ -15,6 +15,7 @@
 
 #include "media/frame.hpp"
 #include "media/subscriber.hpp"
+#include "server/record/record_file.hpp"
 
 namespace sluice::media {
 class StreamHub;
@@ -22,7 +23,6 @@ class StreamHub;
 
 namespace sluice::server {
 
-class RecordFile;
 
 class Recorder final : public media::Subscriber {
  public:
@@ -34,6 +34,7 @@ class Recorder final : public media::Subscriber {
     std::string stream;                   // file names are recording_base_name(stream, now)
     uint64_t segment_duration_ms = 0;     // 0: one file for the whole publication
     uint64_t segment_bytes = 0;           // 0: no size limit
+    RecordFile::OnDone on_file_done;      // each finished (or failed) file, on the loop
   };
 
   // Starts the first file in settings.dir and subscribes to hub.

@@ -69,6 +69,9 @@ class RtmpConnection final : public StreamSocket {
   // Moves the session's pending control output into the batch, behind what the batch holds.
   void append_control_output(WriteBatch& batch);
   VodFiles& vod_files() { return services_.vod_files; }
+  AccessGate& gate() { return services_.gate; }
+  // Who this connection is, for hooks about one of its streams (client, address, app, tcUrl...).
+  HookEvent hook_base_event(const std::string& stream) const { return hook_event(stream, ""); }
 
  protected:
   ~RtmpConnection() override;

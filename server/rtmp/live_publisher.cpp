@@ -59,6 +59,20 @@ void LivePublisher::start_recording(const config::AppConfig& app) {
   s.stream = name_;
   s.segment_duration_ms = static_cast<uint64_t>(app.record_segment_duration.count());
   s.segment_bytes = app.record_segment_bytes;
+  // The file may finish after this publisher is gone: the callback holds only the loop's gate
+  // (which outlives every recording: a stopping server waits for them) and copies.
+  HookEvent base = conn_.hook_base_event(name_);
+  s.on_file_done = [gate = &conn_.gate(), base](const RecordFile::Done& d) {
+    HookEvent e = base;
+    e.path = d.path;
+    e.started_unix = d.started_unix;
+    e.ended_unix = d.ended_unix;
+    e.duration_ms = d.duration_ms;
+    e.bytes = d.bytes;
+    e.reason = d.reason;
+    e.error = d.error;
+    gate->notify_record_done(std::move(e));
+  };
   recorder_ = std::make_unique<Recorder>(conn_.loop_context().loop(), *hub_, s);
   SLUICE_LOG_INFO("conn={} event=record_start stream={} dir=\"{}\"", conn_.id(), key_, s.dir);
 }

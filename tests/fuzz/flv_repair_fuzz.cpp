@@ -65,7 +65,9 @@ RecordingSummary scan_in_chunks(std::span<const uint8_t> file, bool single_bytes
 void check_inside(const RecordingSummary& s, size_t size) {
   if (s.valid_bytes > size || s.torn_bytes != size - s.valid_bytes) fail("valid prefix outside the input");
   if (s.flv_header_ok != (s.valid_bytes > 0)) fail("valid bytes without a header");
-  if (s.stop_reason.empty() != (s.torn_bytes == 0)) fail("stop reason and torn bytes disagree");
+  // An empty input has no valid bytes and none torn, yet is "not an FLV file".
+  if (s.torn_bytes > 0 && s.stop_reason.empty()) fail("torn bytes without a stop reason");
+  if (s.flv_header_ok && s.torn_bytes == 0 && !s.stop_reason.empty()) fail("a stop reason for a valid file");
   if (s.metadata && (s.metadata->tag.offset < s.tags_offset || s.metadata->tag.end() > s.valid_bytes)) {
     fail("metadata tag outside the valid prefix");
   }

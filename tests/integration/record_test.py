@@ -6,7 +6,11 @@ filesize and a keyframes index whose filepositions point at keyframe tags. The f
 once through a VOD app over RTMP. kill -9 mid-recording leaves a .part; the next start repairs
 it (logged) into a file that plays up to the last complete tag."""
 import glob
+import json
 import os
+import threading
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import signal
 import struct
 import subprocess
@@ -18,11 +22,30 @@ from common import *  # noqa: E402,F403
 
 require_tools("ffmpeg", "ffprobe", "gst-launch-1.0")
 
+record_done = []
+
+
+class Hook(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        record_done.append(body)
+        self.send_response(204)
+        self.end_headers()
+
+
+hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+threading.Thread(target=hook.serve_forever, daemon=True).start()
+hport = free_port()
 tmp = workdir("record")
 rec = os.path.join(tmp, "rec")
 apps = (f"  live: {{ type: live, record: true, record_path: {rec} }}\n  vod: {{ type: vod, root: {rec} }}\n"
         f"  seg: {{ type: live, record: {{ dir: {rec}, segment: {{ duration: 2s }} }} }}\n")
-server = Server("record", apps=apps).start()
+extra = (f"hooks: {{ on_record_done: 'http://127.0.0.1:{hook.server_address[1]}/record_done' }}\n"
+         f"http: {{ listen: 127.0.0.1:{hport} }}\n")
+server = Server("record", apps=apps, extra_yaml=extra).start()
 src = make_media(os.path.join(server.dir, "src.flv"), seconds=8)
 
 
@@ -95,6 +118,15 @@ try:
     files = glob.glob(os.path.join(rec, "live", "cam-*.flv"))
     check(len(files) == 1 and not glob.glob(os.path.join(rec, "live", "*.part")), f"one cam-*.flv, no .part ({files})")
     check_recording("ffmpeg recording", files[0], flv_tags(src))
+    time.sleep(0.5)
+    done = [d for d in record_done if d.get("path") == files[0]]
+    check(len(done) == 1, f"one record_done hook for it ({len(done)})")
+    d = done[0]
+    check(d["action"] == "record_done" and d["app"] == "live" and d["stream"] == "cam" and
+          d["bytes"] == os.path.getsize(files[0]) and abs(d["duration_ms"] - 8011) <= 40 and
+          d["start"] <= d["end"] and d["reason"] == "unpublish", f"with app, stream, path, bytes, duration, start, end ({d})")
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{hport}/metrics", timeout=5).read().decode()
+    check('sluice_record_files_total{result="ok"} 1' in metrics, "/metrics counts the finished file")
 
     # Playable at once through the VOD app whose root holds the recordings.
     rel = os.path.relpath(files[0], rec)
@@ -170,7 +202,18 @@ try:
     check(contiguous_in(media_runs(tags)[9], media_runs(flv_tags(src))[9]) == 0,
           "it holds the stream from its start up to the last complete tag")
     check("dropped_bytes=" in server.log_text(), "the log says what the repair cut")
+
+    # SIGTERM while recording: the server finishes the file before it exits.
+    last = publish_ffmpeg(src, server.url("live/last"), loop=True)
+    time.sleep(3)
 finally:
     rc = server.stop()
 check(rc == 0, "server exits 0")
+stop_proc(last)
+lastf = glob.glob(os.path.join(rec, "live", "last-*.flv"))
+check(len(lastf) == 1 and not glob.glob(os.path.join(rec, "live", "last-*.part")),
+      f"a recording under way when the server stops is finished, not left as .part ({lastf})")
+check_recording("recording ended by SIGTERM", lastf[0], flv_tags(src), exact=False)
+check(any(d.get("path") == lastf[0] for d in record_done), "and its record_done hook was sent before the exit")
+hook.shutdown()
 print("PASS")
