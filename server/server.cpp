@@ -86,6 +86,9 @@ Result<void> Server::start() {
   }
   // A peer that vanishes must not kill the process with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  // Nor a file-size limit (ulimit -f) with SIGXFSZ: a recording's write then fails with EFBIG
+  // and that recording ends, like on a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
   for (const auto& addr : config_.rtmp.listen) {
     listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmp", config_.rtmp.limits.accepts_per_iteration,
                                                        [this](int fd) { on_accepted(fd); }));
