@@ -1,5 +1,7 @@
 #include "server/record/repair.hpp"
 
+#include <set>
+
 #include "server/io/logging.hpp"
 #include "server/record/finalize.hpp"
 
@@ -14,10 +16,12 @@ struct RepairJob {
 }  // namespace
 
 void repair_recordings(uv_loop_t* loop, const std::vector<std::string>& dirs) {
-  std::vector<std::string> parts;
+  // Apps may share a directory (or one may lie inside another's): each file once.
+  std::set<std::string> unique;
   for (const std::string& dir : dirs) {
-    for (std::string& p : find_part_files(dir)) parts.push_back(std::move(p));
+    for (std::string& p : find_part_files(dir)) unique.insert(std::move(p));
   }
+  std::vector<std::string> parts(unique.begin(), unique.end());
   if (parts.empty()) return;
   SLUICE_LOG_WARN("event=record_repair_start parts={}", parts.size());
   auto* job = new RepairJob;

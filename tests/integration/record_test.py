@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
-require_tools("ffmpeg", "ffprobe", "gst-launch-1.0")
+require_tools("ffmpeg", "ffprobe", "gst-launch-1.0", "rtmpdump")
 
 record_done = []
 
@@ -135,6 +135,24 @@ try:
                         "-f", "flv", "-y", out], capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, f"the recording plays over RTMP from the VOD app ({p.stderr.strip()[:80]})")
     check_same_packets("recording via VOD", out, flv_tags(src), min_video=150, min_audio=150, trim_tail=0)
+
+    # rtmpdump seeks into it (-A 4: from 4 s) by the index, with no re-encoding or remux.
+    seek = os.path.join(tmp, "seek.flv")
+    subprocess.run(["timeout", "20", "rtmpdump", "-q", "-r", server.url(f"vod/{rel}"), "-A", "4", "-o", seek],
+                   capture_output=True)
+    stags = flv_tags(seek)
+    first = next((t for t in stags if t[0] == 9 and t[4][1] != 0), None)
+    check(first is not None and (first[4][0] >> 4) == 1, "rtmpdump -A 4 starts on a keyframe")
+    # The keyframe at or before 4 s (the source's first video frame is at 23 ms: keyframes at n s + 23).
+    src_video = [t for t in flv_tags(src) if t[0] == 9 and t[4][1] != 0]
+    want = max(i for i, t in enumerate(src_video) if (t[4][0] >> 4) == 1 and t[1] <= 4000)
+    pos = contiguous_in(media_runs(stags)[9], media_runs(flv_tags(src))[9])
+    check(pos == want, f"from the source's keyframe at or before 4 s (video packet {want}) on ({pos})")
+    # rtmpdump rewrites timestamps in what it saves; the server's own are read with the probe.
+    v = [f for _, f, _ in probe_events(probe(server.url(f"vod/{rel}"), "--start", "4000", "--duration", "3"), "video")
+         if f["seq"] == "0"]
+    check(v and v[0]["key"] == "1" and int(v[0]["ts"]) == src_video[want][1],
+          f"the server seeks to that keyframe ({v[0]['ts'] if v else None} ms)")
 
     # Segments of 2 s: cut at the first keyframe past 2 s, each file whole on its own, nothing
     # lost or repeated across the cuts.
