@@ -18,7 +18,7 @@ for target in "$build_dir"/tests/fuzz/*_fuzz; do
   args=(-max_total_time="$seconds" -print_final_stats=0 -artifact_prefix="$work/$name-")
   dict="$src_dir/tests/fuzz/${name%_fuzz}.dict"
   [ -f "$dict" ] || dict="$src_dir/tests/fuzz/amf.dict"
-  case "$name" in amf*|command*|session*) args+=(-dict="$dict") ;; esac
+  case "$name" in amf*|command*|session*|access*) args+=(-dict="$dict") ;; esac
   echo "== $name (${seconds}s)"
   dirs=("$corpus")
   [ -d "$seeds" ] && dirs+=("$seeds")
