@@ -138,6 +138,11 @@ json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const St
   auto pub = publishing.find(&c);
   j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
   j["playing"] = c.playing_streams();
+  json recs = json::array();
+  for (const auto& r : c.recordings()) {
+    recs.push_back({{"stream", r.stream}, {"path", r.path}, {"bytes", r.bytes}, {"duration_s", r.duration_ms / 1000.0}});
+  }
+  j["recordings"] = recs;
   j["bytes_in"] = c.bytes_in();
   j["bytes_out"] = c.bytes_out();
   j["duration_s"] = seconds(server.now_ms() - c.started_ms());

@@ -1,5 +1,6 @@
 #include "server/record/recorder.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 #include "media/frame.hpp"
@@ -64,7 +65,9 @@ void Recorder::on_frame(const media::FramePtr& f) {
       start_file();
       base_ts_ = f->timestamp;
       ts = 0;
+      last_ts_ = 0;
     }
+    last_ts_ = std::max(last_ts_, ts);
   }
   const uint8_t type = f->rtmp_type == 15 ? 18 : f->rtmp_type;  // AMF3 data went in as its AMF0 body
   media::append_tag(type, ts, f->payload.span(), batch_);

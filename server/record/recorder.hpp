@@ -50,7 +50,8 @@ class Recorder final : public media::Subscriber {
   void stop(const std::string& why);
   bool recording() const { return !stopped_; }
   uint64_t bytes() const;
-  const std::string& path() const;
+  const std::string& path() const;  // the current file's .part ("" until it is created)
+  uint32_t file_duration_ms() const { return last_ts_; }  // of the current file
 
  private:
   void flush();
@@ -74,6 +75,7 @@ class Recorder final : public media::Subscriber {
   bool have_base_ = false;
   uint32_t base_ts_ = 0;
   uint64_t appended_ = 0;
+  uint32_t last_ts_ = 0;
 };
 
 // "<stream with '/' as '_'>-<YYYYmmdd-HHMMSS>" (UTC): the file name a new recording starts with.

@@ -6,6 +6,7 @@
 #include "server/rtmp/live_player.hpp"
 #include "server/rtmp/live_publisher.hpp"
 #include "server/rtmp/vod_player.hpp"
+#include "server/record/recorder.hpp"
 
 namespace sluice::server {
 
@@ -38,6 +39,15 @@ std::vector<std::string> RtmpConnection::playing_streams() const {
   std::vector<std::string> out;
   for (const auto& p : players_) out.push_back(app_ + "/" + p->name());
   for (const auto& p : vod_players_) out.push_back(app_ + "/" + p->name());
+  return out;
+}
+
+std::vector<RtmpConnection::RecordingInfo> RtmpConnection::recordings() const {
+  std::vector<RecordingInfo> out;
+  for (const auto& p : publishers_) {
+    const Recorder* r = p->recorder();
+    if (r && r->recording()) out.push_back({p->key(), r->path(), r->bytes(), r->file_duration_ms()});
+  }
   return out;
 }
 

@@ -63,6 +63,14 @@ class RtmpConnection final : public StreamSocket {
   protocol::Session& session() { return session_; }
   // "app/stream" of every stream this connection plays (live and VOD), for the stats API.
   std::vector<std::string> playing_streams() const;
+  // The recordings of the streams it publishes (apps.NAME.record), for the stats API.
+  struct RecordingInfo {
+    std::string stream;  // "app/stream"
+    std::string path;    // the .part being written
+    uint64_t bytes = 0;
+    uint32_t duration_ms = 0;
+  };
+  std::vector<RecordingInfo> recordings() const;
   const std::string& app() const { return app_; }
   const config::Config& config() const { return loop_.config(); }
   StreamRegistry& registry() { return services_.registry; }

@@ -224,6 +224,11 @@ try:
     # SIGTERM while recording: the server finishes the file before it exits.
     last = publish_ffmpeg(src, server.url("live/last"), loop=True)
     time.sleep(3)
+    clients = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{hport}/api/v1/clients", timeout=5).read())
+    recs = [r for c in clients for r in c.get("recordings", [])]
+    check(len(recs) == 1 and recs[0]["stream"] == "live/last" and recs[0]["path"].endswith(".flv.part") and
+          recs[0]["bytes"] > 10000 and 1 <= recs[0]["duration_s"] <= 4,
+          f"the API lists the recording in progress with its path, bytes and duration ({recs})")
 finally:
     rc = server.stop()
 check(rc == 0, "server exits 0")
