@@ -36,6 +36,16 @@ bool read_text_file(const std::string& path, std::string& out, std::string& why)
   return true;
 }
 
+// A key naming a file (keys_file, stream_keys_file, secret_file): its path and its text, or an
+// error on the key.
+bool read_file_field(FieldReader& r, const Field& f, std::string& path, std::string& text) {
+  if (!r.read_path(f, path)) return false;
+  std::string why;
+  if (read_text_file(path, text, why)) return true;
+  r.error(f, why);
+  return false;
+}
+
 std::string trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t\r\n");
   if (b == std::string_view::npos) return {};
@@ -123,10 +133,8 @@ void load_secret(FieldReader& r, const Section& s, const Field& self, std::strin
     got.origin = "inline";
     if (got.value.empty()) return;  // "" means not set
   } else if (file_f) {
-    std::string path;
-    if (!r.read_path(*file_f, path)) return;
-    std::string text, why;
-    if (!read_text_file(path, text, why)) return r.error(*file_f, why);
+    std::string path, text;
+    if (!read_file_field(r, *file_f, path, text)) return;
     got.value = trim(text);
     got.origin = "file " + path;
     if (got.value.empty()) return r.error(*file_f, in_quotes(path) + " is empty");
@@ -155,14 +163,8 @@ void load_access_rules(FieldReader& r, const Field& self, AccessRules& rules) {
     if (r.read_string_list(*f, list)) add_keys(r, *f, std::move(list), "inline", rules);
   }
   if (auto f = s.take("keys_file")) {
-    std::string path, text, why;
-    if (r.read_path(*f, path)) {
-      if (!read_text_file(path, text, why)) {
-        r.error(*f, why);
-      } else {
-        add_keys(r, *f, split_keys(text, true), "file " + path, rules);
-      }
-    }
+    std::string path, text;
+    if (read_file_field(r, *f, path, text)) add_keys(r, *f, split_keys(text, true), "file " + path, rules);
   }
   if (auto f = s.take("keys_env")) {
     std::string name;
@@ -194,21 +196,17 @@ void load_access_rules(FieldReader& r, const Field& self, AccessRules& rules) {
     }
   }
   if (auto f = s.take("stream_keys_file")) {
-    std::string path, text, why;
-    if (r.read_path(*f, path)) {
-      if (!read_text_file(path, text, why)) {
-        r.error(*f, why);
-      } else {
-        for (const std::string& line : split_keys(text, true)) {
-          size_t sp = line.find_first_of(" \t");
-          if (sp == std::string::npos) {
-            r.error(*f, in_quotes(path) + ": each line is \"<stream name> <key>\"");
-            break;
-          }
-          if (!add_stream_key(*f, line.substr(0, sp), trim(line.substr(sp)), "file " + path)) break;
+    std::string path, text;
+    if (read_file_field(r, *f, path, text)) {
+      for (const std::string& line : split_keys(text, true)) {
+        size_t sp = line.find_first_of(" \t");
+        if (sp == std::string::npos) {
+          r.error(*f, in_quotes(path) + ": each line is \"<stream name> <key>\"");
+          break;
         }
-        rules.stream_keys_origin = "file " + path;
+        if (!add_stream_key(*f, line.substr(0, sp), trim(line.substr(sp)), "file " + path)) break;
       }
+      rules.stream_keys_origin = "file " + path;
     }
   }
   if (auto f = s.take("signed")) load_signed(r, *f, rules.signed_url);

@@ -14,51 +14,21 @@
 
 #include "media/record/finalize_plan.hpp"
 #include "unit/media/record/part_builder.hpp"
+#include "unit/media/tool_files.hpp"
 
 using namespace sluice;
 using namespace sluice::media;
 using namespace sluice::media::record;
 using namespace sluice::media::record::test;
+using sluice::test::read_file;
+using sluice::test::run;
+using sluice::test::TempDir;
+using sluice::test::write_file;
 namespace amf = sluice::protocol::amf;
 
 namespace {
 
-std::optional<std::string> run(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (pclose(p) != 0) return std::nullopt;
-  return out;
-}
-
 bool have_tool(const char* name) { return run(std::string(name) + " -version >/dev/null 2>&1").has_value(); }
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/sluice-record-XXXXXX";
-    if (mkdtemp(tmpl)) path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-void write_file(const std::string& path, std::span<const uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
-}
-
-Bytes read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
-}
 
 FinalizePlan plan_for(std::span<const uint8_t> part) {
   auto plan = plan_finalize(scan_recording(part));
@@ -111,7 +81,7 @@ TEST_CASE("ffprobe reads the duration of a finalized synthetic recording") {
     MESSAGE("ffprobe not installed: skipped");
     return;
   }
-  TempDir dir;
+  TempDir dir("sluice-record");
   const Bytes part = part_bytes(recording_tags(250));
   const FinalizePlan plan = plan_for(part);
   const std::string path = dir.file("synthetic.flv");
@@ -124,7 +94,7 @@ TEST_CASE("an ffmpeg FLV torn like a crashed .part: same packets, ffmpeg's own k
     MESSAGE("ffmpeg or ffprobe not installed: skipped");
     return;
   }
-  TempDir dir;
+  TempDir dir("sluice-record");
   const std::string source = dir.file("source.flv");
   const std::string cmd = "ffmpeg -v error -y -f lavfi -i testsrc=size=64x48:rate=10 -f lavfi -i sine=sample_rate=8000 "
                           "-t 6 -c:v libx264 -g 10 -threads 1 -c:a aac -fflags +bitexact -flags:v +bitexact "

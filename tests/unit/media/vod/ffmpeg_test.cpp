@@ -23,46 +23,22 @@
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/tag_body.hpp"
+#include "unit/media/tool_files.hpp"
 
 using namespace sluice;
 using namespace sluice::media;
 using namespace sluice::media::vod;
 using Bytes = std::vector<uint8_t>;
+using sluice::test::read_file;
+using sluice::test::run;
+using sluice::test::TempDir;
+using sluice::test::write_file;
 
 namespace {
-
-std::optional<std::string> run(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  if (pclose(p) != 0) return std::nullopt;
-  return out;
-}
 
 bool have_tools() {
   static const bool ok = run("ffmpeg -version >/dev/null 2>&1 && ffprobe -version >/dev/null 2>&1").has_value();
   return ok;
-}
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/sluice-vod-XXXXXX";
-    if (mkdtemp(tmpl)) path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-Bytes read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), {});
 }
 
 std::string md5_hex(std::span<const uint8_t> data) {
@@ -205,11 +181,6 @@ Bytes to_flv(const Bytes& file, const MediaIndex& index) {
   return out;
 }
 
-void write_file(const std::string& path, const Bytes& data) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-}
-
 MediaIndex demux_file_in_pieces(const Bytes& file) {
   // As the server does it: box headers one by one, then the moov, never the mdat.
   Mp4Demuxer demuxer(file.size());
@@ -229,7 +200,7 @@ MediaIndex demux_file_in_pieces(const Bytes& file) {
 }
 
 void check_ffmpeg_mp4(const std::string& encode_args, const std::string& name, bool round_trip) {
-  TempDir dir;
+  TempDir dir("sluice-vod");
   const std::string path = dir.file(name);
   ffmpeg(kTestSource + encode_args + " '" + path + "'");
   const Bytes file = read_file(path);
@@ -295,7 +266,7 @@ TEST_CASE("ffmpeg FLV matches ffprobe, whole or read in small pieces") {
     MESSAGE("ffmpeg/ffprobe not installed: skipped");
     return;
   }
-  TempDir dir;
+  TempDir dir("sluice-vod");
   const std::string path = dir.file("x.flv");
   ffmpeg(kTestSource + "-c:v libx264 -g 25 -c:a aac '" + path + "'");
   const Bytes file = read_file(path);
