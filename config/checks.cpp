@@ -36,7 +36,7 @@ void check_queue_limits(FieldReader& reader, const std::optional<Field>& soft_by
 
 void check_record_path(FieldReader& reader, const std::optional<Field>& record, const AppConfig& app) {
   // record defaults to false, so record: true was spelled out.
-  if (app.record && app.record_path.empty()) {
+  if (app.record.enabled() && app.record.dir.empty()) {
     reader.error(*record, record->value.is_map() ? "record needs dir (the directory for the recordings)"
                                                  : "record: true needs record_path (the directory for the recordings)");
   }

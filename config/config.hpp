@@ -11,6 +11,7 @@
 
 #include "config/access.hpp"
 #include "config/address.hpp"
+#include "config/record.hpp"
 
 namespace sluice::config {
 
@@ -37,11 +38,7 @@ struct AppConfig {
   // A publisher's timestamp step larger than this, forward or back, is a jump of its clock and is
   // closed up at ingest (media/timestamp_corrector.hpp), 100ms..1h.
   Duration timestamp_jump = std::chrono::seconds(1);
-  bool record = false;              // Record every published stream as FLV into record_path.
-  std::string record_path;          // Absolute after loading; required when record is true.
-  // Segments: a recording is cut at the first keyframe past this duration or size (0: never).
-  Duration record_segment_duration{0};
-  uint64_t record_segment_bytes = 0;
+  RecordConfig record;  // What is recorded, where, in what pieces, for how long (config/record.hpp).
 
   // Who may publish (live apps) and play (both kinds), config/access.hpp. The older keys
   // publish_allow and publish_token fill publish.allow and publish.keys.

@@ -1,5 +1,5 @@
-// apps.NAME.record as a map: { mode: off|all, dir, segment: { duration, size } } (the short form
-// record: true + record_path is read by schema.cpp). Internal to config/.
+// apps.NAME.record as a map: { mode: off|all|manual, dir, path, segment: { duration, size }, keep, mp4 }
+// (the short form record: true + record_path is read by schema.cpp). Internal to config/.
 #pragma once
 
 #include "config/config.hpp"

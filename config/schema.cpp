@@ -180,8 +180,9 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
     if (record_path) r.error(record_path->key.mark(), record_path->path, "give the directory as record.dir");
     load_record(r, *record, app);
   } else {
-    if (record) r.read_bool(*record, app.record);
-    if (record_path) r.read_path(*record_path, app.record_path);
+    bool on = false;
+    if (record && r.read_bool(*record, on)) app.record.mode = on ? RecordMode::All : RecordMode::Off;
+    if (record_path) r.read_path(*record_path, app.record.dir);
   }
   check_record_path(r, record, app);
 }

@@ -133,14 +133,22 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "wait_for_publisher" << YAML::Value << app.wait_for_publisher;
     out << YAML::Key << "timestamp_jump" << YAML::Value << format_duration(app.timestamp_jump);
     emit_access(out, "publish", app.publish, secrets);
+    const RecordConfig& rec = app.record;
     out << YAML::Key << "record" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "mode" << YAML::Value << (app.record ? "all" : "off");
+    out << YAML::Key << "mode" << YAML::Value
+        << (rec.mode == RecordMode::All ? "all" : rec.mode == RecordMode::Manual ? "manual" : "off");
     // An empty path is "not set", which the loader spells by leaving the key out.
-    if (!app.record_path.empty()) out << YAML::Key << "dir" << YAML::Value << app.record_path;
+    if (!rec.dir.empty()) out << YAML::Key << "dir" << YAML::Value << rec.dir;
+    out << YAML::Key << "path" << YAML::Value << rec.path;
     out << YAML::Key << "segment" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "duration" << YAML::Value << format_duration(app.record_segment_duration);
-    out << YAML::Key << "size" << YAML::Value << (app.record_segment_bytes ? format_size(app.record_segment_bytes) : "0");
+    out << YAML::Key << "duration" << YAML::Value << format_duration(rec.segment_duration);
+    out << YAML::Key << "size" << YAML::Value << (rec.segment_bytes ? format_size(rec.segment_bytes) : "0");
     out << YAML::EndMap;
+    out << YAML::Key << "keep" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "age" << YAML::Value << format_duration(rec.keep_age);
+    out << YAML::Key << "size" << YAML::Value << (rec.keep_bytes ? format_size(rec.keep_bytes) : "0");
+    out << YAML::EndMap;
+    out << YAML::Key << "mp4" << YAML::Value << rec.mp4;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -37,7 +37,9 @@ std::string_view trim(std::string_view s) {
 constexpr uint64_t kMsPerSecond = 1000;
 constexpr uint64_t kMsPerMinute = 60 * kMsPerSecond;
 constexpr uint64_t kMsPerHour = 60 * kMsPerMinute;
-constexpr uint64_t kMaxDurationMs = 1000 * kMsPerHour;
+constexpr uint64_t kMsPerDay = 24 * kMsPerHour;
+// Ten years: retention (record.keep) is the longest duration a setting takes.
+constexpr uint64_t kMaxDurationMs = 3650 * kMsPerDay;
 
 }  // namespace
 
@@ -84,7 +86,7 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   std::string_view s = trim(text);
   auto bad = [&] {
     return Error(Errc::Config, "not a duration: \"" + std::string(text) +
-                                   "\" (expected a number with a unit: ms, s, m or h, e.g. 500ms, 30s, 5m, 1m30s)");
+                                   "\" (expected a number with a unit: ms, s, m, h or d, e.g. 500ms, 30s, 5m, 1m30s)");
   };
   if (s == "0") return std::chrono::milliseconds(0);
   if (s.empty()) return bad();
@@ -102,6 +104,8 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
     uint64_t factor = 0;
     if (unit == "ms") {
       factor = 1;
+    } else if (unit == "d") {
+      factor = kMsPerDay;
     } else if (unit == "s") {
       factor = kMsPerSecond;
     } else if (unit == "m") {
@@ -110,17 +114,17 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
       factor = kMsPerHour;
     } else if (unit.empty()) {
       std::string n = std::to_string(value);
-      return Error(Errc::Config, "duration \"" + std::string(text) + "\" needs a unit: ms, s, m or h (e.g. " + n +
+      return Error(Errc::Config, "duration \"" + std::string(text) + "\" needs a unit: ms, s, m, h or d (e.g. " + n +
                                      "s or " + n + "ms)");
     } else {
-      return Error(Errc::Config, "unknown duration unit \"" + unit + "\" in \"" + std::string(text) + "\" (use ms, s, m or h)");
+      return Error(Errc::Config, "unknown duration unit \"" + unit + "\" in \"" + std::string(text) + "\" (use ms, s, m, h or d)");
     }
     if (factor >= last_factor) {
       return Error(Errc::Config, "duration \"" + std::string(text) + "\" must list units from largest to smallest, once each");
     }
     last_factor = factor;
     if (value > kMaxDurationMs / factor || total + value * factor > kMaxDurationMs) {
-      return Error(Errc::Config, "duration too long: \"" + std::string(text) + "\" (at most 1000h)");
+      return Error(Errc::Config, "duration too long: \"" + std::string(text) + "\" (at most 3650d)");
     }
     total += value * factor;
   }

@@ -9,6 +9,7 @@
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
 #include "server/record/repair.hpp"
+#include "server/record/retention.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
@@ -74,10 +75,15 @@ Result<void> Server::start() {
   }
   if (worker_ != 0) return ok();
   std::vector<std::string> record_dirs;
+  std::vector<RetentionRule> keep;
   for (const auto& app : config_.apps) {
-    if (app.record) record_dirs.push_back(app.record_path);
+    if (!app.record.enabled()) continue;
+    record_dirs.push_back(app.record.dir);
+    keep.push_back({app.record.dir, app.record.keep_age, app.record.keep_bytes});
   }
   repair_recordings(loop_, record_dirs);
+  retention_ = std::make_unique<RecordRetention>(loop_, std::move(keep));
+  retention_->start();
   const int signums[2] = {SIGINT, SIGTERM};
   for (size_t i = 0; i < signals_.size(); ++i) {
     uv_signal_init(loop_, &signals_[i]);
@@ -186,6 +192,20 @@ void Server::on_mesh_event(MeshEvent& e) {
         }
       }
       return;
+    case MeshEvent::Kind::RecordStart:
+    case MeshEvent::Kind::RecordStop: {
+      const bool start = e.kind == MeshEvent::Kind::RecordStart;
+      for (RtmpConnection* c : connections_) {
+        auto r = c->control_recording(e.key, start);
+        if (r == RtmpConnection::RecordControl::NotPublishedHere) continue;
+        if (r != RtmpConnection::RecordControl::Done) {
+          SLUICE_LOG_WARN("worker={} event=record_control_ignored stream={} action={}", worker_, e.key,
+                          start ? "start" : "stop");
+        }
+        break;
+      }
+      return;
+    }
     case MeshEvent::Kind::Stop: stop(); return;
     default: registry_.on_mesh_event(e); return;
   }
@@ -281,6 +301,7 @@ void Server::close_handles() {
   if (worker_ == 0) {
     for (auto& s : signals_) close_handle(&s);
   }
+  if (retention_) retention_->close();
   if (http_) http_->close_handles();
 }
 

@@ -28,6 +28,8 @@
 
 namespace sluice::server {
 
+class RecordRetention;
+
 class HttpService;
 
 class Server final : public HttpApi {
@@ -89,6 +91,7 @@ class Server final : public HttpApi {
   RtmpServices rtmp_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unique_ptr<HttpService> http_;
+  std::unique_ptr<RecordRetention> retention_;  // worker 0 only
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
   uv_timer_t stop_timer_{};

@@ -9,10 +9,12 @@
 #include <optional>
 #include <vector>
 
+#include "server/api_json.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/flv_player.hpp"
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
+#include "server/record_api.hpp"
 #include "server/http/util.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/rtmp/connection.hpp"
@@ -23,19 +25,6 @@ namespace sluice::server {
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
-
-HttpApiReply json_reply(int status, const json& j) {
-  HttpApiReply r;
-  r.status = status;
-  r.body = dump(j);
-  return r;
-}
-
-HttpApiReply error_reply(int status, std::string_view message) {
-  return json_reply(status, json{{"error", std::string(http_status_text(status))}, {"message", message}});
-}
 
 double seconds(uint64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
@@ -289,6 +278,8 @@ std::string metrics_text(Server& server, HttpService& http) {
   value("sluice_record_bytes_total", static_cast<double>(rec.bytes_written.load()));
   metric("sluice_record_files_open", "gauge", "Recordings being written or finished now.");
   value("sluice_record_files_open", static_cast<double>(rec.files_open.load()));
+  metric("sluice_record_files_removed_total", "counter", "Finished recordings removed by record.keep.");
+  value("sluice_record_files_removed_total", static_cast<double>(rec.files_removed.load()));
   metric("sluice_http_requests_total", "counter", "HTTP requests received.");
   value("sluice_http_requests_total", static_cast<double>(http.requests));
   metric("sluice_http_bytes_total", "counter", "Bytes received and sent on HTTP connections.");
@@ -406,6 +397,7 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
     if (it == streams.end()) return error_reply(404, "no such stream");
     return json_reply(200, stream_json(key, std::move(it->second), http_flv_readers(http)));
   }
+  if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/")) return recordings_api(server, req.method, path);
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
     if (path == "/api/v1/streams") return json_reply(200, streams_json(merged_streams(server), http));

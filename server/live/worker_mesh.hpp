@@ -34,6 +34,8 @@ struct MeshEvent {
     PublishEnd,    // key's publisher left
     Frame,         // one message of key, in order
     Kick,          // close connection id, if it is here
+    RecordStart,   // start recording key, published here (the stats API, record.mode manual)
+    RecordStop,    // stop recording key
     Stop,          // graceful stop
   };
   Kind kind = Kind::Stop;

@@ -9,11 +9,81 @@
 #include <ctime>
 #include <filesystem>
 
+#include "config/record_template.hpp"
 #include "server/io/logging.hpp"
 #include "server/record/finalize.hpp"
 #include "server/record/record_stats.hpp"
 
 namespace sluice::server {
+
+namespace {
+
+// Each directory of rel's parent, created and entered beneath root without following a symlink,
+// so nothing in the recording directory can lead a recording out of it. The parent's descriptor,
+// or -1 with `error` set.
+int open_parent_beneath(const std::string& root, const std::string& rel, std::string& leaf, std::string& error) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);  // the configured directory itself
+  int dfd = ::open(root.c_str(), O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    error = "cannot open " + root + ": " + std::strerror(errno);
+    return -1;
+  }
+  size_t start = 0;
+  for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', start)) {
+    const std::string part = rel.substr(start, slash - start);
+    start = slash + 1;
+    if (::mkdirat(dfd, part.c_str(), 0755) != 0 && errno != EEXIST) {
+      error = "cannot create " + part + " in " + root + ": " + std::strerror(errno);
+      ::close(dfd);
+      return -1;
+    }
+    int next = ::openat(dfd, part.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    ::close(dfd);
+    if (next < 0) {
+      error = "cannot enter " + part + " (a symlink?) below " + root + ": " + std::strerror(errno);
+      return -1;
+    }
+    dfd = next;
+  }
+  leaf = rel.substr(start);
+  return dfd;
+}
+
+bool name_taken(int dfd, const std::string& name) {
+  return ::faccessat(dfd, name.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+}  // namespace
+
+int create_part_beneath(const std::string& root, const std::string& rel_stem, std::string& part_path,
+                        std::string& error) {
+  if (!config::is_confined_relative_path(rel_stem)) {
+    error = "refused file name \"" + rel_stem + "\" (it would leave the recording directory)";
+    return -1;
+  }
+  std::string leaf;
+  const int dfd = open_parent_beneath(root, rel_stem, leaf, error);
+  if (dfd < 0) return -1;
+  const std::string parent = rel_stem.substr(0, rel_stem.size() - leaf.size());
+  int fd = -1;
+  // Never an existing name, neither a .part nor a finished file nor its MP4: -1, -2, ... until free.
+  for (int n = 0; n < 1000 && fd < 0; ++n) {
+    const std::string stem = leaf + (n == 0 ? "" : "-" + std::to_string(n));
+    if (name_taken(dfd, stem + ".flv") || name_taken(dfd, stem + ".mp4")) continue;
+    fd = ::openat(dfd, (stem + ".flv.part").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                  0644);
+    if (fd >= 0) {
+      part_path = root + "/" + parent + stem + ".flv.part";
+    } else if (errno != EEXIST) {
+      error = "cannot create " + root + "/" + parent + stem + ".flv.part: " + std::strerror(errno);
+      break;
+    }
+  }
+  ::close(dfd);
+  if (fd < 0 && error.empty()) error = "no free name for " + rel_stem + " in " + root;
+  return fd;
+}
 
 struct RecordFile::OpenJob {
   uv_work_t req{};
@@ -37,8 +107,8 @@ struct RecordFile::FinalizeJob {
   FinalizeReport report;
 };
 
-RecordFile::RecordFile(uv_loop_t* loop, std::string dir, std::string base_name, OnDone on_done)
-    : loop_(loop), dir_(std::move(dir)), base_(std::move(base_name)), on_done_(std::move(on_done)),
+RecordFile::RecordFile(uv_loop_t* loop, std::string dir, std::string base_name, OnDone on_done, bool mp4)
+    : loop_(loop), dir_(std::move(dir)), base_(std::move(base_name)), on_done_(std::move(on_done)), mp4_(mp4),
       started_unix_(static_cast<int64_t>(std::time(nullptr))) {
   ++RecordStats::get().files_open;
 }
@@ -59,20 +129,7 @@ void RecordFile::open() {
       loop_, &job->req,
       [](uv_work_t* w) {
         auto* j = static_cast<OpenJob*>(w->data);
-        std::error_code ec;
-        std::filesystem::create_directories(j->dir, ec);
-        // Never an existing name, neither a .part nor a finished file: -1, -2, ... until free.
-        for (int n = 0; n < 1000 && j->fd < 0; ++n) {
-          std::string stem = j->dir + "/" + j->base + (n == 0 ? "" : "-" + std::to_string(n));
-          if (::access((stem + ".flv").c_str(), F_OK) == 0) continue;
-          j->part = stem + ".flv.part";
-          j->fd = ::open(j->part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-          if (j->fd < 0 && errno != EEXIST) {
-            j->error = std::string("cannot create ") + j->part + ": " + std::strerror(errno);
-            return;
-          }
-        }
-        if (j->fd < 0) j->error = "no free name for " + j->base + " in " + j->dir;
+        j->fd = create_part_beneath(j->dir, j->base, j->part, j->error);
       },
       [](uv_work_t* w, int) {
         auto* j = static_cast<OpenJob*>(w->data);

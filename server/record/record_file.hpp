@@ -32,10 +32,12 @@ class RecordFile : public std::enable_shared_from_this<RecordFile> {
   };
   using OnDone = std::function<void(const Done&)>;
 
-  RecordFile(uv_loop_t* loop, std::string dir, std::string base_name, OnDone on_done = {});
+  // mp4: finishing also writes the MP4 copy (record.mp4).
+  RecordFile(uv_loop_t* loop, std::string dir, std::string base_name, OnDone on_done = {}, bool mp4 = false);
   ~RecordFile();
 
-  // Creates <dir>/<base>.flv.part (never an existing name: -1, -2, ... are tried) off the loop.
+  // dir: the app's record.dir; base_name: the expanded record.path, relative to it (may name
+  // subdirectories). Creates <dir>/<base>.flv.part off the loop, see create_part_beneath().
   void open();
   // Queues bytes; they are written in order, one write at a time.
   void append(std::vector<uint8_t>&& bytes);
@@ -75,7 +77,14 @@ class RecordFile : public std::enable_shared_from_this<RecordFile> {
   uint64_t in_flight_ = 0;
   uint64_t written_ = 0;
   OnDone on_done_;
+  bool mp4_ = false;
   int64_t started_unix_ = 0;
 };
+
+// Blocking (threadpool): creates root/rel_stem.flv.part, making the directories of rel_stem below
+// root without following symlinks, and never reusing a name: when rel_stem.flv, .mp4 or .flv.part
+// exists, -1, -2, ... are appended. The descriptor (append-only), or -1 with `error`.
+int create_part_beneath(const std::string& root, const std::string& rel_stem, std::string& part_path,
+                        std::string& error);
 
 }  // namespace sluice::server

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "config/record_template.hpp"
 #include "media/frame.hpp"
 #include "media/flv.hpp"
 #include "media/stream_hub.hpp"
@@ -19,8 +20,9 @@ Recorder::Recorder(uv_loop_t* loop, media::StreamHub& hub, Settings settings)
 
 void Recorder::start_file() {
   int64_t now = static_cast<int64_t>(std::time(nullptr));
-  file_ = std::make_shared<RecordFile>(loop_, settings_.dir, recording_base_name(settings_.stream, now),
-                                       settings_.on_file_done);
+  const config::RecordNameParts parts{settings_.app, settings_.stream, segments_ + 1, now};
+  file_ = std::make_shared<RecordFile>(loop_, settings_.dir, config::expand_record_template(settings_.path_template, parts),
+                                       settings_.on_file_done, settings_.mp4);
   file_->open();
   ++segments_;
   file_bytes_ = 0;
@@ -99,16 +101,5 @@ void Recorder::stop(const std::string& why) {
 uint64_t Recorder::bytes() const { return appended_ + batch_.size(); }
 
 const std::string& Recorder::path() const { return file_->part_path(); }
-
-std::string recording_base_name(const std::string& stream, int64_t unix_seconds) {
-  std::string name = stream;
-  for (char& c : name) c = c == '/' ? '_' : c;
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-  return name + "-" + stamp;
-}
 
 }  // namespace sluice::server

@@ -30,14 +30,17 @@ class Recorder final : public media::Subscriber {
   static constexpr size_t kBatchBytes = 64 * 1024;  // what a crash can lose at most, roughly
 
   struct Settings {
-    std::string dir;
-    std::string stream;                   // file names are recording_base_name(stream, now)
+    std::string dir;                      // record.dir
+    std::string path_template;            // record.path (config/record_template.hpp)
+    std::string app;
+    std::string stream;
+    bool mp4 = false;                     // record.mp4: an MP4 copy of each finished file
     uint64_t segment_duration_ms = 0;     // 0: one file for the whole publication
     uint64_t segment_bytes = 0;           // 0: no size limit
     RecordFile::OnDone on_file_done;      // each finished (or failed) file, on the loop
   };
 
-  // Starts the first file in settings.dir and subscribes to hub.
+  // Starts the first file below settings.dir and subscribes to hub.
   Recorder(uv_loop_t* loop, media::StreamHub& hub, Settings settings);
   ~Recorder() override;  // unsubscribes; the file finishes on its own
   Recorder(const Recorder&) = delete;
@@ -77,8 +80,5 @@ class Recorder final : public media::Subscriber {
   uint64_t appended_ = 0;
   uint32_t last_ts_ = 0;
 };
-
-// "<stream with '/' as '_'>-<YYYYmmdd-HHMMSS>" (UTC): the file name a new recording starts with.
-std::string recording_base_name(const std::string& stream, int64_t unix_seconds);
 
 }  // namespace sluice::server

@@ -140,7 +140,7 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
   publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name,
                                                         static_cast<uint32_t>(app->timestamp_jump.count())));
   publishers_.back()->ticket = ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat));
-  if (app->record) publishers_.back()->start_recording(*app);
+  if (app->record.mode == config::RecordMode::All) publishers_.back()->start_recording(*app);
   SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}", id(), peer(), app_, name, e.publish.type,
                   name != e.publish.name ? " renamed_from=" + e.publish.name : "");
 }

@@ -51,6 +51,20 @@ std::vector<RtmpConnection::RecordingInfo> RtmpConnection::recordings() const {
   return out;
 }
 
+RtmpConnection::RecordControl RtmpConnection::control_recording(const std::string& key, bool start) {
+  if (closing()) return RecordControl::NotPublishedHere;
+  for (const auto& p : publishers_) {
+    if (p->key() != key) continue;
+    const config::AppConfig* app = config().find_app(app_);
+    if (!app || !app->record.enabled()) return RecordControl::AppDoesNotRecord;
+    if (!start) return p->stop_recording("stopped through the API") ? RecordControl::Done : RecordControl::NotRecording;
+    if (p->recording()) return RecordControl::AlreadyRecording;
+    p->start_recording(*app);
+    return RecordControl::Done;
+  }
+  return RecordControl::NotPublishedHere;
+}
+
 void RtmpConnection::on_open() { SLUICE_LOG_DEBUG("conn={} event=accept peer={}", id(), peer()); }
 
 void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {

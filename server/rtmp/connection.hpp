@@ -71,6 +71,10 @@ class RtmpConnection final : public StreamSocket {
     uint32_t duration_ms = 0;
   };
   std::vector<RecordingInfo> recordings() const;
+  // The API's start and stop of a recording (record.mode manual, or all), for the stream `key`
+  // ("app/stream") if this connection publishes it.
+  enum class RecordControl : uint8_t { Done, AlreadyRecording, NotRecording, NotPublishedHere, AppDoesNotRecord };
+  RecordControl control_recording(const std::string& key, bool start);
   const std::string& app() const { return app_; }
   const config::Config& config() const { return loop_.config(); }
   StreamRegistry& registry() { return services_.registry; }

@@ -55,10 +55,13 @@ void LivePublisher::on_message(protocol::Message& m) {
 
 void LivePublisher::start_recording(const config::AppConfig& app) {
   Recorder::Settings s;
-  s.dir = app.record_path + "/" + app.name;
+  s.dir = app.record.dir;
+  s.path_template = app.record.path;
+  s.app = app.name;
   s.stream = name_;
-  s.segment_duration_ms = static_cast<uint64_t>(app.record_segment_duration.count());
-  s.segment_bytes = app.record_segment_bytes;
+  s.mp4 = app.record.mp4;
+  s.segment_duration_ms = static_cast<uint64_t>(app.record.segment_duration.count());
+  s.segment_bytes = app.record.segment_bytes;
   // The file may finish after this publisher is gone: the callback holds only the loop's gate
   // (which outlives every recording: a stopping server waits for them) and copies.
   HookEvent base = conn_.hook_base_event(name_);
@@ -76,6 +79,16 @@ void LivePublisher::start_recording(const config::AppConfig& app) {
   recorder_ = std::make_unique<Recorder>(conn_.loop_context().loop(), *hub_, s);
   SLUICE_LOG_INFO("conn={} event=record_start stream={} dir=\"{}\"", conn_.id(), key_, s.dir);
 }
+
+bool LivePublisher::stop_recording(const std::string& why) {
+  if (!recording()) return false;
+  recorder_->stop(why);
+  recorder_.reset();
+  SLUICE_LOG_INFO("conn={} event=record_stop stream={} reason=\"{}\"", conn_.id(), key_, why);
+  return true;
+}
+
+bool LivePublisher::recording() const { return recorder_ && recorder_->recording(); }
 
 void LivePublisher::log_jump(const media::TimestampCorrector::Jump& j) {
   GuardCounters::bump(GuardEvent::TimestampJump);

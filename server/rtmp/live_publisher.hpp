@@ -41,6 +41,9 @@ class LivePublisher {
   const std::string& key() const { return key_; }
   // apps.NAME.record: records this publication (server/record/recorder.hpp).
   void start_recording(const config::AppConfig& app);
+  // Ends the recording under way (its file is finished as at unpublish); false when none was.
+  bool stop_recording(const std::string& why);
+  bool recording() const;
   const Recorder* recorder() const { return recorder_.get(); }
 
 

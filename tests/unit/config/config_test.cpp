@@ -205,7 +205,9 @@ TEST_CASE("durations") {
   CHECK(*parse_duration("1h2m3s4ms") == 1h + 2min + 3s + 4ms);
   CHECK(*parse_duration("0") == 0ms);
   CHECK(*parse_duration("0s") == 0ms);
-  for (const char* bad : {"", "30", "s", "-5s", "1.5s", "30 s", "5d", "30s5m", "1s1s", "1001h", "99999999999999999999s"}) {
+  CHECK(*parse_duration("7d") == std::chrono::hours(24 * 7));
+  CHECK(*parse_duration("1d12h") == 36h);
+  for (const char* bad : {"", "30", "s", "-5s", "1.5s", "30 s", "5w", "30s5m", "1s1s", "1h1d", "3651d", "99999999999999999999s"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_duration(bad).ok());
   }
@@ -228,7 +230,7 @@ TEST_CASE("sizes and durations in the file") {
   CHECK(r->rtmp.player_queue == PlayerQueueConfig{1 * kMiB, 8 * kMiB, 2s, 10s});
 
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  idle_timeout: 30\n") ==
-        "sluice.yaml:4:17: rtmp.idle_timeout: duration \"30\" needs a unit: ms, s, m or h (e.g. 30s or 30ms)");
+        "sluice.yaml:4:17: rtmp.idle_timeout: duration \"30\" needs a unit: ms, s, m, h or d (e.g. 30s or 30ms)");
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  max_message_size: 4 parsecs\n") ==
         "sluice.yaml:4:21: rtmp.max_message_size: unknown size unit \"parsecs\" in \"4 parsecs\" (use B, KiB, MiB, "
         "GiB, TiB, KB, MB, GB or TB)");
@@ -392,7 +394,7 @@ TEST_CASE("relative paths resolve against base_dir") {
   REQUIRE_MESSAGE(r.ok(), r.error().message());
   CHECK(r->find_app("vod")->root == "/etc/media/files");
   CHECK(r->find_app("abs")->root == "/var/media");
-  CHECK(r->find_app("live")->record_path == "/etc/sluice/rec");
+  CHECK(r->find_app("live")->record.dir == "/etc/sluice/rec");
 }
 
 TEST_CASE("load_file: base is the file's directory; errors name the path") {
@@ -586,19 +588,56 @@ TEST_CASE("record: the short form and the map with segments") {
   auto c = load("apps:\n  live: { type: live, record: { dir: rec, segment: { duration: 10m, size: 1GiB } } }\n");
   REQUIRE_MESSAGE(c.ok(), c.error().message());
   const AppConfig& a = c->apps[0];
-  CHECK(a.record);
-  CHECK(a.record_path == "/srv/sluice/rec");
-  CHECK(a.record_segment_duration == 10min);
-  CHECK(a.record_segment_bytes == kGiB);
+  CHECK(a.record.mode == RecordMode::All);
+  CHECK(a.record.dir == "/srv/sluice/rec");
+  CHECK(a.record.segment_duration == 10min);
+  CHECK(a.record.segment_bytes == kGiB);
+  CHECK(a.record.path == "{app}/{stream}-%Y%m%d-%H%M%S");
+  CHECK_FALSE(a.record.mp4);
   auto again = load_string(to_yaml(*c, Secrets::Show), "printed", "/elsewhere");
   REQUIRE_MESSAGE(again.ok(), again.error().message());
   CHECK(again->apps[0] == a);
   auto off = load("apps:\n  live: { type: live, record: { mode: off } }\n");
   REQUIRE(off.ok());
-  CHECK_FALSE(off->apps[0].record);
+  CHECK_FALSE(off->apps[0].record.enabled());
+  auto short_form = load("apps:\n  live: { type: live, record: true, record_path: rec }\n");
+  REQUIRE_MESSAGE(short_form.ok(), short_form.error().message());
+  CHECK(short_form->apps[0].record.mode == RecordMode::All);
+  CHECK(short_form->apps[0].record.dir == "/srv/sluice/rec");
   CHECK(contains(error_of("apps:\n  live: { type: live, record: { segment: { duration: 1m } } }\n"), "record needs dir"));
-  CHECK(contains(error_of("apps:\n  live: { type: live, record: { mode: some, dir: x } }\n"), "must be off or all"));
+  CHECK(contains(error_of("apps:\n  live: { type: live, record: { mode: some, dir: x } }\n"), "must be off, all or manual"));
   CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: x, segment: { size: 10KiB } } }\n"),
                  "at least 1MiB"));
   CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: x }, record_path: y }\n"), "record.dir"));
+}
+
+TEST_CASE("record: manual mode, a path template, keep and mp4") {
+  auto c = load(
+      "apps:\n  live: { type: live, record: { mode: manual, dir: rec, path: \"{app}/%Y-%m-%d/{stream}-{seq}\",\n"
+      "    keep: { age: 7d, size: 500GiB }, mp4: true } }\n");
+  REQUIRE_MESSAGE(c.ok(), c.error().message());
+  const RecordConfig& r = c->apps[0].record;
+  CHECK(r.mode == RecordMode::Manual);
+  CHECK(r.path == "{app}/%Y-%m-%d/{stream}-{seq}");
+  CHECK(r.keep_age == std::chrono::hours(24 * 7));
+  CHECK(r.keep_bytes == 500 * kGiB);
+  CHECK(r.mp4);
+  auto again = load_string(to_yaml(*c, Secrets::Show), "printed", "/elsewhere");
+  REQUIRE_MESSAGE(again.ok(), again.error().message());
+  CHECK(again->apps[0] == c->apps[0]);
+  auto short_keep = load("apps:\n  live: { type: live, record: { dir: rec, keep: 36h } }\n");
+  REQUIRE_MESSAGE(short_keep.ok(), short_keep.error().message());
+  CHECK(short_keep->apps[0].record.keep_age == std::chrono::hours(36));
+  auto path_error = [](const std::string& tmpl) {
+    return error_of("apps:\n  live: { type: live, record: { dir: rec, path: \"" + tmpl + "\" } }\n");
+  };
+  CHECK(contains(path_error("../{stream}"), "\"..\" component"));
+  CHECK(contains(path_error("/abs/{stream}"), "relative"));
+  CHECK(contains(path_error("{app}//{stream}"), "empty"));
+  CHECK(contains(path_error("{app}/%D-{stream}"), "unknown time conversion %D"));
+  CHECK(contains(path_error("{app}/{name}"), "unknown variable {name}"));
+  CHECK(contains(path_error("{app}/%Y"), "must contain {stream}"));
+  CHECK(contains(path_error("{stream"), "unclosed"));
+  CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: rec, keep: { size: 1MiB } } }\n"),
+                 "at least 16MiB"));
 }
