@@ -60,10 +60,16 @@ HttpApiReply control(Server& server, const std::string& key, bool start) {
       case RtmpConnection::RecordControl::AppDoesNotRecord: return error_reply(409, "app " + app_name + " does not record");
     }
   }
-  // Published on another worker: that worker checks again and logs what it could not do.
+  // Published on another worker. Its snapshot (a fraction of a second old) answers the common
+  // mistakes; the worker itself checks again and logs what it could not do.
   if (WorkerMesh* mesh = server.mesh()) {
     const int owner = mesh->directory().owner(key);
     if (owner >= 0 && static_cast<uint32_t>(owner) != server.worker()) {
+      bool recording = false;
+      const json all = list_recordings(server);
+      for (const json& r : all["recordings"]) recording = recording || r["stream"] == key;
+      if (start && recording) return error_reply(409, key + " is being recorded already");
+      if (!start && !recording) return error_reply(409, key + " is not being recorded");
       auto e = std::make_unique<MeshEvent>();
       e->kind = start ? MeshEvent::Kind::RecordStart : MeshEvent::Kind::RecordStop;
       e->key = key;

@@ -55,11 +55,13 @@ void Recorder::on_frame(const media::FramePtr& f) {
   if (f->kind == media::FrameKind::Video) seen_video_ = true;
   uint32_t ts = 0;
   if (f->kind != media::FrameKind::Data) {
-    if (!have_base_) {
+    // The clock starts at the first frame, not at a sequence header: a recording started
+    // mid-stream gets the cached headers with their old timestamps, then the GOP from its keyframe.
+    if (!have_base_ && !f->sequence_header) {
       have_base_ = true;
       base_ts_ = f->timestamp;
     }
-    int32_t rel = static_cast<int32_t>(f->timestamp - base_ts_);
+    int32_t rel = have_base_ ? static_cast<int32_t>(f->timestamp - base_ts_) : 0;
     ts = rel > 0 ? static_cast<uint32_t>(rel) : 0;
     if (cut_here(*f, ts)) {
       flush();
