@@ -55,6 +55,7 @@ Result<void> Server::start() {
   uv_timer_init(loop_, &tick_);
   tick_.data = this;
   uv_timer_start(&tick_, &Server::on_tick, kTickMs, kTickMs);
+  loop_lag_.start(loop_);
   uv_timer_init(loop_, &stop_timer_);
   stop_timer_.data = this;
   if (mesh_) {
@@ -296,6 +297,7 @@ void Server::close_handles() {
   context_.close_handles();
   gate_.close();
   close_handle(&tick_);
+  loop_lag_.close();
   if (mesh_) close_handle(&snapshot_timer_);
   close_handle(&stop_timer_);
   if (worker_ == 0) {

@@ -16,6 +16,7 @@
 
 #include "base/result.hpp"
 #include "config/config.hpp"
+#include "server/io/loop_lag.hpp"
 #include "server/access/gate.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/http/api.hpp"
@@ -54,6 +55,7 @@ class Server final : public HttpApi {
   // RTMP connections of every worker.
   size_t connection_count() const { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
   WorkerMesh* mesh() { return mesh_; }
+  const LoopLag& loop_lag() const { return loop_lag_; }
   uint32_t worker() const { return worker_; }
   // After the loop ended (all workers joined): closes the mesh wake-up handle.
   void close_mesh_handle();
@@ -94,6 +96,7 @@ class Server final : public HttpApi {
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
+  LoopLag loop_lag_;
   uv_timer_t stop_timer_{};
   // A stopping server waits this long at most for publish_done / play_done calls in flight.
   static constexpr uint64_t kHookDrainMs = 3000;

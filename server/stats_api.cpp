@@ -255,6 +255,11 @@ std::string metrics_text(Server& server, HttpService& http) {
   json s = server_json(server, http, merged);
   metric("sluice_uptime_seconds", "gauge", "Seconds since the server started.");
   value("sluice_uptime_seconds", s["uptime_s"].get<double>());
+  // Loop 0's (the one serving this); a blocked loop shows here first.
+  metric("sluice_loop_lag_seconds", "summary", "How late loop 0 ran a 50 ms timer, over the last minute.");
+  for (const char* q : {"0.5", "0.99", "1"}) {
+    value(std::string("sluice_loop_lag_seconds{quantile=\"") + q + "\"}", server.loop_lag().quantile_seconds(std::stod(q)));
+  }
   metric("sluice_connections", "gauge", "Open client connections.");
   value("sluice_connections{protocol=\"rtmp\"}", static_cast<double>(server.connection_count()));
   value("sluice_connections{protocol=\"http\"}", static_cast<double>(http.connection_count()));
