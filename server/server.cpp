@@ -75,11 +75,11 @@ Result<void> Server::start() {
     }
   }
   if (worker_ != 0) return ok();
-  std::vector<std::string> record_dirs;
+  std::vector<RepairDir> record_dirs;
   std::vector<RetentionRule> keep;
   for (const auto& app : config_.apps) {
     if (!app.record.enabled()) continue;
-    record_dirs.push_back(app.record.dir);
+    record_dirs.push_back({app.record.dir, app.record.mp4});
     keep.push_back({app.record.dir, app.record.keep_age, app.record.keep_bytes});
   }
   repair_recordings(loop_, record_dirs);

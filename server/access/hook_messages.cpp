@@ -23,6 +23,7 @@ std::string hook_body(const HookEvent& e) {
   if (e.bytes_out) j["bytes_out"] = *e.bytes_out;
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (!e.path.empty()) j["path"] = e.path;
+  if (!e.mp4_path.empty()) j["mp4_path"] = e.mp4_path;
   if (e.bytes) j["bytes"] = *e.bytes;
   if (e.started_unix) j["start"] = *e.started_unix;
   if (e.ended_unix) j["end"] = *e.ended_unix;

@@ -33,6 +33,7 @@ struct HookEvent {
   std::string reason;  // why the session ended
   // record_done only.
   std::string path;
+  std::string mp4_path;  // record.mp4: the MP4 copy, when it was written
   std::optional<uint64_t> bytes;  // the file's size
   std::optional<int64_t> started_unix;
   std::optional<int64_t> ended_unix;

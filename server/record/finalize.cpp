@@ -10,6 +10,8 @@
 
 #include "media/record/finalize_plan.hpp"
 #include "media/record/recording_scanner.hpp"
+#include "server/io/logging.hpp"
+#include "server/record/mp4_copy.hpp"
 
 namespace sluice::server {
 
@@ -60,7 +62,7 @@ bool copy_range(int in, int out, uint64_t offset, uint64_t size, std::vector<uin
 
 }  // namespace
 
-FinalizeReport finalize_recording(const std::string& part_path) {
+FinalizeReport finalize_recording(const std::string& part_path, bool mp4) {
   FinalizeReport r;
   constexpr std::string_view kPart = ".part";
   if (part_path.size() <= kPart.size() || !part_path.ends_with(kPart)) {
@@ -115,6 +117,17 @@ FinalizeReport finalize_recording(const std::string& part_path) {
     return r;
   }
   r.final_bytes = plan->final_size;
+  if (mp4) {
+    r.mp4_wanted = true;
+    const std::string mp4_path = r.final_path.substr(0, r.final_path.size() - 4) + ".mp4";
+    ::unlink(mp4_path.c_str());  // a copy made before a crash that kept the .part: made again
+    Mp4CopyReport m = write_mp4_copy(r.final_path, mp4_path);
+    r.mp4_ok = m.ok;
+    r.mp4_path = m.path;
+    r.mp4_error = m.error;
+    r.mp4_bytes = m.bytes;
+    r.mp4_notes = std::move(m.notes);
+  }
   ::unlink(part_path.c_str());
   // The rename of the directory entries is durable once the directory is synced.
   std::string dir = std::filesystem::path(r.final_path).parent_path().string();
@@ -122,6 +135,19 @@ FinalizeReport finalize_recording(const std::string& part_path) {
   if (d.get() >= 0) ::fsync(d.get());
   r.ok = true;
   return r;
+}
+
+void log_mp4_copy(const FinalizeReport& r) {
+  if (!r.mp4_wanted) return;
+  if (!r.mp4_ok) {
+    SLUICE_LOG_ERROR("event=record_mp4_failed file=\"{}\" error=\"{}\" (the FLV is complete)", r.final_path,
+                     r.mp4_error);
+    return;
+  }
+  std::string notes;
+  for (const std::string& n : r.mp4_notes) notes += (notes.empty() ? "" : "; ") + n;
+  SLUICE_LOG_INFO("event=record_mp4 file=\"{}\" bytes={}{}", r.mp4_path, r.mp4_bytes,
+                  notes.empty() ? std::string() : " left_out=\"" + notes + "\"");
 }
 
 std::vector<std::string> find_part_files(const std::string& dir) {

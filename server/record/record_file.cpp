@@ -104,6 +104,7 @@ struct RecordFile::FinalizeJob {
   std::shared_ptr<RecordFile> file;
   int fd = -1;
   std::string part;
+  bool mp4 = false;
   FinalizeReport report;
 };
 
@@ -232,12 +233,13 @@ void RecordFile::start_finalize() {
   job->file = shared_from_this();
   job->fd = std::exchange(fd_, -1);
   job->part = part_path_;
+  job->mp4 = mp4_;
   int rc = uv_queue_work(
       loop_, &job->req,
       [](uv_work_t* w) {
         auto* j = static_cast<FinalizeJob*>(w->data);
         ::close(j->fd);
-        j->report = finalize_recording(j->part);
+        j->report = finalize_recording(j->part, j->mp4);
       },
       [](uv_work_t* w, int) {
         auto* j = static_cast<FinalizeJob*>(w->data);
@@ -246,7 +248,7 @@ void RecordFile::start_finalize() {
         (r.ok ? RecordStats::get().files_done : RecordStats::get().files_failed)++;
         if (f.on_done_) {
           Done d{r.ok, r.ok ? r.final_path : j->part, r.error, r.final_bytes, r.duration_ms, f.started_unix_,
-                 static_cast<int64_t>(std::time(nullptr)), f.end_reason_};
+                 static_cast<int64_t>(std::time(nullptr)), f.end_reason_, r.mp4_ok ? r.mp4_path : std::string()};
           f.on_done_(d);
         }
         if (r.ok) {
@@ -256,6 +258,7 @@ void RecordFile::start_finalize() {
         } else {
           SLUICE_LOG_ERROR("event=record_finalize_failed file=\"{}\" error=\"{}\"", j->part, r.error);
         }
+        log_mp4_copy(r);
         delete j;
       });
   if (rc != 0) {

@@ -29,6 +29,7 @@ class RecordFile : public std::enable_shared_from_this<RecordFile> {
     int64_t started_unix = 0;
     int64_t ended_unix = 0;
     std::string reason;  // why it ended: unpublish, segment, ...
+    std::string mp4_path;  // the MP4 copy (record.mp4), when it was written
   };
   using OnDone = std::function<void(const Done&)>;
 

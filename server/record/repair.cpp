@@ -1,6 +1,6 @@
 #include "server/record/repair.hpp"
 
-#include <set>
+#include <map>
 
 #include "server/io/logging.hpp"
 #include "server/record/finalize.hpp"
@@ -10,18 +10,19 @@ namespace sluice::server {
 namespace {
 struct RepairJob {
   uv_work_t req{};
-  std::vector<std::string> parts;
+  std::vector<std::pair<std::string, bool>> parts;  // and whether it gets an MP4 copy
   std::vector<std::pair<std::string, FinalizeReport>> done;
 };
 }  // namespace
 
-void repair_recordings(uv_loop_t* loop, const std::vector<std::string>& dirs) {
-  // Apps may share a directory (or one may lie inside another's): each file once.
-  std::set<std::string> unique;
-  for (const std::string& dir : dirs) {
-    for (std::string& p : find_part_files(dir)) unique.insert(std::move(p));
+void repair_recordings(uv_loop_t* loop, const std::vector<RepairDir>& dirs) {
+  // Apps may share a directory (or one may lie inside another's): each file once, with an MP4
+  // copy if any of those apps makes them.
+  std::map<std::string, bool> unique;
+  for (const RepairDir& d : dirs) {
+    for (std::string& p : find_part_files(d.dir)) unique[std::move(p)] |= d.mp4;
   }
-  std::vector<std::string> parts(unique.begin(), unique.end());
+  std::vector<std::pair<std::string, bool>> parts(unique.begin(), unique.end());
   if (parts.empty()) return;
   SLUICE_LOG_WARN("event=record_repair_start parts={}", parts.size());
   auto* job = new RepairJob;
@@ -31,7 +32,7 @@ void repair_recordings(uv_loop_t* loop, const std::vector<std::string>& dirs) {
       loop, &job->req,
       [](uv_work_t* w) {
         auto* j = static_cast<RepairJob*>(w->data);
-        for (const std::string& part : j->parts) j->done.emplace_back(part, finalize_recording(part));
+        for (const auto& [part, mp4] : j->parts) j->done.emplace_back(part, finalize_recording(part, mp4));
       },
       [](uv_work_t* w, int) {
         auto* j = static_cast<RepairJob*>(w->data);
@@ -44,6 +45,7 @@ void repair_recordings(uv_loop_t* loop, const std::vector<std::string>& dirs) {
           } else {
             SLUICE_LOG_ERROR("event=record_repair_failed part=\"{}\" error=\"{}\"", part, r.error);
           }
+          log_mp4_copy(r);
         }
         delete j;
       });

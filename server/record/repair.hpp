@@ -11,6 +11,11 @@ namespace sluice::server {
 
 // The .part files are listed here, on the caller's thread, before any new recording can start:
 // call it before the listeners open, so a recording of this run is never taken for a leftover.
-void repair_recordings(uv_loop_t* loop, const std::vector<std::string>& dirs);
+// A .part below a directory whose app has record.mp4 gets its MP4 copy too.
+struct RepairDir {
+  std::string dir;
+  bool mp4 = false;
+};
+void repair_recordings(uv_loop_t* loop, const std::vector<RepairDir>& dirs);
 
 }  // namespace sluice::server

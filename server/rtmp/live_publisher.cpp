@@ -68,6 +68,7 @@ void LivePublisher::start_recording(const config::AppConfig& app) {
   s.on_file_done = [gate = &conn_.gate(), base](const RecordFile::Done& d) {
     HookEvent e = base;
     e.path = d.path;
+    e.mp4_path = d.mp4_path;
     e.started_unix = d.started_unix;
     e.ended_unix = d.ended_unix;
     e.duration_ms = d.duration_ms;

@@ -3,9 +3,12 @@
 so composition times matter) is played from an MP4 through the VOD app, which sends it as
 Enhanced RTMP ('hvc1' FourCC) tags, and published as such to a recording live app. The finished
 FLV holds every published tag unchanged (payload and timestamp), its keyframes index points at
-the HEVC keyframes, and the VOD app plays the recording back with the same payloads."""
+the HEVC keyframes, and the VOD app plays the recording back with the same payloads. With
+record.mp4 the finished file also gets a faststart NAME.mp4 whose packets (ffprobe: data hashes,
+pts and dts) are the source MP4's, for HEVC and for H.264 published by ffmpeg."""
 import glob
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 from rtmp_client import RtmpClient  # noqa: E402
 
-require_tools("ffmpeg")
+require_tools("ffmpeg", "ffprobe")
 
 tmp = workdir("record-hevc")
 media = os.path.join(tmp, "media")
@@ -29,7 +32,7 @@ p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lav
                     "-movflags", "+faststart", src], capture_output=True, text=True)
 check(p.returncode == 0, f"libx265 made the HEVC source ({p.stderr.strip()[:200]})")
 
-apps = f"  vod: {{ type: vod, root: {media} }}\n  live: {{ type: live, record: {{ dir: {rec} }} }}\n"
+apps = f"  vod: {{ type: vod, root: {media} }}\n  live: {{ type: live, record: {{ dir: {rec}, mp4: true }} }}\n"
 server = Server("record-hevc", apps=apps).start()
 
 
@@ -43,6 +46,31 @@ def play_all(name, seconds=15):
     c.close()
     return [(m.type, m.timestamp, m.payload) for m in c.messages if m.type in (8, 9) or
             (m.type == 18 and m.payload.startswith(b"\x02\x00\x0aonMetaData"))]
+
+
+def mp4_packets(path):
+    """Per codec type, [(pts_ms, dts_ms, md5)] relative to the file's first decode time, by ffprobe."""
+    out = subprocess.run(["ffprobe", "-v", "error", "-show_packets", "-show_data_hash", "md5", "-show_entries",
+                          "packet=codec_type,pts_time,dts_time,data_hash", "-of", "json", path],
+                         capture_output=True, text=True, timeout=60).stdout
+    rows = json.loads(out or "{}").get("packets", [])
+    t0 = min(float(r["dts_time"]) for r in rows)
+    got = {}
+    for r in rows:
+        got.setdefault(r["codec_type"], []).append(
+            (round((float(r["pts_time"]) - t0) * 1000), round((float(r["dts_time"]) - t0) * 1000), r["data_hash"]))
+    return got
+
+
+def check_mp4_copy(name, mp4, source):
+    data = open(mp4, "rb").read(1 << 20)
+    check(data[4:8] == b"ftyp" and 0 <= data.find(b"moov") < data.find(b"mdat"), f"{name}: faststart (moov before mdat)")
+    got, want = mp4_packets(mp4), mp4_packets(source)
+    for kind in ("video", "audio"):
+        g, w = got.get(kind, []), want.get(kind, [])
+        check([x[2] for x in g] == [x[2] for x in w], f"{name}: every {kind} packet of the source, byte for byte ({len(g)} of {len(w)})")
+        off = max((abs(a[0] - b[0]), abs(a[1] - b[1])) for a, b in zip(g, w)) if g and w else None
+        check(off is not None and max(off) <= 1, f"{name}: {kind} pts and dts within 1 ms of the source's ({off})")
 
 
 def is_hevc(payload):
@@ -106,6 +134,22 @@ try:
     back_media = [(t, hashlib.md5(b).hexdigest()) for t, ts, b in back if t in (8, 9)]
     check(back_media == [(t, h) for t, ts, h in want],
           f"the VOD app plays the recording with the same payloads ({len(back_media)})")
+    mp4 = files[0][:-4] + ".mp4"
+    check(os.path.exists(mp4) and "event=record_mp4 " in server.log_text(), "record.mp4 writes NAME.mp4 next to it")
+    check_mp4_copy("HEVC MP4 copy", mp4, src)
+
+    # H.264 from ffmpeg, compared with an MP4 ffmpeg makes from the same FLV.
+    avc_flv = make_media(os.path.join(tmp, "avc.flv"), seconds=4)
+    avc_ref = os.path.join(tmp, "avc.mp4")
+    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", avc_flv, "-c", "copy", avc_ref], check=True)
+    p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-i", avc_flv, "-c", "copy", "-f", "flv",
+                        server.url("live/avc")], capture_output=True, text=True, timeout=60)
+    deadline = time.time() + 15
+    while time.time() < deadline and not glob.glob(os.path.join(rec, "live", "avc-*.mp4")):
+        time.sleep(0.2)
+    avc = glob.glob(os.path.join(rec, "live", "avc-*.mp4"))
+    check(len(avc) == 1, f"the H.264 recording has its MP4 copy ({avc})")
+    check_mp4_copy("H.264 MP4 copy", avc[0], avc_ref)
 finally:
     rc = server.stop()
 check(rc == 0, "server exits 0")
