@@ -42,7 +42,7 @@ hport = free_port()
 tmp = workdir("record")
 rec = os.path.join(tmp, "rec")
 apps = (f"  live: {{ type: live, record: true, record_path: {rec} }}\n  vod: {{ type: vod, root: {rec} }}\n"
-        f"  seg: {{ type: live, record: {{ dir: {rec}, segment: {{ duration: 2s }} }} }}\n")
+        f"  seg: {{ type: live, record: {{ dir: {rec}, segment: {{ duration: 2s }}, mp4: true }} }}\n")
 extra = (f"hooks: {{ on_record_done: 'http://127.0.0.1:{hook.server_address[1]}/record_done' }}\n"
          f"http: {{ listen: 127.0.0.1:{hport} }}\n")
 server = Server("record", apps=apps, extra_yaml=extra).start()
@@ -186,6 +186,12 @@ try:
         check_recording(f"segment {i}", path, flv_tags(src), exact=False)
     for t, label in ((9, "video"), (8, "audio")):
         check(joined[t] == src_runs[t], f"segments together: every {label} packet once, in order ({len(joined[t])})")
+    # record.mp4: each segment has its MP4 copy with the segment's packets.
+    for i, path in enumerate(segs):
+        mp4 = path[:-4] + ".mp4"
+        got = [h for _, _, h in ffprobe_packets(mp4)] if os.path.exists(mp4) else []
+        want = [h for _, _, h in ffprobe_packets(path)]
+        check(got and sorted(got) == sorted(want), f"segment {i}: its .mp4 holds the same packets ({len(got)} of {len(want)})")
 
     # GStreamer publishes too.
     g = subprocess.run(["timeout", "30", "gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "flvdemux", "name=d",
