@@ -11,6 +11,7 @@
 #include "media/record/finalize_plan.hpp"
 #include "media/record/recording_scanner.hpp"
 #include "server/io/logging.hpp"
+#include "server/record/file_io.hpp"
 #include "server/record/mp4_copy.hpp"
 
 namespace sluice::server {
@@ -20,31 +21,6 @@ namespace {
 constexpr size_t kChunk = 1 << 20;
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-bool write_all(int fd, const uint8_t* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // [offset, offset + size) of `in` appended to `out`, through a buffer (works across file systems).
 bool copy_range(int in, int out, uint64_t offset, uint64_t size, std::vector<uint8_t>& buffer) {

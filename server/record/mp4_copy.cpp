@@ -10,26 +10,13 @@
 
 #include "media/record/mp4_layout.hpp"
 #include "media/vod/flv_indexer.hpp"
+#include "server/record/file_io.hpp"
 
 namespace sluice::server {
 
 namespace {
 
 constexpr size_t kWindow = 1 << 20;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Reads of a file that mostly move forward, served from one window of at least kWindow bytes.
 class WindowReader {
@@ -64,15 +51,7 @@ class WindowReader {
   std::vector<uint8_t> buf_;
 };
 
-bool write_all(int fd, std::span<const uint8_t> data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data = data.subspan(static_cast<size_t>(n));
-  }
-  return true;
-}
+bool write_span(int fd, std::span<const uint8_t> data) { return write_all(fd, data.data(), data.size()); }
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -142,11 +121,11 @@ Mp4CopyReport write_mp4_copy(const std::string& flv_path, const std::string& mp4
     r.error = errno_text("create " + tmp);
     return r;
   }
-  bool ok = write_all(out.get(), layout->head);
+  bool ok = write_span(out.get(), layout->head);
   for (const media::vod::ByteRange& range : layout->copy) {
     if (!ok) break;
     std::span<const uint8_t> bytes = reader.get(range.offset, range.size);
-    ok = (!bytes.empty() || range.size == 0) && write_all(out.get(), bytes);
+    ok = (!bytes.empty() || range.size == 0) && write_span(out.get(), bytes);
   }
   if (ok && ::fsync(out.get()) != 0) ok = false;
   if (!ok || ::rename(tmp.c_str(), mp4_path.c_str()) != 0) {

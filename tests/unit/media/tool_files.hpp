@@ -30,6 +30,12 @@ inline std::optional<std::string> run(const std::string& cmd) {
   return out;
 }
 
+// Whether ffmpeg and ffprobe are installed (the tests that need them skip with a MESSAGE).
+inline bool have_ffmpeg_tools() {
+  static const bool ok = run("ffmpeg -version >/dev/null 2>&1 && ffprobe -version >/dev/null 2>&1").has_value();
+  return ok;
+}
+
 // A fresh /tmp/<prefix>-XXXXXX, removed with everything in it.
 struct TempDir {
   std::filesystem::path path;

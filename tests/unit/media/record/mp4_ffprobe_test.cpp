@@ -24,17 +24,13 @@ using namespace sluice::media;
 using namespace sluice::media::record;
 using namespace sluice::media::vod;
 using Bytes = std::vector<uint8_t>;
+using sluice::test::have_ffmpeg_tools;
 using sluice::test::read_file;
 using sluice::test::run;
 using sluice::test::TempDir;
 using sluice::test::write_file;
 
 namespace {
-
-bool have_tools() {
-  static const bool ok = run("ffmpeg -version >/dev/null 2>&1 && ffprobe -version >/dev/null 2>&1").has_value();
-  return ok;
-}
 
 bool have_encoder(const std::string& name) {
   return run("ffmpeg -hide_banner -encoders 2>/dev/null | grep -q ' " + name + " '").has_value();
@@ -193,7 +189,7 @@ Bytes to_flv(const Bytes& file, const MediaIndex& index) {
 }  // namespace
 
 TEST_CASE("an ffmpeg FLV (H.264 with B-frames + AAC) and its MP4 copy have the same packets") {
-  if (!have_tools()) {
+  if (!have_ffmpeg_tools()) {
     MESSAGE("ffmpeg/ffprobe not installed: skipped");
     return;
   }
@@ -201,7 +197,7 @@ TEST_CASE("an ffmpeg FLV (H.264 with B-frames + AAC) and its MP4 copy have the s
 }
 
 TEST_CASE("an ffmpeg FLV (H.264 + MP3) and its MP4 copy have the same packets") {
-  if (!have_tools() || !have_encoder("libmp3lame")) {
+  if (!have_ffmpeg_tools() || !have_encoder("libmp3lame")) {
     MESSAGE("ffmpeg without libmp3lame: skipped");
     return;
   }
@@ -209,7 +205,7 @@ TEST_CASE("an ffmpeg FLV (H.264 + MP3) and its MP4 copy have the same packets") 
 }
 
 TEST_CASE("HEVC: an FLV made from an ffmpeg HEVC MP4 copies back to the same packets") {
-  if (!have_tools() || !have_encoder("libx265")) {
+  if (!have_ffmpeg_tools() || !have_encoder("libx265")) {
     MESSAGE("ffmpeg without libx265: skipped");
     return;
   }

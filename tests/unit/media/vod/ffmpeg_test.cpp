@@ -29,17 +29,13 @@ using namespace sluice;
 using namespace sluice::media;
 using namespace sluice::media::vod;
 using Bytes = std::vector<uint8_t>;
+using sluice::test::have_ffmpeg_tools;
 using sluice::test::read_file;
 using sluice::test::run;
 using sluice::test::TempDir;
 using sluice::test::write_file;
 
 namespace {
-
-bool have_tools() {
-  static const bool ok = run("ffmpeg -version >/dev/null 2>&1 && ffprobe -version >/dev/null 2>&1").has_value();
-  return ok;
-}
 
 std::string md5_hex(std::span<const uint8_t> data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -228,7 +224,7 @@ void check_ffmpeg_mp4(const std::string& encode_args, const std::string& name, b
 }  // namespace
 
 TEST_CASE("ffmpeg MP4 with moov at the end matches ffprobe") {
-  if (!have_tools()) {
+  if (!have_ffmpeg_tools()) {
     MESSAGE("ffmpeg/ffprobe not installed: skipped");
     return;
   }
@@ -236,7 +232,7 @@ TEST_CASE("ffmpeg MP4 with moov at the end matches ffprobe") {
 }
 
 TEST_CASE("ffmpeg faststart MP4 matches ffprobe") {
-  if (!have_tools()) {
+  if (!have_ffmpeg_tools()) {
     MESSAGE("ffmpeg/ffprobe not installed: skipped");
     return;
   }
@@ -244,7 +240,7 @@ TEST_CASE("ffmpeg faststart MP4 matches ffprobe") {
 }
 
 TEST_CASE("ffmpeg QuickTime MOV (esds inside the sound description's wave atom) matches ffprobe") {
-  if (!have_tools()) {
+  if (!have_ffmpeg_tools()) {
     MESSAGE("ffmpeg/ffprobe not installed: skipped");
     return;
   }
@@ -252,7 +248,7 @@ TEST_CASE("ffmpeg QuickTime MOV (esds inside the sound description's wave atom) 
 }
 
 TEST_CASE("ffmpeg HEVC + MP3 MP4 matches ffprobe") {
-  if (!have_tools() || !run("ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265 && "
+  if (!have_ffmpeg_tools() || !run("ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265 && "
                             "ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libmp3lame")) {
     MESSAGE("ffmpeg without libx265/libmp3lame: skipped");
     return;
@@ -262,7 +258,7 @@ TEST_CASE("ffmpeg HEVC + MP3 MP4 matches ffprobe") {
 }
 
 TEST_CASE("ffmpeg FLV matches ffprobe, whole or read in small pieces") {
-  if (!have_tools()) {
+  if (!have_ffmpeg_tools()) {
     MESSAGE("ffmpeg/ffprobe not installed: skipped");
     return;
   }
