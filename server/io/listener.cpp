@@ -103,14 +103,18 @@ void TcpListener::accept_some() {
 }
 
 bool TcpListener::refuse_one(int err) {
-  GuardCounters::bump(GuardEvent::AcceptRefused);
-  log_refused(std::strerror(err));
   if (reserve_fd_ < 0) reserve_fd_ = open_reserve();
   if (reserve_fd_ < 0) return false;  // nothing to spend: try again next iteration
   ::close(reserve_fd_);
   reserve_fd_ = -1;
   int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd >= 0) ::close(fd);
+  if (fd >= 0) {
+    ::close(fd);
+    // Counted once per connection closed, not per attempt: a connection that waits in the
+    // backlog over several iterations is one refusal.
+    GuardCounters::bump(GuardEvent::AcceptRefused);
+    log_refused(std::strerror(err));
+  }
   reserve_fd_ = open_reserve();
   return fd >= 0;
 }
