@@ -114,6 +114,20 @@ struct RtmpConfig {
   bool operator==(const RtmpConfig&) const = default;
 };
 
+// rtmps: RTMP over TLS on its own listeners (docs/tls.md). Off until listen is given.
+struct TlsCertificate {
+  std::string cert;  // PEM certificate and chain; absolute after loading
+  std::string key;   // PEM private key; absolute after loading
+  bool operator==(const TlsCertificate&) const = default;
+};
+
+struct RtmpsConfig {
+  std::vector<ListenAddress> listen;         // empty: no RTMPS
+  std::vector<TlsCertificate> certificates;  // the first is the default, the others by SNI
+  bool enabled() const { return !listen.empty(); }
+  bool operator==(const RtmpsConfig&) const = default;
+};
+
 struct ApiConfig {
   std::vector<Cidr> allow = {Cidr::loopback_v4(), Cidr::loopback_v6()};  // Empty = anyone.
   // When set, every API and /metrics request also needs "Authorization: Bearer <token>".
@@ -147,6 +161,7 @@ struct LogConfig {
 
 struct Config {
   RtmpConfig rtmp;
+  RtmpsConfig rtmps;
   std::vector<AppConfig> apps;  // In file order; at least one after loading.
   HttpConfig http;
   LogConfig log;

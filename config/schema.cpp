@@ -218,6 +218,41 @@ void load_apps(FieldReader& r, const Field& self, std::vector<AppConfig>& apps) 
   if (apps.empty() && self.value.size() == 0) r.error(self, "at least one app is required");
 }
 
+// rtmps: { listen, cert, key } or with certificates: [{ cert, key }, ...] (chosen by SNI).
+void load_rtmps(FieldReader& r, const Field& self, RtmpsConfig& rtmps) {
+  Section s(r, self, {"listen", "cert", "key", "certificates"});
+  if (!s.valid()) return;
+  rtmps.listen.clear();
+  if (auto f = s.take("listen")) r.read_listen(*f, rtmps.listen);
+  auto cert = s.take("cert");
+  auto key = s.take("key");
+  if (cert || key) {
+    TlsCertificate c;
+    if (!cert || !key) {
+      r.error(cert ? *cert : *key, "give both cert and key");
+    } else if (r.read_path(*cert, c.cert) && r.read_path(*key, c.key)) {
+      rtmps.certificates.push_back(c);
+    }
+  }
+  if (auto list = s.take("certificates")) {
+    {
+      for (const Field& item : r.items(*list, "a list of { cert, key }")) {
+        Section one(r, item, {"cert", "key"});
+        if (!one.valid()) continue;
+        auto ic = one.take("cert");
+        auto ik = one.take("key");
+        TlsCertificate c;
+        if (!ic || !ik) {
+          r.error(item, "each certificate needs cert and key");
+        } else if (r.read_path(*ic, c.cert) && r.read_path(*ik, c.key)) {
+          rtmps.certificates.push_back(c);
+        }
+      }
+    }
+  }
+  if (rtmps.enabled() && rtmps.certificates.empty()) r.error(self, "rtmps needs cert and key (PEM files)");
+}
+
 void load_http(FieldReader& r, const Field& self, HttpConfig& http) {
   Section s(r, self, {"enabled", "listen", "api", "upload"});
   if (auto f = s.take("enabled")) r.read_bool(*f, http.enabled);
@@ -311,7 +346,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
                                  root.kind_name());
     return cfg;
   }
-  Section top(r, top_field, {"workers", "rtmp", "apps", "http", "log", "hooks", "limits", "server_id"});
+  Section top(r, top_field, {"workers", "rtmp", "rtmps", "apps", "http", "log", "hooks", "limits", "server_id"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -324,6 +359,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     }
   }
   if (auto f = top.take("rtmp")) load_rtmp(r, *f, cfg.rtmp);
+  if (auto f = top.take("rtmps")) load_rtmps(r, *f, cfg.rtmps);
   if (auto f = top.take("apps")) {
     load_apps(r, *f, cfg.apps);
   } else {

@@ -185,6 +185,16 @@ std::string to_yaml(const Config& config, Secrets secrets) {
     out << YAML::Key << "workers" << YAML::Value << config.workers;
   }
   emit_rtmp(out, config.rtmp);
+  if (config.rtmps.enabled()) {
+    out << YAML::Key << "rtmps" << YAML::Value << YAML::BeginMap;
+    emit_listen(out, config.rtmps.listen);
+    out << YAML::Key << "certificates" << YAML::Value << YAML::BeginSeq;
+    for (const TlsCertificate& c : config.rtmps.certificates) {
+      out << YAML::BeginMap << YAML::Key << "cert" << YAML::Value << c.cert << YAML::Key << "key" << YAML::Value
+          << c.key << YAML::EndMap;
+    }
+    out << YAML::EndSeq << YAML::EndMap;
+  }
   out << YAML::Key << "apps" << YAML::Value << YAML::BeginMap;
   for (const AppConfig& app : config.apps) emit_app(out, app, secrets);
   out << YAML::EndMap;

@@ -103,6 +103,21 @@ Result<void> Server::start() {
     if (!r) return r;
     bound_.push_back(listeners_.back()->bound_address());
   }
+  if (config_.rtmps.enabled()) {
+    std::vector<CertificateFiles> certs;
+    for (const auto& c : config_.rtmps.certificates) certs.push_back({c.cert, c.key});
+    auto ctx = TlsContext::server(certs);
+    if (!ctx) return ctx.error();
+    tls_context_ = std::move(*ctx);
+    // RTMPS connections stay on this loop (worker 0): the TLS state does not travel in the mesh.
+    for (const auto& addr : config_.rtmps.listen) {
+      listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmps", config_.rtmp.limits.accepts_per_iteration,
+                                                         [this](int fd) { on_accepted(fd, true); }));
+      auto r = listeners_.back()->listen(addr);
+      if (!r) return r;
+      bound_.push_back(listeners_.back()->bound_address());
+    }
+  }
   if (config_.http.enabled) {
     http_ = std::make_unique<HttpService>(context_, registry_, gate_, *this, [this] { return connection_count(); });
     auto r = http_->start();
@@ -111,13 +126,14 @@ Result<void> Server::start() {
   return ok();
 }
 
-void Server::on_accepted(int fd) {
+void Server::on_accepted(int fd, bool tls) {
   uint32_t max = config_.rtmp.max_connections;
   bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() >= max);
-  if (!refuse && hand_over(fd)) return;
+  if (!refuse && !tls && hand_over(fd)) return;
   auto* c = new RtmpConnection(rtmp_, context_.next_connection_id());
   connections_.insert(c);
   if (mesh_) ++mesh_->rtmp_connections;
+  if (tls) c->use_tls(tls_context_);
   int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));

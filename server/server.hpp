@@ -17,6 +17,7 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 #include "server/io/loop_lag.hpp"
+#include "server/io/tls_context.hpp"
 #include "server/access/gate.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/http/api.hpp"
@@ -71,7 +72,7 @@ class Server final : public HttpApi {
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
 
  private:
-  void on_accepted(int fd);
+  void on_accepted(int fd, bool tls = false);
   static void on_tick(uv_timer_t* timer);
   static void on_signal(uv_signal_t* signal, int signum);
   static void on_wake(uv_async_t* async);
@@ -94,6 +95,7 @@ class Server final : public HttpApi {
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
+  std::shared_ptr<const TlsContext> tls_context_;  // rtmps, worker 0 only
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
   LoopLag loop_lag_;

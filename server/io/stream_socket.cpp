@@ -65,7 +65,108 @@ void StreamSocket::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* b
     return;
   }
   self->bytes_in_ += static_cast<uint64_t>(nread);
-  self->on_bytes({reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread)});
+  std::span<const uint8_t> bytes{reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread)};
+  if (self->tls_) {
+    self->on_tls_bytes(bytes);
+  } else {
+    self->on_bytes(bytes);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TLS.
+
+struct StreamSocket::TlsWrite {
+  uv_write_t req{};
+  std::vector<uint8_t> bytes;
+};
+
+void StreamSocket::use_tls(std::shared_ptr<const TlsContext> context) {
+  tls_ = std::make_unique<TlsTransform>(std::move(context));
+}
+
+void StreamSocket::on_tls_bytes(std::span<const uint8_t> cipher) {
+  tls_plain_.clear();
+  auto r = tls_->feed(cipher, tls_plain_);
+  send_tls_output();  // the handshake's answers, alerts
+  if (!r) {
+    close(r.error().code == Errc::Closed ? "peer closed (TLS close_notify)" : "TLS: " + r.error().message());
+    return;
+  }
+  if (!tls_plain_.empty() && !closing_) {
+    std::vector<uint8_t> plain = std::move(tls_plain_);
+    tls_plain_.clear();
+    on_bytes(plain);
+    if (tls_plain_.empty()) tls_plain_ = std::move(plain);  // keep the capacity
+  }
+}
+
+// Ciphertext out: at once when the socket takes it, the rest through one uv_write in flight.
+void StreamSocket::send_tls_output() {
+  if (closing_) return;
+  tls_->take_output(tls_out_);
+  if (tls_out_.empty() || writing_) return;
+  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(tls_out_.data()), static_cast<unsigned>(tls_out_.size()));
+  int n = write_queue_bytes() == 0 ? uv_try_write(as_stream(&tcp_), &buf, 1) : UV_EAGAIN;
+  if (n < 0 && n != UV_EAGAIN) {
+    schedule_close(std::string("write failed: ") + uv_strerror(n));
+    return;
+  }
+  const size_t done = n > 0 ? static_cast<size_t>(n) : 0;
+  if (done == tls_out_.size()) {
+    tls_out_.clear();
+    return;
+  }
+  auto* w = new TlsWrite;
+  w->bytes.assign(tls_out_.begin() + static_cast<std::ptrdiff_t>(done), tls_out_.end());
+  tls_out_.clear();
+  w->req.data = this;
+  uv_buf_t rest = uv_buf_init(reinterpret_cast<char*>(w->bytes.data()), static_cast<unsigned>(w->bytes.size()));
+  int rc = uv_write(&w->req, as_stream(&tcp_), &rest, 1, &StreamSocket::on_tls_written);
+  if (rc != 0) {
+    delete w;
+    schedule_close(std::string("write failed: ") + uv_strerror(rc));
+    return;
+  }
+  writing_ = true;
+}
+
+void StreamSocket::on_tls_written(uv_write_t* req, int status) {
+  auto* w = reinterpret_cast<TlsWrite*>(req);
+  auto* self = static_cast<StreamSocket*>(req->data);
+  delete w;
+  self->writing_ = false;
+  if (status < 0) {
+    if (status != UV_ECANCELED) self->close(std::string("write error: ") + uv_strerror(status));
+    return;
+  }
+  if (self->closing_) return;
+  self->write_done(true);
+}
+
+// A flush on a TLS socket: the batch is copied into one plaintext piece (so the records are
+// large, not one per chunk header), encrypted, and sent.
+void StreamSocket::flush_tls() {
+  batch_.clear();
+  more_to_flush_ = fill(batch_, kBatchMaxBytes);
+  if (closing_) return;
+  if (batch_.empty()) {
+    send_tls_output();
+    on_nothing_to_write();
+    return;
+  }
+  auto bufs = batch_.finalize();
+  bytes_out_ += batch_.bytes();
+  std::vector<uint8_t> plain;
+  plain.reserve(batch_.bytes());
+  for (const uv_buf_t& b : bufs) plain.insert(plain.end(), b.base, b.base + b.len);
+  batch_.clear();
+  if (auto r = tls_->write(plain, tls_out_); !r) {
+    close("TLS: " + r.error().message());
+    return;
+  }
+  send_tls_output();
+  if (!writing_ && !closing_) write_done(false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -86,7 +187,7 @@ bool StreamSocket::can_write_now() const {
 }
 
 bool StreamSocket::write_or_queue(std::span<const uint8_t> bytes) {
-  if (!can_write_now()) {
+  if (tls_ || !can_write_now()) {  // TLS: the bytes go out encrypted with the next batch
     keep_unwritten(bytes);
     request_flush();
     return false;
@@ -114,6 +215,7 @@ void StreamSocket::flush() {
     return;
   }
   if (!before_flush() || closing_ || writing_) return;
+  if (tls_) return flush_tls();
   batch_.clear();
   more_to_flush_ = fill(batch_, kBatchMaxBytes);
   if (closing_) return;

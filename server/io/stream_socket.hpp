@@ -16,12 +16,14 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "server/io/flush_scheduler.hpp"
 #include "server/io/loop_context.hpp"
+#include "server/io/tls_transform.hpp"
 #include "server/io/write_batch.hpp"
 #include "server/io/write_ring.hpp"
 
@@ -39,6 +41,10 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   // Takes an accepted socket (TcpListener's, or one another worker accepted) and starts reading;
   // owns fd from here. On error the caller closes the socket with close().
   int adopt(int fd);
+  // RTMPS (before adopt): the connection speaks TLS with this context; everything above the
+  // socket sees plaintext (server/io/tls_transform.hpp).
+  void use_tls(std::shared_ptr<const TlsContext> context);
+  bool tls() const { return tls_ != nullptr; }
 
   void close(const std::string& reason) final;
   void schedule_close(std::string reason);
@@ -154,6 +160,16 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   std::string peer_;
   std::vector<uint8_t> peer_address_;
   WriteBatch batch_;
+  // TLS: the transform, and the ciphertext that waits for the socket. A TLS socket never uses
+  // the ring or the batch's own write: a batch is encrypted as one piece and sent from here.
+  struct TlsWrite;
+  void on_tls_bytes(std::span<const uint8_t> cipher);
+  void flush_tls();
+  void send_tls_output();
+  static void on_tls_written(uv_write_t* req, int status);
+  std::unique_ptr<TlsTransform> tls_;
+  std::vector<uint8_t> tls_out_;
+  std::vector<uint8_t> tls_plain_;  // the loop's reads, decrypted (reused)
   bool tcp_initialized_ = false;
   bool handle_closed_ = false;
   bool reading_ = false;

@@ -641,3 +641,24 @@ TEST_CASE("record: manual mode, a path template, keep and mp4") {
   CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: rec, keep: { size: 1MiB } } }\n"),
                  "at least 16MiB"));
 }
+
+TEST_CASE("rtmps: listen with one certificate or several, and what is missing") {
+  auto c = load("rtmps: { listen: 127.0.0.1:1936, cert: tls/cert.pem, key: tls/key.pem }\n"
+                "apps:\n  live: { type: live }\n");
+  REQUIRE_MESSAGE(c.ok(), c.error().message());
+  REQUIRE(c->rtmps.enabled());
+  CHECK(c->rtmps.listen.size() == 1);
+  REQUIRE(c->rtmps.certificates.size() == 1);
+  CHECK(c->rtmps.certificates[0].cert == "/srv/sluice/tls/cert.pem");
+  auto again = load_string(to_yaml(*c, Secrets::Show), "printed", "/elsewhere");
+  REQUIRE_MESSAGE(again.ok(), again.error().message());
+  CHECK(again->rtmps == c->rtmps);
+  auto many = load("rtmps:\n  listen: 127.0.0.1:1936\n  certificates:\n    - { cert: a.pem, key: a.key }\n"
+                   "    - { cert: b.pem, key: b.key }\napps:\n  live: { type: live }\n");
+  REQUIRE_MESSAGE(many.ok(), many.error().message());
+  CHECK(many->rtmps.certificates.size() == 2);
+  CHECK_FALSE(load("apps:\n  live: { type: live }\n")->rtmps.enabled());
+  CHECK(contains(error_of("rtmps: { listen: 127.0.0.1:1936 }\napps:\n  live: { type: live }\n"), "needs cert and key"));
+  CHECK(contains(error_of("rtmps: { listen: 127.0.0.1:1936, cert: a.pem }\napps:\n  live: { type: live }\n"),
+                 "both cert and key"));
+}
