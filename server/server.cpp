@@ -74,6 +74,15 @@ Result<void> Server::start() {
           &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
     }
   }
+  // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before
+  // their handshake, so no TLS state ever moves between loops).
+  if (config_.rtmps.enabled()) {
+    std::vector<CertificateFiles> certs;
+    for (const auto& c : config_.rtmps.certificates) certs.push_back({c.cert, c.key});
+    auto ctx = TlsContext::server(certs);
+    if (!ctx) return ctx.error();
+    tls_context_ = std::move(*ctx);
+  }
   if (worker_ != 0) return ok();
   std::vector<RepairDir> record_dirs;
   std::vector<RetentionRule> keep;
@@ -104,12 +113,6 @@ Result<void> Server::start() {
     bound_.push_back(listeners_.back()->bound_address());
   }
   if (config_.rtmps.enabled()) {
-    std::vector<CertificateFiles> certs;
-    for (const auto& c : config_.rtmps.certificates) certs.push_back({c.cert, c.key});
-    auto ctx = TlsContext::server(certs);
-    if (!ctx) return ctx.error();
-    tls_context_ = std::move(*ctx);
-    // RTMPS connections stay on this loop (worker 0): the TLS state does not travel in the mesh.
     for (const auto& addr : config_.rtmps.listen) {
       listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmps", config_.rtmp.limits.accepts_per_iteration,
                                                          [this](int fd) { on_accepted(fd, true); }));
@@ -129,7 +132,7 @@ Result<void> Server::start() {
 void Server::on_accepted(int fd, bool tls) {
   uint32_t max = config_.rtmp.max_connections;
   bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() >= max);
-  if (!refuse && !tls && hand_over(fd)) return;
+  if (!refuse && hand_over(fd, tls)) return;
   auto* c = new RtmpConnection(rtmp_, context_.next_connection_id());
   connections_.insert(c);
   if (mesh_) ++mesh_->rtmp_connections;
@@ -163,7 +166,7 @@ void Server::check_peer_limit(RtmpConnection& c) {
 
 // Connections go to the workers in turn; true when this one went to another worker, which then
 // owns fd.
-bool Server::hand_over(int fd) {
+bool Server::hand_over(int fd, bool tls) {
   if (!mesh_ || mesh_->size() < 2) return false;
   uint32_t to = next_worker_;
   next_worker_ = (next_worker_ + 1) % static_cast<uint32_t>(mesh_->size());
@@ -173,13 +176,15 @@ bool Server::hand_over(int fd) {
   e->kind = MeshEvent::Kind::Accept;
   e->from = worker_;
   e->fd = fd;
+  e->tls = tls;
   e->id = context_.next_connection_id();
   mesh_->post(to, std::move(e));
   return true;
 }
 
-void Server::adopt(int fd, uint64_t id) {
+void Server::adopt(int fd, uint64_t id, bool tls) {
   auto* c = new RtmpConnection(rtmp_, id);
+  if (tls) c->use_tls(tls_context_);
   connections_.insert(c);
   int rc = c->adopt(fd);
   if (rc != 0) {
@@ -200,7 +205,7 @@ void Server::on_wake(uv_async_t* async) {
 
 void Server::on_mesh_event(MeshEvent& e) {
   switch (e.kind) {
-    case MeshEvent::Kind::Accept: adopt(e.fd, e.id); return;
+    case MeshEvent::Kind::Accept: adopt(e.fd, e.id, e.tls); return;
     case MeshEvent::Kind::Kick:
       for (RtmpConnection* c : connections_) {
         if (c->id() == e.id && !c->closing()) {

@@ -77,8 +77,8 @@ class Server final : public HttpApi {
   static void on_signal(uv_signal_t* signal, int signum);
   static void on_wake(uv_async_t* async);
   void on_mesh_event(MeshEvent& e);
-  void adopt(int fd, uint64_t id);
-  bool hand_over(int fd);
+  void adopt(int fd, uint64_t id, bool tls);
+  bool hand_over(int fd, bool tls);
   // limits.per_ip: closes c (with a log line, at most one a second) when its address is full.
   void check_peer_limit(RtmpConnection& c);
   void publish_snapshot();
@@ -95,7 +95,7 @@ class Server final : public HttpApi {
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
-  std::shared_ptr<const TlsContext> tls_context_;  // rtmps, worker 0 only
+  std::shared_ptr<const TlsContext> tls_context_;  // rtmps
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
   LoopLag loop_lag_;

@@ -123,7 +123,8 @@ json streams_json(std::map<std::string, json> streams, HttpService& http) {
 }
 
 json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
-  json j{{"id", c.id()}, {"protocol", "rtmp"}, {"address", c.peer()}, {"app", c.app()}, {"worker", server.worker()}};
+  json j{{"id", c.id()},     {"protocol", c.tls() ? "rtmps" : "rtmp"}, {"address", c.peer()},
+         {"app", c.app()}, {"worker", server.worker()}};
   auto pub = publishing.find(&c);
   j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
   j["playing"] = c.playing_streams();

@@ -43,6 +43,7 @@ struct MeshEvent {
   std::string key;
   media::FramePtr frame;
   int fd = -1;
+  bool tls = false;  // Accept: an RTMPS connection (its TLS handshake has not begun)
   uint64_t id = 0;
   std::atomic<MeshEvent*> next{nullptr};
 };

@@ -4,11 +4,13 @@ openssl, ffmpeg publishes over TLS and players over TLS (ffmpeg, GStreamer) and 
 the published packets unchanged; a client that verifies accepts the certificate for its name and
 refuses it for another; a plain RTMP client on the TLS port, TLS garbage and a TLS handshake that
 never finishes are closed with a log line while the server goes on serving."""
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
@@ -20,8 +22,8 @@ cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
 p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
                     "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert], capture_output=True)
 check(p.returncode == 0, "openssl made a certificate for localhost")
-tport = free_port()
-server = Server("rtmps", extra_yaml=f"  handshake_timeout: 2s\nrtmps: {{ listen: 127.0.0.1:{tport}, cert: {cert}, key: {key} }}\n"
+tport, hport = free_port(), free_port()
+server = Server("rtmps", extra_yaml=f"  handshake_timeout: 2s\nhttp: {{ listen: 127.0.0.1:{hport} }}\nrtmps: {{ listen: 127.0.0.1:{tport}, cert: {cert}, key: {key} }}\n"
                                     f"workers: 2\n").start()
 # rtmp.handshake_timeout (2 s here) also bounds a TLS handshake that never finishes.
 check(wait_port(tport), "the RTMPS listener accepts")
@@ -43,6 +45,10 @@ try:
     gst = subprocess.Popen(["timeout", "8", "gst-launch-1.0", "-q", "rtmp2src", f"location={turl}",
                             "tls-validation-flags=0", "!", "filesink",
                             f"location={gst_out}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(1)
+    clients = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{hport}/api/v1/clients", timeout=5).read())
+    tls_workers = {c["worker"] for c in clients if c["protocol"] == "rtmps"}
+    check(tls_workers == {0, 1}, f"RTMPS connections are spread over both loops like RTMP ones ({clients})")
     for pl in players:
         pl.wait(timeout=30)
     gst.wait(timeout=30)
