@@ -78,6 +78,7 @@ void StreamSocket::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* b
 
 struct StreamSocket::TlsWrite {
   uv_write_t req{};
+  StreamSocket* socket = nullptr;
   std::vector<uint8_t> bytes;
 };
 
@@ -120,7 +121,8 @@ void StreamSocket::send_tls_output() {
   auto* w = new TlsWrite;
   w->bytes.assign(tls_out_.begin() + static_cast<std::ptrdiff_t>(done), tls_out_.end());
   tls_out_.clear();
-  w->req.data = this;
+  w->req.data = w;
+  w->socket = this;
   uv_buf_t rest = uv_buf_init(reinterpret_cast<char*>(w->bytes.data()), static_cast<unsigned>(w->bytes.size()));
   int rc = uv_write(&w->req, as_stream(&tcp_), &rest, 1, &StreamSocket::on_tls_written);
   if (rc != 0) {
@@ -132,8 +134,8 @@ void StreamSocket::send_tls_output() {
 }
 
 void StreamSocket::on_tls_written(uv_write_t* req, int status) {
-  auto* w = reinterpret_cast<TlsWrite*>(req);
-  auto* self = static_cast<StreamSocket*>(req->data);
+  auto* w = static_cast<TlsWrite*>(req->data);
+  StreamSocket* self = w->socket;
   delete w;
   self->writing_ = false;
   if (status < 0) {
