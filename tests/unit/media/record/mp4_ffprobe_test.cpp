@@ -17,6 +17,7 @@
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/tag_body.hpp"
+#include "unit/media/index_flv.hpp"
 #include "unit/media/tool_files.hpp"
 
 using namespace sluice;
@@ -25,6 +26,7 @@ using namespace sluice::media::record;
 using namespace sluice::media::vod;
 using Bytes = std::vector<uint8_t>;
 using sluice::test::have_ffmpeg_tools;
+using sluice::test::index_to_flv;
 using sluice::test::read_file;
 using sluice::test::run;
 using sluice::test::TempDir;
@@ -171,20 +173,6 @@ void check_ffmpeg_flv(const std::string& codecs, const char* what) {
                << " (head " << layout.head.size() << "); audio starts at " << f.first_audio_ms << " ms");
 }
 
-// The FLV a player receives from the server's VOD of an MP4 (Enhanced RTMP HEVC for HEVC).
-Bytes to_flv(const Bytes& file, const MediaIndex& index) {
-  Bytes out;
-  write_flv_header(index.has_audio, index.has_video, out);
-  append_tag(kSampleScript, 0, index.metadata, out);
-  if (!index.video_sequence_header.empty()) append_tag(kSampleVideo, 0, index.video_sequence_header, out);
-  if (!index.audio_sequence_header.empty()) append_tag(kSampleAudio, 0, index.audio_sequence_header, out);
-  for (const Sample& s : index.samples) {
-    Bytes body;
-    REQUIRE(sample_to_tag_body(index, s, std::span(file).subspan(s.file_offset, s.size), body).ok());
-    append_tag(s.type, s.dts_ms, body, out);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -217,7 +205,7 @@ TEST_CASE("HEVC: an FLV made from an ffmpeg HEVC MP4 copies back to the same pac
   auto source_index = demux_mp4(mp4);
   REQUIRE(source_index.ok());
   REQUIRE(source_index->video_codec == VideoCodec::Hevc);
-  const Bytes flv = to_flv(mp4, *source_index);
+  const Bytes flv = index_to_flv(mp4, *source_index);
   const Mp4Layout layout = write_copy(flv, copy);
   CHECK(layout.video_samples == 150);
   // ffmpeg's MP4 has an edit list for the B-frame delay (negative dts) and a 1/12800 video

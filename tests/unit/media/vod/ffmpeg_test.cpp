@@ -23,6 +23,7 @@
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/tag_body.hpp"
+#include "unit/media/index_flv.hpp"
 #include "unit/media/tool_files.hpp"
 
 using namespace sluice;
@@ -30,6 +31,7 @@ using namespace sluice::media;
 using namespace sluice::media::vod;
 using Bytes = std::vector<uint8_t>;
 using sluice::test::have_ffmpeg_tools;
+using sluice::test::index_to_flv;
 using sluice::test::read_file;
 using sluice::test::run;
 using sluice::test::TempDir;
@@ -162,20 +164,6 @@ void check_tag_bodies(const Bytes& file, const MediaIndex& index) {
   }
 }
 
-// Writes the index as an FLV file, the way a player would receive it, for ffmpeg to decode.
-Bytes to_flv(const Bytes& file, const MediaIndex& index) {
-  Bytes out;
-  write_flv_header(index.has_audio, index.has_video, out);
-  append_tag(kSampleScript, 0, index.metadata, out);
-  if (!index.video_sequence_header.empty()) append_tag(kSampleVideo, 0, index.video_sequence_header, out);
-  if (!index.audio_sequence_header.empty()) append_tag(kSampleAudio, 0, index.audio_sequence_header, out);
-  for (const Sample& s : index.samples) {
-    Bytes body;
-    REQUIRE(sample_to_tag_body(index, s, std::span(file).subspan(s.file_offset, s.size), body).ok());
-    append_tag(s.type, s.dts_ms, body, out);
-  }
-  return out;
-}
 
 MediaIndex demux_file_in_pieces(const Bytes& file) {
   // As the server does it: box headers one by one, then the moov, never the mdat.
@@ -214,7 +202,7 @@ void check_ffmpeg_mp4(const std::string& encode_args, const std::string& name, b
   if (!round_trip) return;
   // ffmpeg decodes what a player would receive, and finds the same packets.
   const std::string flv = dir.file("roundtrip.flv");
-  write_file(flv, to_flv(file, index));
+  write_file(flv, index_to_flv(file, index));
   CHECK(probe(flv).size() == index.samples.size());
   auto decoded = run("ffmpeg -v error -i '" + flv + "' -f null - 2>&1");
   REQUIRE(decoded.has_value());
