@@ -208,6 +208,16 @@ def publish_ffmpeg(src, url, loop=False, extra=()):
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def check_new_stream_works(server, src, path="live/other"):
+    """After a failure the process still serves: a new publisher of `path` and a player of it."""
+    pub = publish_ffmpeg(src, server.url(path))
+    time.sleep(1.5)
+    p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", server.url(path), "-t", "2", "-c",
+                        "copy", "-f", "null", "-"], capture_output=True, timeout=30)
+    check(p.returncode == 0, "a new publisher and player still work")
+    stop_proc(pub)
+
+
 def stop_proc(p, timeout=5):
     if p.poll() is None:
         p.send_signal(signal.SIGINT)

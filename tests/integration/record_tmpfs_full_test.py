@@ -44,12 +44,7 @@ try:
         check(server.alive(), "the server kept running")
         check_same_packets("the live player during and after the failure", out, flv_tags(src), min_video=250,
                            min_audio=250)
-        pub2 = publish_ffmpeg(src, server.url("live/other"))
-        time.sleep(1.5)
-        p = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", server.url("live/other"), "-t", "2", "-c",
-                            "copy", "-f", "null", "-"], capture_output=True, timeout=30)
-        check(p.returncode == 0, "a new publisher and player still work")
-        stop_proc(pub2)
+        check_new_stream_works(server, src)
         stop_proc(pub)
     finally:
         rc = server.stop()
