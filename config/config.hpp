@@ -12,6 +12,7 @@
 #include "config/access.hpp"
 #include "config/address.hpp"
 #include "config/record.hpp"
+#include "config/relay.hpp"
 
 namespace sluice::config {
 
@@ -38,6 +39,7 @@ struct AppConfig {
   // A publisher's timestamp step larger than this, forward or back, is a jump of its clock and is
   // closed up at ingest (media/timestamp_corrector.hpp), 100ms..1h.
   Duration timestamp_jump = std::chrono::seconds(1);
+  RelayConfig relay;    // push targets, pulls, edge origins (config/relay.hpp)
   RecordConfig record;  // What is recorded, where, in what pieces, for how long (config/record.hpp).
 
   // Who may publish (live apps) and play (both kinds), config/access.hpp. The older keys

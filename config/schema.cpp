@@ -10,6 +10,7 @@
 #include "config/access_schema.hpp"
 #include "config/checks.hpp"
 #include "config/record_schema.hpp"
+#include "config/relay_schema.hpp"
 #include "config/units.hpp"
 
 namespace sluice::config {
@@ -96,7 +97,8 @@ void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
 void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   static const std::vector<std::string_view> kLiveKeys = {
       "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher", "timestamp_jump",
-      "publish_allow", "publish_token",        "record",              "record_path",        "publish"};
+      "publish_allow", "publish_token",        "record",              "record_path",        "publish",
+      "push",          "pull",                 "origins"};
   static const std::vector<std::string_view> kVodKeys = {"root", "follow_symlinks", "playlist_max_entries",
                                                          "name_max_bytes"};
   std::vector<std::string_view> known = {"type", "play", "limits"};
@@ -107,17 +109,19 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
 
   auto type = s.take("type");
   if (!type) {
-    r.error(self.key.mark(), child_path(self.path, "type"), "missing (live or vod)");
+    r.error(self.key.mark(), child_path(self.path, "type"), "missing (live, edge or vod)");
     return;
   }
-  if (!r.scalar(*type, "live or vod")) return;
+  if (!r.scalar(*type, "live, edge or vod")) return;
   std::string t = lower(type->value.scalar());
-  if (t == "live") {
+  // An edge is a live app whose streams come from its origins (config/relay.hpp).
+  if (t == "live" || t == "edge") {
     app.type = AppType::Live;
+    app.relay.edge = t == "edge";
   } else if (t == "vod") {
     app.type = AppType::Vod;
   } else {
-    r.error(*type, "must be live or vod (got " + in_quotes(type->value.scalar()) + ")");
+    r.error(*type, "must be live, edge or vod (got " + in_quotes(type->value.scalar()) + ")");
     return;
   }
   const auto& other_keys = app.type == AppType::Live ? kVodKeys : kLiveKeys;
@@ -185,6 +189,20 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
     if (record_path) r.read_path(*record_path, app.record.dir);
   }
   check_record_path(r, record, app);
+  if (auto f = s.take("push")) load_push(r, *f, app.relay);
+  auto pull = s.take("pull");
+  auto origins = s.take("origins");
+  if (app.relay.edge) {
+    if (pull) r.error(pull->key.mark(), pull->path, "an edge pulls from its origins (give them as origins)");
+    if (origins) {
+      load_edge_origins(r, *origins, app.relay);
+    } else {
+      r.error(self.key.mark(), child_path(self.path, "origins"), "missing: an edge needs the URLs of its origins");
+    }
+  } else {
+    if (origins) r.error(origins->key.mark(), origins->path, "only valid for edge apps (type: edge)");
+    if (pull) load_pull(r, *pull, app.relay);
+  }
 }
 
 void load_apps(FieldReader& r, const Field& self, std::vector<AppConfig>& apps) {

@@ -116,9 +116,34 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::EndMap;
 }
 
+void emit_relay(YAML::Emitter& out, const RelayConfig& relay, Secrets secrets) {
+  if (!relay.push.empty()) {
+    out << YAML::Key << "push" << YAML::Value << YAML::BeginSeq;
+    for (const PushTargetConfig& t : relay.push) {
+      out << YAML::BeginMap << YAML::Key << "url" << YAML::Value << t.url;
+      if (!t.key.value.empty()) emit_secret(out, "key", t.key, secrets);
+      if (!t.streams.empty()) out << YAML::Key << "streams" << YAML::Value << YAML::Flow << t.streams;
+      out << YAML::Key << "verify" << YAML::Value << t.verify << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  if (relay.edge) {
+    out << YAML::Key << "origins" << YAML::Value << YAML::Flow << relay.pull.upstreams;
+  } else if (relay.pull.enabled()) {
+    const PullConfig& p = relay.pull;
+    out << YAML::Key << "pull" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "upstreams" << YAML::Value << YAML::Flow << p.upstreams;
+    out << YAML::Key << "on_demand" << YAML::Value << p.on_demand;
+    out << YAML::Key << "idle" << YAML::Value << format_duration(p.idle);
+    if (!p.streams.empty()) out << YAML::Key << "streams" << YAML::Value << YAML::Flow << p.streams;
+    out << YAML::Key << "verify" << YAML::Value << p.verify;
+    out << YAML::EndMap;
+  }
+}
+
 void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
   out << YAML::Key << app.name << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "type" << YAML::Value << std::string(app_type_name(app.type));
+  out << YAML::Key << "type" << YAML::Value << (app.relay.edge ? std::string("edge") : std::string(app_type_name(app.type)));
   emit_access(out, "play", app.play, secrets);
   emit_app_limits(out, app.limits);
   if (app.type == AppType::Vod) {
@@ -133,6 +158,7 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "wait_for_publisher" << YAML::Value << app.wait_for_publisher;
     out << YAML::Key << "timestamp_jump" << YAML::Value << format_duration(app.timestamp_jump);
     emit_access(out, "publish", app.publish, secrets);
+    emit_relay(out, app.relay, secrets);
     const RecordConfig& rec = app.record;
     out << YAML::Key << "record" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "mode" << YAML::Value

@@ -10,6 +10,7 @@
 #include "server/record/record_stats.hpp"
 #include "server/record/repair.hpp"
 #include "server/record/retention.hpp"
+#include "server/relay/relay_manager.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
@@ -74,6 +75,12 @@ Result<void> Server::start() {
           &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
     }
   }
+  relays_ = std::make_unique<RelayManager>(context_, registry_, mesh_, worker_);
+  rtmp_.relays = relays_.get();
+  registry_.set_upstream_hook(
+      [r = relays_.get()](const config::AppConfig& app, const std::string& name) { return r->want(app, name); });
+  relays_->start();
+
   // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before
   // their handshake, so no TLS state ever moves between loops).
   if (config_.rtmps.enabled()) {
@@ -228,6 +235,9 @@ void Server::on_mesh_event(MeshEvent& e) {
       }
       return;
     }
+    case MeshEvent::Kind::PullWanted:
+      if (relays_) relays_->on_pull_wanted(e.key);
+      return;
     case MeshEvent::Kind::Stop: stop(); return;
     default: registry_.on_mesh_event(e); return;
   }
@@ -267,6 +277,7 @@ void Server::stop() {
     }
   }
   for (auto& l : listeners_) l->close();
+  if (relays_) relays_->stop();
   std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
   for (RtmpConnection* c : all) {
     if (connections_.count(c)) c->shutdown_gracefully();
@@ -278,6 +289,7 @@ void Server::stop() {
         auto* self = static_cast<Server*>(t->data);
         std::vector<RtmpConnection*> rest(self->connections_.begin(), self->connections_.end());
         for (RtmpConnection* c : rest) c->close("server stopped");
+        if (self->relays_) self->relays_->close_all("server stopped");
         if (self->http_) self->http_->close_all("server stopped");
         self->close_handles();
       },

@@ -31,6 +31,7 @@
 namespace sluice::server {
 
 class RecordRetention;
+class RelayManager;
 
 class HttpService;
 
@@ -57,6 +58,7 @@ class Server final : public HttpApi {
   size_t connection_count() const { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
   WorkerMesh* mesh() { return mesh_; }
   const LoopLag& loop_lag() const { return loop_lag_; }
+  RelayManager& relays() { return *relays_; }
   uint32_t worker() const { return worker_; }
   // After the loop ended (all workers joined): closes the mesh wake-up handle.
   void close_mesh_handle();
@@ -95,6 +97,7 @@ class Server final : public HttpApi {
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
+  std::unique_ptr<RelayManager> relays_;
   std::shared_ptr<const TlsContext> tls_context_;  // rtmps
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};

@@ -15,6 +15,8 @@
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
 #include "server/record_api.hpp"
+#include "server/relay_api.hpp"
+#include "server/relay/relay_manager.hpp"
 #include "server/http/util.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/rtmp/connection.hpp"
@@ -322,6 +324,7 @@ std::string metrics_text(Server& server, HttpService& http) {
       {"sluice_stream_gop_cache_bytes", "gauge", "Bytes in the stream's GOP cache.",
        [](const json& j) { return j["gop_cache"]["bytes"].get<double>(); }},
   };
+  relay_metrics(server, m);
   for (const auto& ps : per_stream) {
     if (streams.empty()) break;
     metric(ps.name, ps.type, ps.help);
@@ -403,6 +406,7 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
     if (it == streams.end()) return error_reply(404, "no such stream");
     return json_reply(200, stream_json(key, std::move(it->second), http_flv_readers(http)));
   }
+  if (path == "/api/v1/relays" || path.starts_with("/api/v1/relays/")) return relays_api(server, req, path);
   if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/")) return recordings_api(server, req.method, path);
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
@@ -436,7 +440,8 @@ json worker_snapshot(Server& server) {
     if (!c->closing()) clients.push_back(rtmp_client_json(server, *c, publishing));
   }
   return json{{"worker", server.worker()}, {"streams", streams}, {"clients", clients}, {"bytes_in", in},
-              {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()}};
+              {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()},
+              {"relays", server.relays().status()}};
 }
 
 }  // namespace sluice::server

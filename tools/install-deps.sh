@@ -4,7 +4,8 @@
 #                                 compiler, cmake, pkg-config, the -dev libraries, npm
 #   tools/install-deps.sh test    build, plus what the tests need (`make test`, `make unit`,
 #                                 `make fuzz-build`): doctest, clang-14 for fuzzing, and the real
-#                                 peers the tests drive (ffmpeg, rtmpdump, GStreamer, Chromium, ...)
+#                                 peers the tests drive (ffmpeg, rtmpdump, GStreamer, Chromium,
+#                                 nginx with the RTMP module as a foreign relay peer, ...)
 # Without an argument: test (everything).
 # Idempotent: does nothing when every package of the profile is already installed (and npm is on
 # PATH). Uses sudo when not root.
@@ -33,6 +34,7 @@ if [ "$profile" = test ]; then
     doctest-dev
     clang-14 libclang-rt-14-dev
     ffmpeg rtmpdump curl python3 openssl
+    nginx libnginx-mod-rtmp
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
     gstreamer1.0-libav
     chromium

@@ -26,6 +26,7 @@ void FlvResponder::start(const config::AppConfig& app, const std::string& name, 
   std::string key = app.name + "/" + name;
   StreamRegistry& registry = conn_.service().registry();
   bool live = registry.is_live(key);
+  if (!live && registry.ask_upstream(app, name)) live = true;  // pulled: it is on its way
   if (!live && !app.wait_for_publisher) return conn_.send_error(404, "stream is not live", false, kHttpCors);
   // Made before the head goes out, so a server at rtmp.limits.max_streams can still say so.
   media::StreamHub* hub = registry.get_or_create(key, hub_options(app));

@@ -23,6 +23,27 @@ int StreamSocket::adopt(int fd) {
   return open_accepted();
 }
 
+int StreamSocket::connect(const sockaddr* addr) {
+  uv_tcp_init(loop_.loop(), &tcp_);
+  tcp_.data = this;
+  tcp_initialized_ = true;
+  connect_req_.data = this;
+  int rc = uv_tcp_connect(&connect_req_, &tcp_, addr, &StreamSocket::on_connected);
+  if (rc == 0) retain();  // until the callback, which runs even when the handle closes first
+  return rc;
+}
+
+void StreamSocket::on_connected(uv_connect_t* req, int status) {
+  auto* self = static_cast<StreamSocket*>(req->data);
+  Ref keep = self->take_retained();
+  if (self->closing_) return;
+  if (status < 0) {
+    self->close(std::string("connect failed: ") + uv_strerror(status));
+    return;
+  }
+  if (int rc = self->open_accepted(); rc != 0) self->close(std::string("read failed: ") + uv_strerror(rc));
+}
+
 int StreamSocket::open_accepted() {
   uv_tcp_nodelay(&tcp_, 1);
   PeerAddress peer = server::peer_address(&tcp_);
@@ -82,8 +103,8 @@ struct StreamSocket::TlsWrite {
   std::vector<uint8_t> bytes;
 };
 
-void StreamSocket::use_tls(std::shared_ptr<const TlsContext> context) {
-  tls_ = std::make_unique<TlsTransform>(std::move(context));
+void StreamSocket::use_tls(std::shared_ptr<const TlsContext> context, const std::string& server_name) {
+  tls_ = std::make_unique<TlsTransform>(std::move(context), server_name);
 }
 
 void StreamSocket::on_tls_bytes(std::span<const uint8_t> cipher) {

@@ -43,7 +43,11 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   int adopt(int fd);
   // RTMPS (before adopt): the connection speaks TLS with this context; everything above the
   // socket sees plaintext (server/io/tls_transform.hpp).
-  void use_tls(std::shared_ptr<const TlsContext> context);
+  // A client (a relay to an rtmps:// server) names the server for SNI and verification.
+  void use_tls(std::shared_ptr<const TlsContext> context, const std::string& server_name = "");
+  // An outgoing connection (relays): connects to addr and starts reading once connected, as
+  // adopt() does for accepted ones. A failure to connect closes the socket ("connect failed: ...").
+  int connect(const sockaddr* addr);
   bool tls() const { return tls_ != nullptr; }
 
   void close(const std::string& reason) final;
@@ -150,12 +154,14 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
   static void on_write(uv_write_t* req, int status);
   static void on_handle_closed(uv_handle_t* handle);
+  static void on_connected(uv_connect_t* req, int status);
   // A write's result (bytes or a libuv error): done, close, or hand the rest to uv_write.
   void finish_write(int result);
   void write_done(bool async);
   void maybe_delete();
 
   uv_tcp_t tcp_{};
+  uv_connect_t connect_req_{};
   uint64_t id_;
   std::string peer_;
   std::vector<uint8_t> peer_address_;

@@ -115,6 +115,12 @@ void StreamRegistry::release_publisher(const std::string& key, const StreamSocke
   remove_if_unused(key);
 }
 
+bool StreamRegistry::in_use(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it != entries_.end() && (it->second.holders > 0 || it->second.hub->subscriber_count() > 0)) return true;
+  return mesh_ && mesh_->directory().wanted_elsewhere(key, worker_);
+}
+
 void StreamRegistry::hold(const std::string& key) {
   auto it = entries_.find(key);
   if (it != entries_.end()) ++it->second.holders;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -85,6 +86,16 @@ class StreamRegistry {
   // removes the hub if nobody publishes it).
   void hold(const std::string& key);
   void release(const std::string& key);
+  // A player asks for app/name, which is not live: the relays (server/relay/relay_manager.hpp) may
+  // pull it from upstream. True when it is coming, so the player waits whatever wait_for_publisher says.
+  using UpstreamHook = std::function<bool(const config::AppConfig& app, const std::string& name)>;
+  void set_upstream_hook(UpstreamHook hook) { upstream_hook_ = std::move(hook); }
+  bool ask_upstream(const config::AppConfig& app, const std::string& name) {
+    return upstream_hook_ && upstream_hook_(app, name);
+  }
+  // Someone plays, records or relays key, here or (with several workers) on another loop: what
+  // keeps an on-demand pull going. The publisher does not count.
+  bool in_use(const std::string& key);
   // Removes the hub when nobody publishes, plays or holds it any more.
   void remove_if_unused(const std::string& key);
   size_t size() const { return entries_.size(); }
@@ -102,6 +113,7 @@ class StreamRegistry {
   uint32_t worker_ = 0;
   uint32_t chunk_size_ = 0;
   uint32_t max_streams_ = 0;
+  UpstreamHook upstream_hook_;
 };
 
 }  // namespace sluice::server

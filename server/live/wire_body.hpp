@@ -7,9 +7,20 @@
 
 #include "media/frame.hpp"
 
+namespace sluice::protocol {
+class ChunkWriter;
+}
+
 namespace sluice::server {
+
+class WriteBatch;
 
 // Builds f.wire_cache for chunk_size unless it is there already.
 void prepare_wire_body(const media::Frame& f, uint32_t chunk_size);
+
+// Appends f as one RTMP message at timestamp ts on stream_id to the batch: this connection's first
+// chunk header and the shared body, or (extended timestamps) the message chunked in full.
+void append_frame_message(protocol::ChunkWriter& writer, const media::Frame& f, uint32_t ts, uint32_t stream_id,
+                          WriteBatch& batch);
 
 }  // namespace sluice::server

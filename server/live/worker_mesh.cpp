@@ -93,6 +93,17 @@ int StreamDirectory::remove_interest(const std::string& key, uint32_t worker) {
   return owner;
 }
 
+bool StreamDirectory::wanted_elsewhere(const std::string& key, uint32_t worker) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return false;
+  const auto& interest = it->second.interest;
+  for (uint32_t w = 0; w < interest.size(); ++w) {
+    if (interest[w] && w != worker) return true;
+  }
+  return false;
+}
+
 int StreamDirectory::owner(const std::string& key) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(key);

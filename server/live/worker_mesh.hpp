@@ -36,6 +36,7 @@ struct MeshEvent {
     Kick,          // close connection id, if it is here
     RecordStart,   // start recording key, published here (the stats API, record.mode manual)
     RecordStop,    // stop recording key
+    PullWanted,    // a player of key waits here: start its pull (sent to worker 0, which runs pulls)
     Stop,          // graceful stop
   };
   Kind kind = Kind::Stop;
@@ -81,6 +82,8 @@ class StreamDirectory {
   int add_interest(const std::string& key, uint32_t worker);
   int remove_interest(const std::string& key, uint32_t worker);
   int owner(const std::string& key);
+  // Another worker than `worker` has a hub of key (players, or a stream waited for).
+  bool wanted_elsewhere(const std::string& key, uint32_t worker);
 
  private:
   struct Entry {

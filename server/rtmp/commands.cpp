@@ -188,7 +188,8 @@ void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcom
   }
   std::string key = app_ + "/" + name;
   const bool live = registry().is_live(key);
-  if (!live && !app->wait_for_publisher) {
+  const bool pulled = !live && registry().ask_upstream(*app, name);
+  if (!live && !pulled && !app->wait_for_publisher) {
     session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "No stream '" + name + "'.");
     return;
   }
@@ -204,7 +205,7 @@ void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcom
   players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, *h));
   players_.back()->ticket = ticket_for(AccessAction::Play, name, e.play.query, std::move(o.seat));
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id(), peer(), app_, name,
-                  live ? "yes" : "waiting");
+                  live ? "yes" : pulled ? "pulling" : "waiting");
 }
 
 void RtmpConnection::refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish) {

@@ -35,6 +35,7 @@ class StreamRegistry;
 class VodFiles;
 class VodPlayer;
 class RtmpConnection;
+class RelayManager;
 
 // What an RTMP connection reaches beyond its loop. The composition root owns all of it, one per
 // worker loop, and it outlives every connection.
@@ -45,6 +46,8 @@ struct RtmpServices {
   AccessGate& gate;
   // Told when a connection object is destroyed (the root keeps the set of connections).
   std::function<void(RtmpConnection*)> on_destroyed;
+  // Push targets of the streams published here (server/relay/relay_manager.hpp); may be null.
+  RelayManager* relays = nullptr;
 };
 
 class RtmpConnection final : public StreamSocket {
@@ -82,6 +85,7 @@ class RtmpConnection final : public StreamSocket {
   void append_control_output(WriteBatch& batch);
   VodFiles& vod_files() { return services_.vod_files; }
   AccessGate& gate() { return services_.gate; }
+  RelayManager* relays() { return services_.relays; }
   // Who this connection is, for hooks about one of its streams (client, address, app, tcUrl...).
   HookEvent hook_base_event(const std::string& stream) const { return hook_event(stream, ""); }
 

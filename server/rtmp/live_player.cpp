@@ -85,25 +85,7 @@ uint32_t LivePlayer::output_timestamp(const media::Frame& f) {
 }
 
 void LivePlayer::append(const media::Frame& f, WriteBatch& batch) {
-  protocol::ChunkWriter& writer = conn_.session().chunk_writer();
-  uint32_t csid = protocol::Session::media_csid(f.rtmp_type);
-  uint32_t chunk_size = writer.chunk_size();
-  uint32_t ts = output_timestamp(f);
-  prepare_wire_body(f, chunk_size);
-  protocol::ChunkedBody body{f.wire_cache.share(), static_cast<uint32_t>(f.payload.size()), csid, chunk_size};
-  uint8_t* header = batch.reserve_header(protocol::kMaxChunkHeaderSize);
-  size_t header_len = 0;
-  if (writer.write_first_header(csid, f.rtmp_type, ts, stream_id_, body, header, header_len)) {
-    batch.commit_header(header_len);
-    batch.add_slice(std::move(body.bytes));
-    return;
-  }
-  // Extended timestamps need per-player continuation headers: encode this one in full.
-  batch.commit_header(0);
-  auto& arena = batch.arena();
-  size_t old = arena.size();
-  writer.write(csid, f.rtmp_type, ts, stream_id_, f.payload.span(), arena);
-  batch.after_arena_append(old);
+  append_frame_message(conn_.session().chunk_writer(), f, output_timestamp(f), stream_id_, batch);
 }
 
 }  // namespace sluice::server

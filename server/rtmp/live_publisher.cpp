@@ -1,13 +1,14 @@
 #include "server/rtmp/live_publisher.hpp"
 
 #include "media/frame.hpp"
-#include "media/script_data.hpp"
+#include "server/live/ingest.hpp"
 #include "media/stream_hub.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/io/logging.hpp"
 #include "config/config.hpp"
 #include "server/record/recorder.hpp"
+#include "server/relay/relay_manager.hpp"
 
 namespace sluice::server {
 
@@ -21,12 +22,16 @@ LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::stri
   // The registry created the hub when the name was claimed.
   hub_ = conn_.registry().find(key_);
   hub_->start_publish();
+  if (RelayManager* relays = conn_.relays()) {
+    if (const config::AppConfig* app = conn_.config().find_app(conn_.app())) relays->on_publish_start(*app, name_, *hub_);
+  }
 }
 
 LivePublisher::~LivePublisher() {
   // The recording first: it is one of the hub's subscribers, and the hub may go with the claim.
   if (recorder_) recorder_->stop("unpublish");
   recorder_.reset();
+  if (RelayManager* relays = conn_.relays()) relays->on_publish_end(key_);
   hub_->end_publish();
   SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_,
                   frames_, bytes_, timestamps_.jumps());
@@ -34,18 +39,11 @@ LivePublisher::~LivePublisher() {
 }
 
 void LivePublisher::on_message(protocol::Message& m) {
-  Slice payload = std::move(m.payload);
-  if (m.type == protocol::msg_type::kDataAmf0) {
-    // "@setDataFrame onMetaData {...}" is stored and relayed as "onMetaData {...}".
-    if (auto stripped = media::strip_set_data_frame(payload)) payload = std::move(*stripped);
-  }
-  ++frames_;
-  bytes_ += payload.size();
-  // Only the timestamp (a header field) changes; the payload is never copied.
   std::optional<media::TimestampCorrector::Jump> jump;
-  const uint32_t timestamp = timestamps_.correct(media::frame_kind(m.type), m.timestamp, &jump);
+  media::FramePtr frame = ingest_frame(m, timestamps_, jump);
+  ++frames_;
+  bytes_ += frame->payload.size();
   if (jump) log_jump(*jump);
-  media::FramePtr frame = media::make_frame(m.type, timestamp, std::move(payload));
   hub_->publish(frame);
   if (!logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
     logged_codecs_ = true;

@@ -133,10 +133,10 @@ def flv_tags(path):
 class Server:
     """The real sluice binary on a free port with a generated config."""
 
-    def __init__(self, name, extra_yaml="", apps=None, log_level="info", env=None):
+    def __init__(self, name, extra_yaml="", apps=None, log_level="info", env=None, port=None):
         self.env = dict(os.environ, **(env or {}))
         self.dir = workdir(name)
-        self.port = free_port()
+        self.port = port or free_port()
         apps = apps or "  live: { type: live, gop_cache: true }\n"
         self.config = os.path.join(self.dir, "sluice.yaml")
         with open(self.config, "w") as f:

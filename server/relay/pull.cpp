@@ -1,0 +1,170 @@
+#include "server/relay/pull.hpp"
+
+#include "server/io/logging.hpp"
+#include "server/live/ingest.hpp"
+#include "server/live/stream_registry.hpp"
+#include "server/relay/push_target.hpp"
+#include "server/relay/relay_services.hpp"
+
+namespace sluice::server {
+
+namespace {
+const char* pull_state_name(Pull::State s) {
+  switch (s) {
+    case Pull::State::Connecting: return "connecting";
+    case Pull::State::Live: return "live";
+    case Pull::State::Waiting: return "waiting";
+    case Pull::State::Ended: return "ended";
+  }
+  return "?";
+}
+}  // namespace
+
+Pull::Pull(RelayServices& services, Settings settings)
+    : services_(services), settings_(std::move(settings)), timestamps_(settings_.timestamp_jump_ms) {}
+
+Pull::~Pull() { end("server stopping"); }
+
+void Pull::start() { connect(); }
+
+void Pull::connect() {
+  RelayClient::Settings s;
+  s.role = RelayClient::Role::Pull;
+  s.url = settings_.upstreams[upstream_];
+  s.stream_name = s.url.stream_name(settings_.name);
+  s.tls = services_.tls(settings_.verify);
+  s.setup_timeout_ms = static_cast<uint64_t>(services_.loop.config().rtmp.handshake_timeout.count());
+  ++connects_;
+  set_state(State::Connecting, "");
+  client_ = new RelayClient(services_.loop, RelayServices::next_id(), std::move(s), this);
+  client_->start();  // may fail at once: relay_closed has then run
+}
+
+void Pull::relay_live(RelayClient& c) {
+  if (claimed_by_ == nullptr) {
+    auto claim = services_.registry.claim_publisher(settings_.key, &c, settings_.hub);
+    if (claim != StreamRegistry::Claim::Claimed) {
+      // Published here meanwhile (an edge's own publisher), or the server is full.
+      end(claim == StreamRegistry::Claim::Taken ? "published here by another client" : "rtmp.limits.max_streams");
+      return;
+    }
+    claimed_by_ = &c;
+    hub_ = services_.registry.find(settings_.key);
+  }
+  live_since_ms_ = services_.loop.now_ms();
+  failed_in_round_ = 0;
+  set_state(State::Live, "");
+}
+
+void Pull::relay_media(RelayClient&, protocol::Message& m) {
+  if (!hub_) return;
+  if (!publishing_) {
+    publishing_ = true;
+    timestamps_ = media::TimestampCorrector(settings_.timestamp_jump_ms);
+    hub_->start_publish();
+  }
+  std::optional<media::TimestampCorrector::Jump> jump;
+  ++frames_;
+  hub_->publish(ingest_frame(m, timestamps_, jump));
+}
+
+void Pull::relay_source_end(RelayClient&) { end_publication(); }
+
+void Pull::end_publication() {
+  if (publishing_ && hub_) hub_->end_publish();
+  publishing_ = false;
+}
+
+void Pull::relay_closed(RelayClient& c, const std::string& reason) {
+  client_ = nullptr;
+  bytes_in_done_ += c.bytes_in();
+  last_error_ = reason;
+  end_publication();
+  if (claimed_by_ == &c) {
+    claimed_by_ = nullptr;
+    hub_ = nullptr;
+    services_.registry.release_publisher(settings_.key, &c);
+  }
+  if (state_ == State::Ended) return;
+  const uint64_t now = services_.loop.now_ms();
+  if (state_ == State::Live && now - live_since_ms_ >= Backoff::kStableMs) backoff_.reset();
+  // Origin failover: the next upstream at once; after a round where every one failed, a backoff.
+  const bool was_live = state_ == State::Live;
+  upstream_ = (upstream_ + 1) % settings_.upstreams.size();
+  failed_in_round_ = was_live ? 1 : failed_in_round_ + 1;
+  if (failed_in_round_ < settings_.upstreams.size()) {
+    retry_at_ms_ = now;
+    set_state(State::Waiting, reason + "; next upstream");
+    return;
+  }
+  failed_in_round_ = 0;
+  const uint64_t delay = backoff_.next_delay_ms();
+  retry_at_ms_ = now + delay;
+  set_state(State::Waiting, reason + "; retry in " + std::to_string(delay) + "ms");
+}
+
+bool Pull::in_use() const { return services_.registry.in_use(settings_.key); }
+
+void Pull::on_tick(uint64_t now_ms) {
+  if (state_ == State::Ended) return;
+  if (client_) client_->on_tick(now_ms);
+  if (state_ == State::Ended) return;
+  if (settings_.on_demand) {
+    if (in_use()) {
+      unused_since_ms_ = 0;
+    } else if (unused_since_ms_ == 0) {
+      unused_since_ms_ = now_ms;
+    } else if (now_ms - unused_since_ms_ >= settings_.idle_ms) {
+      end("idle: no players for " + std::to_string(settings_.idle_ms) + "ms");
+      return;
+    }
+  }
+  if (state_ == State::Waiting && now_ms >= retry_at_ms_) connect();
+}
+
+void Pull::end(const std::string& why) {
+  if (state_ == State::Ended) return;
+  set_state(State::Ended, why);
+  if (client_) {
+    RelayClient* c = client_;
+    client_ = nullptr;
+    bytes_in_done_ += c->bytes_in();
+    end_publication();
+    if (claimed_by_ == c) {
+      claimed_by_ = nullptr;
+      hub_ = nullptr;
+      services_.registry.release_publisher(settings_.key, c);
+    }
+    c->detach(why, nullptr);
+  }
+}
+
+void Pull::set_state(State s, const std::string& why) {
+  if (s == state_ && s != State::Connecting) return;
+  state_ = s;
+  const std::string url = settings_.upstreams[upstream_].display();
+  // A failure is a warning; the normal steps (and the end, whatever its reason) are not.
+  const bool failure = !why.empty() && s != State::Ended;
+  if (failure) {
+    SLUICE_LOG_WARN("event=relay_pull stream={} upstream={} state={} attempt={} reason=\"{}\"", settings_.key, url,
+                    pull_state_name(s), connects_, printable(why, 200));
+  } else {
+    SLUICE_LOG_INFO("event=relay_pull stream={} upstream={} state={} attempt={}{}", settings_.key, url,
+                    pull_state_name(s), connects_,
+                    why.empty() ? std::string() : " reason=\"" + printable(why, 200) + "\"");
+  }
+}
+
+nlohmann::json Pull::status() const {
+  return nlohmann::json{{"stream", settings_.key},
+                        {"upstream", settings_.upstreams[upstream_].display()},
+                        {"state", pull_state_name(state_)},
+                        {"on_demand", settings_.on_demand},
+                        {"connects", connects_},
+                        {"failures", backoff_.failures()},
+                        {"frames", frames_},
+                        {"bytes_in", bytes_in_done_ + (client_ ? client_->bytes_in() : 0)},
+                        {"last_error", last_error_}};
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,85 @@
+// Pull: one local stream fed from an upstream server (apps.NAME.pull, and every stream of an edge
+// app): the upstream is played through a RelayClient and its messages are published into the
+// local hub, which fans them out to every local player, HTTP-FLV reader, recorder and push target,
+// and through the worker mesh to the other loops. One Pull per stream per server (they all run on
+// worker 0), however many players join.
+//
+// States: connecting -> live (playing there; the local stream is published while the upstream's
+// is) -> [lost] -> the next upstream at once, or, after a whole round of failures, waiting
+// (backoff) -> connecting ... An on-demand pull ends `idle` after the stream's last player left.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "media/stream_hub.hpp"
+#include "media/timestamp_corrector.hpp"
+#include "server/relay/backoff.hpp"
+#include "server/relay/relay_client.hpp"
+
+namespace sluice::server {
+
+struct RelayServices;
+
+class Pull final : public RelayClient::Owner {
+ public:
+  enum class State : uint8_t { Connecting, Live, Waiting, Ended };
+
+  struct Settings {
+    std::string key;   // "app/name"
+    std::string name;  // the local stream name
+    std::vector<RelayUrl> upstreams;
+    bool on_demand = true;
+    uint64_t idle_ms = 10'000;
+    bool verify = true;
+    uint32_t timestamp_jump_ms = 1000;
+    media::StreamHub::Options hub;
+  };
+
+  Pull(RelayServices& services, Settings settings);
+  ~Pull() override;
+  Pull(const Pull&) = delete;
+  Pull& operator=(const Pull&) = delete;
+
+  void start();
+  void on_tick(uint64_t now_ms);
+  // Ended: idle, or the name is published here by someone else. The manager then deletes it.
+  bool ended() const { return state_ == State::Ended; }
+  void end(const std::string& why);
+  const std::string& key() const { return settings_.key; }
+  nlohmann::json status() const;
+
+ private:
+  void relay_live(RelayClient& c) override;
+  void relay_media(RelayClient& c, protocol::Message& m) override;
+  void relay_source_end(RelayClient& c) override;
+  void relay_closed(RelayClient& c, const std::string& reason) override;
+  void connect();
+  void set_state(State s, const std::string& why);
+  void end_publication();
+  bool in_use() const;
+
+  RelayServices& services_;
+  Settings settings_;
+  RelayClient* client_ = nullptr;
+  const StreamSocket* claimed_by_ = nullptr;  // the connection the name is claimed for
+  media::StreamHub* hub_ = nullptr;
+  bool publishing_ = false;
+  media::TimestampCorrector timestamps_;
+  State state_ = State::Connecting;
+  size_t upstream_ = 0;        // the one tried now
+  size_t failed_in_round_ = 0;  // upstreams failed since one last worked
+  Backoff backoff_;
+  uint64_t retry_at_ms_ = 0;
+  uint64_t live_since_ms_ = 0;
+  uint64_t unused_since_ms_ = 0;  // 0: in use
+  uint64_t connects_ = 0;
+  uint64_t frames_ = 0;
+  uint64_t bytes_in_done_ = 0;
+  std::string last_error_;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,124 @@
+// RelayClient: the server's own outgoing RTMP(S) connection, for a push target (it publishes a
+// local stream there) or a pull (it plays a stream there for the local hub). A StreamSocket that
+// speaks the client side of protocol::Session: resolve, connect, [TLS], handshake, connect,
+// createStream, then publish or play. It owns nothing that outlives it: its Owner (a PushTarget
+// or a Pull, server/relay/) keeps the state across reconnections and is told once when the
+// connection ends, with why.
+//
+// Push: once the target accepted the publish, a RelaySink (a LiveSubscriber, the same queue and
+// slow-player policy as players: a slow or dead target never slows anyone else) joins the local
+// hub, which replays metadata, sequence headers and the GOP from its keyframe; so every
+// (re)connection starts on a keyframe. When the source ends, FCUnpublish and deleteStream go out
+// behind the last frame, then the connection closes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/session.hpp"
+#include "server/io/stream_socket.hpp"
+#include "server/io/tls_context.hpp"
+#include "server/relay/relay_url.hpp"
+
+namespace sluice::media {
+class StreamHub;
+}
+
+namespace sluice::server {
+
+class StreamRegistry;
+class RelaySink;
+
+class RelayClient final : public StreamSocket {
+ public:
+  enum class Role : uint8_t { Push, Pull };
+
+  class Owner {
+   public:
+    virtual ~Owner() = default;
+    // Push: the target accepted the publish. Pull: the upstream started playing (again).
+    virtual void relay_live(RelayClient& c) = 0;
+    // Pull: one media message from the upstream.
+    virtual void relay_media(RelayClient& c, protocol::Message& m) {
+      (void)c;
+      (void)m;
+    }
+    // Pull: the upstream's publisher left (its players wait for the next one).
+    virtual void relay_source_end(RelayClient& c) { (void)c; }
+    // detach() handed the connection to this owner until it closes.
+    virtual void relay_adopted(RelayClient& c) { (void)c; }
+    // The connection is closing (called once, from close()); the owner forgets the pointer.
+    virtual void relay_closed(RelayClient& c, const std::string& reason) = 0;
+  };
+
+  struct Settings {
+    Role role = Role::Push;
+    RelayUrl url;
+    std::string stream_name;                  // published or played there
+    std::shared_ptr<const TlsContext> tls;    // for rtmps:// (a client context)
+    // Push: the local stream.
+    StreamRegistry* registry = nullptr;
+    std::string source_key;
+    media::StreamHub* hub = nullptr;
+    const config::PlayerQueueConfig* queue = nullptr;
+    uint64_t setup_timeout_ms = 10'000;  // connect to publish/play start
+    uint64_t idle_timeout_ms = 10'000;   // pull: nothing received this long while media flowed (x3 before)
+  };
+
+  RelayClient(LoopContext& loop, uint64_t id, Settings settings, Owner* owner);
+
+  // Resolves the host (threadpool) and connects; failures close the connection.
+  void start();
+  // Push: the source ended: FCUnpublish and deleteStream behind the frames still queued, then close.
+  void finish_push();
+  // The owner is going: the connection closes (a push sends its end first, reporting to `drain`,
+  // which then owns it, meanwhile).
+  void detach(const std::string& why, Owner* drain);
+  void on_tick(uint64_t now_ms);
+
+  bool is_live() const { return live_; }
+  const Settings& settings() const { return settings_; }
+  protocol::Session& session() { return session_; }
+  // Moves the session's pending control output into the batch.
+  void append_control_output(WriteBatch& batch);
+  // The sink's end notice went into the batch: close once it is written.
+  void close_after_written() { closing_after_write_ = true; }
+
+ protected:
+  ~RelayClient() override;
+
+ private:
+  static void on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* res);
+  void on_open() override;
+  void on_bytes(std::span<const uint8_t> bytes) override;
+  bool fill(WriteBatch& batch, size_t max_bytes) override;
+  void on_nothing_to_write() override;
+  void on_written(bool async) override;
+  void keep_unwritten(std::span<const uint8_t> rest) override { session_.queue_raw_output(rest); }
+  bool has_pending_output() const override { return session_.has_output(); }
+  void on_close(const std::string& reason) override;
+
+  void handle(protocol::SessionEvent& ev);
+  void on_result(const protocol::ResultEvent& e);
+  void on_status(const protocol::StatusEvent& e);
+  void go_live();
+
+  Settings settings_;
+  Owner* owner_;
+  protocol::Session session_;
+  std::vector<protocol::SessionEvent> events_;
+  std::unique_ptr<RelaySink> sink_;
+  uv_getaddrinfo_t resolve_{};
+  uint32_t stream_id_ = 0;
+  double connect_tx_ = 1;
+  bool connected_ = false;
+  bool live_ = false;
+  bool ending_ = false;
+  bool closing_after_write_ = false;
+  bool media_flowing_ = false;
+  uint64_t last_receive_ms_ = 0;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,217 @@
+#include "server/relay/relay_manager.hpp"
+
+#include <algorithm>
+
+#include "server/io/logging.hpp"
+#include "server/io/uv_handle.hpp"
+#include "server/relay/pull.hpp"
+#include "server/relay/push_target.hpp"
+#include "server/relay/runtime_targets.hpp"
+
+namespace sluice::server {
+
+namespace {
+constexpr uint64_t kTickMs = 250;
+
+std::shared_ptr<const TlsContext> client_context(bool verify) {
+  auto ctx = TlsContext::client(verify);
+  if (!ctx) {
+    SLUICE_LOG_ERROR("event=relay_tls_unavailable verify={} error=\"{}\"", verify, ctx.error().message());
+    return nullptr;
+  }
+  return *ctx;
+}
+
+std::vector<RelayUrl> parse_urls(const std::vector<std::string>& urls) {
+  std::vector<RelayUrl> out;
+  for (const std::string& u : urls) {
+    if (auto parsed = RelayUrl::parse(u)) out.push_back(std::move(*parsed));
+  }
+  return out;
+}
+}  // namespace
+
+bool relay_selects(const std::vector<std::string>& streams, const std::string& name) {
+  return streams.empty() || std::find(streams.begin(), streams.end(), name) != streams.end();
+}
+
+RelayManager::RelayManager(LoopContext& loop, StreamRegistry& registry, WorkerMesh* mesh, uint32_t worker)
+    : services_{loop, registry, client_context(true), client_context(false), &draining_}, mesh_(mesh), worker_(worker) {}
+
+RelayManager::~RelayManager() {
+  // Targets first: they hold the hubs the pulls publish.
+  pushes_.clear();
+  pulls_.clear();
+}
+
+void RelayManager::start() {
+  uv_timer_init(services_.loop.loop(), &timer_);
+  timer_.data = this;
+  uv_timer_start(&timer_, &RelayManager::on_timer, kTickMs, kTickMs);
+  timer_started_ = true;
+  runtime_generation_ = RuntimeTargets::instance().generation();
+  if (worker_ != 0) return;
+  for (const config::AppConfig& app : services_.loop.config().apps) {
+    if (!app.relay.pull.enabled() || app.relay.pull.on_demand) continue;
+    for (const std::string& name : app.relay.pull.streams) start_pull(app, name);
+  }
+}
+
+void RelayManager::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& p : pushes_) p->stop("server stopping");
+  for (auto& p : pulls_) p->end("server stopping");
+  pushes_.clear();
+  pulls_.clear();
+  // The timer goes once the pushes' ends are out (tick()).
+  if (draining_.empty() && timer_started_) {
+    timer_started_ = false;
+    close_handle(&timer_);
+  }
+}
+
+void RelayManager::close_all(const std::string& why) {
+  draining_.close_all(why);
+  if (timer_started_) {
+    timer_started_ = false;
+    close_handle(&timer_);
+  }
+}
+
+void RelayManager::on_timer(uv_timer_t* t) { static_cast<RelayManager*>(t->data)->tick(); }
+
+void RelayManager::tick() {
+  const uint64_t now = services_.loop.now_ms();
+  draining_.on_tick(now);
+  if (stopped_) {
+    if (draining_.empty() && timer_started_) {
+      timer_started_ = false;
+      close_handle(&timer_);
+    }
+    return;
+  }
+  if (RuntimeTargets::instance().generation() != runtime_generation_) sync_runtime_targets();
+  for (size_t i = 0; i < pushes_.size(); ++i) pushes_[i]->on_tick(now);
+  for (size_t i = 0; i < pulls_.size(); ++i) pulls_[i]->on_tick(now);
+  std::erase_if(pulls_, [](const auto& p) { return p->ended(); });
+}
+
+void RelayManager::add_push(const std::string& target_id, const std::vector<std::string>& urls,
+                            const std::string& key_secret, bool verify, const config::AppConfig& app,
+                            const std::string& name, media::StreamHub& hub) {
+  std::vector<RelayUrl> parsed = parse_urls(urls);
+  if (parsed.empty()) return;
+  const std::string publish_name = parsed.front().stream_name(name, key_secret);
+  auto t = std::make_unique<PushTarget>(services_, target_id, std::move(parsed), publish_name, !key_secret.empty(),
+                                        verify, app.name + "/" + name, hub);
+  PushTarget* raw = t.get();
+  pushes_.push_back(std::move(t));
+  raw->start();
+}
+
+void RelayManager::on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub) {
+  if (stopped_) return;
+  const std::string key = app.name + "/" + name;
+  on_publish_end(key);  // a republish on the same name starts its targets afresh
+  publications_.push_back({app.name, name, &hub});
+  for (size_t i = 0; i < app.relay.push.size(); ++i) {
+    const config::PushTargetConfig& t = app.relay.push[i];
+    if (!relay_selects(t.streams, name)) continue;
+    add_push(app.name + "#" + std::to_string(i), {t.url}, t.key.value, t.verify, app, name, hub);
+  }
+  if (app.relay.edge) add_push(app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify, app, name, hub);
+  for (const RuntimeTarget& t : RuntimeTargets::instance().list()) {
+    if (t.app == app.name && relay_selects(t.streams, name)) add_push(t.id, {t.url}, t.key, true, app, name, hub);
+  }
+}
+
+void RelayManager::on_publish_end(const std::string& key) {
+  std::erase_if(publications_, [&](const Publication& p) { return p.app + "/" + p.name == key; });
+  // A live target sends FCUnpublish + deleteStream behind its frames.
+  std::erase_if(pushes_, [&](const auto& t) {
+    if (t->source_key() != key) return false;
+    t->stop("source ended");
+    return true;
+  });
+}
+
+void RelayManager::sync_runtime_targets() {
+  runtime_generation_ = RuntimeTargets::instance().generation();
+  const std::vector<RuntimeTarget> list = RuntimeTargets::instance().list();
+  auto listed = [&](const std::string& id) {
+    return std::any_of(list.begin(), list.end(), [&](const RuntimeTarget& t) { return t.id == id; });
+  };
+  std::erase_if(pushes_, [&](const auto& t) { return t->target_id().starts_with("r") && !listed(t->target_id()); });
+  for (const RuntimeTarget& t : list) {
+    const config::AppConfig* app = services_.loop.config().find_app(t.app);
+    if (!app) continue;
+    for (const Publication& p : std::vector<Publication>(publications_)) {
+      if (p.app != t.app || !relay_selects(t.streams, p.name)) continue;
+      const std::string key = p.app + "/" + p.name;
+      const bool running = std::any_of(pushes_.begin(), pushes_.end(), [&](const auto& x) {
+        return x->target_id() == t.id && x->source_key() == key;
+      });
+      if (!running) add_push(t.id, {t.url}, t.key, true, *app, p.name, *p.hub);
+    }
+  }
+}
+
+bool RelayManager::want(const config::AppConfig& app, const std::string& name) {
+  const config::PullConfig& pull = app.relay.pull;
+  if (stopped_ || !pull.enabled() || !pull.on_demand || !relay_selects(pull.streams, name)) return false;
+  if (worker_ == 0) {
+    start_pull(app, name);
+  } else if (mesh_) {
+    auto e = std::make_unique<MeshEvent>();
+    e->kind = MeshEvent::Kind::PullWanted;
+    e->from = worker_;
+    e->key = app.name + "/" + name;
+    mesh_->post(0, std::move(e));
+  }
+  return true;
+}
+
+void RelayManager::on_pull_wanted(const std::string& key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return;
+  const config::AppConfig* app = services_.loop.config().find_app(key.substr(0, slash));
+  if (app) want(*app, key.substr(slash + 1));
+}
+
+void RelayManager::start_pull(const config::AppConfig& app, const std::string& name) {
+  const std::string key = app.name + "/" + name;
+  if (std::any_of(pulls_.begin(), pulls_.end(), [&](const auto& p) { return p->key() == key && !p->ended(); })) return;
+  Pull::Settings s;
+  s.key = key;
+  s.name = name;
+  s.upstreams = parse_urls(app.relay.pull.upstreams);
+  if (s.upstreams.empty()) return;
+  s.on_demand = app.relay.pull.on_demand;
+  s.idle_ms = static_cast<uint64_t>(app.relay.pull.idle.count());
+  s.verify = app.relay.pull.verify;
+  s.timestamp_jump_ms = static_cast<uint32_t>(app.timestamp_jump.count());
+  s.hub = hub_options(app);
+  auto p = std::make_unique<Pull>(services_, std::move(s));
+  Pull* raw = p.get();
+  pulls_.push_back(std::move(p));
+  raw->start();
+}
+
+nlohmann::json RelayManager::status() const {
+  nlohmann::json push = nlohmann::json::array();
+  nlohmann::json pull = nlohmann::json::array();
+  for (const auto& t : pushes_) {
+    nlohmann::json j = t->status();
+    j["worker"] = worker_;
+    push.push_back(std::move(j));
+  }
+  for (const auto& p : pulls_) {
+    nlohmann::json j = p->status();
+    j["worker"] = worker_;
+    pull.push_back(std::move(j));
+  }
+  return nlohmann::json{{"push", push}, {"pull", pull}};
+}
+
+}  // namespace sluice::server

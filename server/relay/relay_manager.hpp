@@ -1,0 +1,86 @@
+// RelayManager: the relays of one worker loop (docs/relays.md). Push targets follow the local
+// publications: when a stream of an app with push targets (config, or added through the API)
+// starts, one PushTarget per matching target starts with it and stops when it ends; a publish on an
+// edge app is forwarded to its origins the same way. Pulls (apps.NAME.pull, edge apps) all run on
+// worker 0: a player on another loop asks worker 0 through the mesh, so a stream has one upstream
+// connection per server.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "server/live/worker_mesh.hpp"
+#include "server/relay/relay_services.hpp"
+
+namespace sluice::media {
+class StreamHub;
+}
+
+namespace sluice::server {
+
+class PushTarget;
+class Pull;
+
+class RelayManager {
+ public:
+  RelayManager(LoopContext& loop, StreamRegistry& registry, WorkerMesh* mesh, uint32_t worker);
+  ~RelayManager();
+  RelayManager(const RelayManager&) = delete;
+  RelayManager& operator=(const RelayManager&) = delete;
+
+  // Starts the timer and (worker 0) the always-on pulls.
+  void start();
+  // Server shutdown: every relay ends (pushes send their end first).
+  void stop();
+  // The end of a stop: connections still sending their end are closed.
+  void close_all(const std::string& why);
+
+  // A local publication of app/name started or ended.
+  void on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub);
+  void on_publish_end(const std::string& key);
+  // A player (RTMP or HTTP-FLV) asks for app/name, which is not live: start its pull if the app
+  // pulls it. True when it is pulled (or being asked for).
+  bool want(const config::AppConfig& app, const std::string& name);
+  // PullWanted from another worker (worker 0 only).
+  void on_pull_wanted(const std::string& key);
+
+  nlohmann::json status() const;  // {"push": [...], "pull": [...]}
+
+ private:
+  static void on_timer(uv_timer_t* t);
+  void tick();
+  void sync_runtime_targets();
+  void start_pull(const config::AppConfig& app, const std::string& name);
+  void add_push(const std::string& target_id, const std::vector<std::string>& urls, const std::string& key_secret,
+                bool verify, const config::AppConfig& app, const std::string& name, media::StreamHub& hub);
+
+  DrainingRelays draining_;
+  RelayServices services_;
+  WorkerMesh* mesh_;
+  uint32_t worker_;
+  uv_timer_t timer_{};
+  bool timer_started_ = false;
+  bool stopped_ = false;
+  std::vector<std::unique_ptr<PushTarget>> pushes_;
+  std::vector<std::unique_ptr<Pull>> pulls_;
+  // The local publications, for targets added at run time.
+  struct Publication {
+    std::string app;
+    std::string name;
+    media::StreamHub* hub;
+  };
+  std::vector<Publication> publications_;
+  uint64_t runtime_generation_ = 0;
+};
+
+// Whether a stream name is in a relay's `streams` list (every name when the list is empty).
+bool relay_selects(const std::vector<std::string>& streams, const std::string& name);
+
+}  // namespace sluice::server
