@@ -16,7 +16,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
-require_tools("ffmpeg")
+require_tools("ffmpeg", "openssl")
 
 
 def api(port, path, method="GET"):
@@ -43,13 +43,21 @@ def wait_for(cond, timeout, step=0.2):
     return False
 
 
-c_port, b_port = free_port(), free_port()
+c_port, b_port, c_tls = free_port(), free_port(), free_port()
 c_http, b_http, a_http = free_port(), free_port(), free_port()
-apps_c = "  direct: { type: live }\n  chain: { type: live }\n  runtime: { type: live }\n"
+apps_c = "  direct: { type: live }\n  chain: { type: live }\n  runtime: { type: live }\n  tls: { type: live }\n"
+# C also takes RTMPS, with a self-signed certificate for localhost made here.
+certs = workdir("relay_push_certs")
+cert, key = os.path.join(certs, "cert.pem"), os.path.join(certs, "key.pem")
+p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert], capture_output=True)
+check(p.returncode == 0, "openssl made a certificate")
 
 
 def start_c():
-    return Server("relay_push_c", extra_yaml=f"http: {{ listen: 127.0.0.1:{c_http} }}\n", apps=apps_c, port=c_port).start()
+    return Server("relay_push_c", apps=apps_c, port=c_port,
+                  extra_yaml=(f"http: {{ listen: 127.0.0.1:{c_http} }}\n"
+                              f"rtmps: {{ listen: 127.0.0.1:{c_tls}, cert: {cert}, key: {key} }}\n")).start()
 
 
 server_c = start_c()
@@ -60,7 +68,11 @@ server_a = Server("relay_push_a", extra_yaml=f"http: {{ listen: 127.0.0.1:{a_htt
                   apps=(f"  live:\n    type: live\n    push:\n"
                         f"      - url: rtmp://127.0.0.1:{b_port}/live\n"
                         f"      - url: rtmp://127.0.0.1:{c_port}/direct/\n        key_env: SLUICE_TEST_C_KEY\n"
-                        f"        streams: [cam]\n"),
+                        f"        streams: [cam]\n"
+                        # RTMPS targets: one that does not verify, one that does (and so refuses C's
+                        # self-signed certificate).
+                        f"      - {{ url: 'rtmps://localhost:{c_tls}/tls/', verify: false }}\n"
+                        f"      - {{ url: 'rtmps://localhost:{c_tls}/tls/verified' }}\n"),
                   env={"SLUICE_TEST_C_KEY": "cam"}).start()
 tmp = server_a.dir
 src = make_media(os.path.join(tmp, "src.flv"), seconds=30)
@@ -68,25 +80,29 @@ source_tags = flv_tags(src)
 
 try:
     pub = publish_ffmpeg(src, server_a.url("live/cam"))
-    check(wait_for(lambda: len([r for r in api(a_http, "/api/v1/relays")[1]["push"] if r["state"] == "live"]) == 2, 10),
-          "A's two push targets are live")
+    check(wait_for(lambda: len([r for r in api(a_http, "/api/v1/relays")[1]["push"] if r["state"] == "live"]) == 3, 10),
+          "A's push targets to B, C and C over RTMPS are live")
     relays = api(a_http, "/api/v1/relays")[1]
-    check(all(r["stream"] == "live/cam" for r in relays["push"]), f"both push live/cam ({relays['push']})")
+    check(all(r["stream"] == "live/cam" for r in relays["push"]), f"all push live/cam ({relays['push']})")
+    check(wait_for(lambda: any("certificate" in r["last_error"] for r in api(a_http, "/api/v1/relays")[1]["push"]), 5),
+          f"the RTMPS target that verifies refuses the self-signed certificate ({relays['push']})")
     check(any(r["name"] == "(key)" for r in relays["push"]), "the target with a key does not show it")
     check(wait_for(lambda: any(r["state"] == "live" for r in api(b_http, "/api/v1/relays")[1]["push"]), 10),
           "B's push to C is live")
     time.sleep(1)
-    outs = {n: os.path.join(tmp, n + ".flv") for n in ("b", "c_direct", "c_chain")}
+    outs = {n: os.path.join(tmp, n + ".flv") for n in ("b", "c_direct", "c_chain", "c_tls")}
     players = [play(server_b.url("live/cam"), outs["b"], 6), play(f"rtmp://127.0.0.1:{c_port}/direct/cam", outs["c_direct"], 6),
-               play(f"rtmp://127.0.0.1:{c_port}/chain/cam", outs["c_chain"], 6)]
+               play(f"rtmp://127.0.0.1:{c_port}/chain/cam", outs["c_chain"], 6),
+               play(f"rtmp://127.0.0.1:{c_port}/tls/cam", outs["c_tls"], 6)]
     for p in players:
         p.wait(timeout=30)
     check_same_packets("player on B (A -> B)", outs["b"], source_tags, min_video=100, min_audio=100)
     check_same_packets("player on C (A -> C, the key as the name)", outs["c_direct"], source_tags, min_video=100, min_audio=100)
     check_same_packets("player on C through A -> B -> C", outs["c_chain"], source_tags, min_video=100, min_audio=100)
+    check_same_packets("player on C of the RTMPS push", outs["c_tls"], source_tags, min_video=100, min_audio=100)
 
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{a_http}/metrics", timeout=5).read().decode()
-    check('sluice_relay_push_targets{state="live"} 2' in metrics, "/metrics counts the live push targets")
+    check('sluice_relay_push_targets{state="live"} 3' in metrics, "/metrics counts the live push targets")
 
     # A target added at run time pushes the live stream; removing it ends that push.
     st, added = api(a_http, f"/api/v1/relays/push?app=live&url=rtmp%3A%2F%2F127.0.0.1%3A{c_port}%2Fruntime%2F", "POST")
@@ -122,7 +138,7 @@ try:
     p.wait(timeout=30)
     check_same_packets("player on C after its restart (starts on a keyframe)", after, source_tags, min_video=50, min_audio=50)
     attempts = [r for r in api(a_http, "/api/v1/relays")[1]["push"] if r["url"].endswith("/direct")][0]
-    check(attempts["connects"] >= 2 and "connect" in attempts["last_error"] or "closed" in attempts["last_error"],
+    check(attempts["connects"] >= 2 and ("connect" in attempts["last_error"] or "closed" in attempts["last_error"]),
           f"the target's state says it reconnected ({attempts})")
     print(f"relay came back {back_s:.1f} s after C restarted")
 
