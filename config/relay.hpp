@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/access.hpp"
@@ -33,6 +34,10 @@ struct PullConfig {
   bool enabled() const { return !upstreams.empty(); }
   bool operator==(const PullConfig&) const = default;
 };
+
+// Why an rtmp:// or rtmps:// relay URL is not usable (for the config, the API, the on_publish hook);
+// empty when it is.
+std::string relay_url_problem(std::string_view url);
 
 struct RelayConfig {
   std::vector<PushTargetConfig> push;

@@ -11,7 +11,5 @@ namespace sluice::config {
 void load_push(FieldReader& r, const Field& self, RelayConfig& relay);
 void load_pull(FieldReader& r, const Field& self, RelayConfig& relay);
 void load_edge_origins(FieldReader& r, const Field& self, RelayConfig& relay);
-// Why an rtmp:// or rtmps:// relay URL is not usable; empty when it is.
-std::string relay_url_problem(std::string_view url);
 
 }  // namespace sluice::config

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <map>
 
-#include "config/relay_schema.hpp"
+#include "config/relay.hpp"
 #include "server/access/query.hpp"
 #include "server/api_json.hpp"
 #include "server/live/worker_mesh.hpp"

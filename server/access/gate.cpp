@@ -51,6 +51,7 @@ bool apply_verdict(const HookVerdict& v, AccessOutcome& outcome) {
   }
   if (!v.name.empty()) outcome.name = v.name;
   outcome.lifetime_s = v.lifetime_s;
+  outcome.push = v.push;
   return true;
 }
 

@@ -33,6 +33,7 @@ struct AccessOutcome {
   std::string name;              // the stream name to use (the hook may rename)
   uint64_t lifetime_s = 0;       // 0: no limit
   Seat seat;                     // held while the session lasts (publish and play)
+  std::vector<std::pair<std::string, std::string>> push;  // the on_publish hook's push targets (url, key)
   bool allowed() const { return refused_by == RefusedBy::Nobody; }
 };
 

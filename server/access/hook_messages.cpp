@@ -1,5 +1,7 @@
 #include "server/access/hook_messages.hpp"
 
+#include "config/relay.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "server/access/hook_client.hpp"
@@ -93,6 +95,16 @@ HookVerdict hook_verdict(const HookReply& reply, std::string_view hook_name, boo
   if (auto it = body.find("lifetime"); it != body.end() && it->is_number() && it->get<double>() > 0) {
     double s = it->get<double>();
     v.lifetime_s = s > 1e9 ? 1'000'000'000 : static_cast<uint64_t>(s + 0.999);
+  }
+  if (auto it = body.find("push"); it != body.end() && it->is_array()) {
+    for (const json& t : *it) {
+      if (v.push.size() >= 16) break;
+      std::string url = t.is_string() ? t.get<std::string>() : t.is_object() ? string_field(t, "url") : "";
+      std::string key = t.is_object() ? string_field(t, "key") : "";
+      // A bad target is left out (the log of the relay says nothing of it: it never starts).
+      if (!config::relay_url_problem(url).empty() || key.size() > 1024) continue;
+      v.push.emplace_back(std::move(url), std::move(key));
+    }
   }
   return v;
 }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 namespace sluice::server {
@@ -55,6 +57,9 @@ struct HookVerdict {
   std::string name;           // rename, empty: keep
   uint64_t lifetime_s = 0;    // 0: no limit
   std::string reason;         // for the client and the log
+  // on_publish: more push targets for this publication, {"push": [{"url": ..., "key": ...}, ...]}
+  // (or plain URL strings): (url, key) pairs, checked like apps.NAME.push URLs, at most 16.
+  std::vector<std::pair<std::string, std::string>> push;
 };
 
 HookVerdict hook_verdict(const HookReply& reply, std::string_view hook_name, bool fail_open);

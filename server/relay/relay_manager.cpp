@@ -110,7 +110,8 @@ void RelayManager::add_push(const std::string& target_id, const std::vector<std:
   raw->start();
 }
 
-void RelayManager::on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub) {
+void RelayManager::on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub,
+                                    const std::vector<std::pair<std::string, std::string>>& extra) {
   if (stopped_) return;
   const std::string key = app.name + "/" + name;
   on_publish_end(key);  // a republish on the same name starts its targets afresh
@@ -123,6 +124,9 @@ void RelayManager::on_publish_start(const config::AppConfig& app, const std::str
   if (app.relay.edge) add_push(app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify, app, name, hub);
   for (const RuntimeTarget& t : RuntimeTargets::instance().list()) {
     if (t.app == app.name && relay_selects(t.streams, name)) add_push(t.id, {t.url}, t.key, true, app, name, hub);
+  }
+  for (size_t i = 0; i < extra.size(); ++i) {
+    add_push(app.name + "#hook" + std::to_string(i), {extra[i].first}, extra[i].second, true, app, name, hub);
   }
 }
 

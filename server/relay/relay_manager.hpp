@@ -43,7 +43,9 @@ class RelayManager {
   void close_all(const std::string& why);
 
   // A local publication of app/name started or ended.
-  void on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub);
+  // extra: more targets (url, key) for this publication alone (the on_publish hook's).
+  void on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub,
+                        const std::vector<std::pair<std::string, std::string>>& extra = {});
   void on_publish_end(const std::string& key);
   // A player (RTMP or HTTP-FLV) asks for app/name, which is not live: start its pull if the app
   // pulls it. True when it is pulled (or being asked for).

@@ -141,6 +141,7 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
                                                         static_cast<uint32_t>(app->timestamp_jump.count())));
   publishers_.back()->ticket = ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat));
   if (app->record.mode == config::RecordMode::All) publishers_.back()->start_recording(*app);
+  publishers_.back()->start_relays(*app, o.push);
   SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}", id(), peer(), app_, name, e.publish.type,
                   name != e.publish.name ? " renamed_from=" + e.publish.name : "");
 }

