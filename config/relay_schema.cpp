@@ -1,28 +1,26 @@
 #include "config/relay_schema.hpp"
 
 #include "config/access_schema.hpp"
+#include "config/relay_url.hpp"
 
 namespace sluice::config {
 
 std::string relay_url_problem(std::string_view url) {
-  std::string_view rest;
-  if (url.starts_with("rtmp://")) {
-    rest = url.substr(7);
-  } else if (url.starts_with("rtmps://")) {
-    rest = url.substr(8);
-  } else {
-    return "must start with rtmp:// or rtmps://";
-  }
+  if (!url.starts_with("rtmp://") && !url.starts_with("rtmps://")) return "must start with rtmp:// or rtmps://";
   if (url.size() > 2048) return "is longer than 2048 bytes";
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
       return "may only hold visible ASCII characters";
     }
   }
-  size_t slash = rest.find('/');
+  std::string_view rest = url.substr(url.find("//") + 2);
+  const size_t slash = rest.find('/');
   if (slash == 0 || rest.empty()) return "has no host";
   if (slash == std::string_view::npos || slash + 1 >= rest.size() || rest[slash + 1] == '/' || rest[slash + 1] == '?') {
     return "has no app (rtmp://host[:port]/app/...)";
+  }
+  if (!RelayUrl::parse(url)) {
+    return "is not rtmp[s]://host[:port]/app[/name] (no user@, a port 1..65535, IPv6 hosts in [brackets])";
   }
   return "";
 }

@@ -86,9 +86,8 @@ Result<void> Server::start() {
   if (config_.rtmps.enabled()) {
     std::vector<CertificateFiles> certs;
     for (const auto& c : config_.rtmps.certificates) certs.push_back({c.cert, c.key});
-    auto ctx = TlsContext::server(certs);
-    if (!ctx) return ctx.error();
-    tls_context_ = std::move(*ctx);
+    tls_ = std::make_unique<TlsReloader>(loop_, std::move(certs), worker_);
+    if (auto r = tls_->start(); !r) return r.error();
   }
   if (worker_ != 0) return ok();
   std::vector<RepairDir> record_dirs;
@@ -101,7 +100,7 @@ Result<void> Server::start() {
   repair_recordings(loop_, record_dirs);
   retention_ = std::make_unique<RecordRetention>(loop_, std::move(keep));
   retention_->start();
-  const int signums[2] = {SIGINT, SIGTERM};
+  const int signums[3] = {SIGINT, SIGTERM, SIGHUP};
   for (size_t i = 0; i < signals_.size(); ++i) {
     uv_signal_init(loop_, &signals_[i]);
     signals_[i].data = this;
@@ -143,7 +142,7 @@ void Server::on_accepted(int fd, bool tls) {
   auto* c = new RtmpConnection(rtmp_, context_.next_connection_id());
   connections_.insert(c);
   if (mesh_) ++mesh_->rtmp_connections;
-  if (tls) c->use_tls(tls_context_);
+  if (tls && tls_) c->use_tls(tls_->context());
   int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
@@ -191,7 +190,7 @@ bool Server::hand_over(int fd, bool tls) {
 
 void Server::adopt(int fd, uint64_t id, bool tls) {
   auto* c = new RtmpConnection(rtmp_, id);
-  if (tls) c->use_tls(tls_context_);
+  if (tls && tls_) c->use_tls(tls_->context());
   connections_.insert(c);
   int rc = c->adopt(fd);
   if (rc != 0) {
@@ -238,12 +237,25 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::PullWanted:
       if (relays_) relays_->on_pull_wanted(e.key);
       return;
+    case MeshEvent::Kind::TlsReload:
+      if (tls_) tls_->reload("SIGHUP");
+      return;
     case MeshEvent::Kind::Stop: stop(); return;
     default: registry_.on_mesh_event(e); return;
   }
 }
 
 void Server::publish_snapshot() { mesh_->publish_snapshot(worker_, worker_snapshot(*this)); }
+
+void Server::reload_tls() {
+  if (tls_) tls_->reload("SIGHUP");
+  if (!mesh_) return;
+  for (uint32_t w = 1; w < mesh_->size(); ++w) {
+    auto e = std::make_unique<MeshEvent>();
+    e->kind = MeshEvent::Kind::TlsReload;
+    mesh_->post(w, std::move(e));
+  }
+}
 
 void Server::close_mesh_handle() {
   if (mesh_) close_handle(&wake_);
@@ -262,6 +274,12 @@ void Server::on_tick(uv_timer_t* timer) {
 
 void Server::on_signal(uv_signal_t* signal, int signum) {
   auto* self = static_cast<Server*>(signal->data);
+  if (signum == SIGHUP) {
+    // Reloads the RTMPS certificates on every loop (each loop holds its own context).
+    SLUICE_LOG_INFO("event=signal signal=SIGHUP action=reload_certificates");
+    self->reload_tls();
+    return;
+  }
   SLUICE_LOG_INFO("event=signal signal={} action=stop", signum == SIGINT ? "SIGINT" : "SIGTERM");
   self->stop();
 }
@@ -336,6 +354,7 @@ void Server::close_handles() {
   if (worker_ == 0) {
     for (auto& s : signals_) close_handle(&s);
   }
+  if (tls_) tls_->close();
   if (retention_) retention_->close();
   if (http_) http_->close_handles();
 }

@@ -17,7 +17,7 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 #include "server/io/loop_lag.hpp"
-#include "server/io/tls_context.hpp"
+#include "server/io/tls_reloader.hpp"
 #include "server/access/gate.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/http/api.hpp"
@@ -84,6 +84,8 @@ class Server final : public HttpApi {
   // limits.per_ip: closes c (with a log line, at most one a second) when its address is full.
   void check_peer_limit(RtmpConnection& c);
   void publish_snapshot();
+  // SIGHUP: every loop loads the RTMPS certificates again.
+  void reload_tls();
   void close_handles();
 
   uv_loop_t* loop_;
@@ -98,7 +100,7 @@ class Server final : public HttpApi {
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
   std::unique_ptr<RelayManager> relays_;
-  std::shared_ptr<const TlsContext> tls_context_;  // rtmps
+  std::unique_ptr<TlsReloader> tls_;  // rtmps: this loop's certificates, reloaded when they change
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
   LoopLag loop_lag_;
@@ -111,7 +113,7 @@ class Server final : public HttpApi {
   uint64_t hook_drain_deadline_ms_ = 0;
   uv_async_t wake_{};
   uv_timer_t snapshot_timer_{};
-  std::array<uv_signal_t, 2> signals_{};
+  std::array<uv_signal_t, 3> signals_{};  // SIGINT, SIGTERM (stop), SIGHUP (reload certificates)
   WorkerMesh* mesh_ = nullptr;
   uint32_t worker_ = 0;
   uint32_t next_worker_ = 0;

@@ -37,6 +37,7 @@ struct MeshEvent {
     RecordStart,   // start recording key, published here (the stats API, record.mode manual)
     RecordStop,    // stop recording key
     PullWanted,    // a player of key waits here: start its pull (sent to worker 0, which runs pulls)
+    TlsReload,     // load the RTMPS certificates again (SIGHUP on worker 0)
     Stop,          // graceful stop
   };
   Kind kind = Kind::Stop;

@@ -1,33 +1,9 @@
-// RelayUrl: an rtmp:// or rtmps:// URL of a relay target or upstream, split into what the RTMP
-// client needs: where to connect, the app for connect (and its tcUrl), and the stream name part.
-// The first path segment is the app (as FFmpeg and OBS read such URLs); the rest, if any, is the
-// stream name, "{stream}" standing for the local stream's name.
+// The relay URL type of config/relay_url.hpp, for the relay code (one parser for the config check,
+// the API and the connections).
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
+#include "config/relay_url.hpp"
 
 namespace sluice::server {
-
-struct RelayUrl {
-  bool tls = false;
-  std::string host;  // without brackets for IPv6
-  uint16_t port = 1935;
-  std::string app;
-  std::string tc_url;  // rtmp[s]://host[:port]/app
-  std::string name;    // may be empty
-
-  // nullopt when the URL is not rtmp[s]://host[:port]/app[/name] (config/relay_schema.cpp checks
-  // the same at load time, so a loaded config never fails here).
-  static std::optional<RelayUrl> parse(std::string_view url);
-
-  // The name to publish or play: the key when given (a platform's stream key), else the URL's
-  // name with {stream} replaced, else the local stream's name.
-  std::string stream_name(std::string_view local_name, std::string_view key = {}) const;
-  // For logs and the API: the URL without the name part (which may be a key).
-  std::string display() const { return tc_url; }
-};
-
+using config::RelayUrl;
 }  // namespace sluice::server

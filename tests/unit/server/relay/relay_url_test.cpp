@@ -110,21 +110,15 @@ TEST_CASE("parse refuses what is not rtmp[s]://host[:port]/app") {
   }
 }
 
-// BUG (server/relay/relay_url.cpp): "host:" with an empty port is taken as the default port. The
-// test `authority.size() + 1 < rest.substr(0, slash).size()` meant to notice the ':' is never true
-// (with an empty port the two sizes differ by exactly 1), so the port is not checked at all.
-// Remove should_fail once fixed.
-TEST_CASE("parse refuses an empty port after ':'" * doctest::should_fail()) {
+// "host:" names no port: refused, not read as the default port.
+TEST_CASE("parse refuses an empty port after ':'") {
   CHECK_FALSE(RelayUrl::parse("rtmp://h:/app"));
   CHECK_FALSE(RelayUrl::parse("rtmp://[::1]:/app"));
 }
 
-// BUG (server/relay/relay_url.cpp): outside brackets the last ':' is taken as the port separator
-// whatever the host holds, so an IPv6 literal without brackets silently becomes another host and
-// port ("rtmp://fd00::1/app" gives host "fd00:", port 1), and brackets inside a host give a tcUrl
-// that does not parse ("rtmp://a[::1]:1935/app" gives tcUrl "rtmp://[a[::1]]/app"). A host outside
-// brackets should hold no ':', '[' or ']'. Remove should_fail once fixed.
-TEST_CASE("parse refuses IPv6 without brackets and stray brackets in a host" * doctest::should_fail()) {
+// An IPv6 literal needs its brackets: without them its last ':' would be read as the port's and
+// the relay would connect somewhere else. Brackets inside a name are refused too.
+TEST_CASE("parse refuses IPv6 without brackets and stray brackets in a host") {
   for (std::string bad : {"rtmp://fd00::1/app", "rtmp://::1/app", "rtmp://::1:1935/app", "rtmp://a[::1]:1935/app",
                           "rtmp://a]b/app"}) {
     CAPTURE(bad);
@@ -172,10 +166,8 @@ TEST_CASE("config::relay_url_problem agrees with parse on good URLs") {
   }
 }
 
-// BUG (config/relay_schema.cpp): relay_url_problem does not look at the authority, so these load
-// without error and then RelayUrl::parse refuses them at run time, against the promise in
-// relay_url.hpp. Remove should_fail once fixed.
-TEST_CASE("config::relay_url_problem refuses what parse refuses" * doctest::should_fail()) {
+// What the config accepts always parses (config/relay_url.hpp).
+TEST_CASE("config::relay_url_problem refuses what parse refuses") {
   for (std::string bad : {"rtmp://h:0/app", "rtmp://h:70000/app", "rtmp://h:abc/app", "rtmp://user@h/app",
                           "rtmp://[::1/app", "rtmp://[]/app", "rtmp://:1935/app"}) {
     CAPTURE(bad);

@@ -1,8 +1,9 @@
-#include "server/relay/relay_url.hpp"
+#include "config/relay_url.hpp"
 
+#include <cctype>
 #include <charconv>
 
-namespace sluice::server {
+namespace sluice::config {
 
 std::optional<RelayUrl> RelayUrl::parse(std::string_view url) {
   RelayUrl u;
@@ -22,28 +23,40 @@ std::optional<RelayUrl> RelayUrl::parse(std::string_view url) {
   std::string_view path = rest.substr(slash + 1);
   if (authority.find('@') != std::string_view::npos) return std::nullopt;  // no user info
   std::string_view port_text;
+  bool has_port = false;
   if (authority.front() == '[') {
     size_t close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
+    if (close == std::string_view::npos || close == 1) return std::nullopt;
     u.host = std::string(authority.substr(1, close - 1));
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':') return std::nullopt;
       port_text = after.substr(1);
+      has_port = true;
+    }
+    for (char c : u.host) {
+      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') return std::nullopt;
     }
   } else {
-    size_t colon = authority.rfind(':');
+    size_t colon = authority.find(':');
     if (colon != std::string_view::npos) {
       port_text = authority.substr(colon + 1);
       authority = authority.substr(0, colon);
+      has_port = true;
     }
     u.host = std::string(authority);
+    // A name or an IPv4 address; an IPv6 address needs its brackets (else its last ':' would be
+    // taken for the port's).
+    for (char c : u.host) {
+      if (c == '[' || c == ']' || c == '#' || c == '\\') return std::nullopt;
+    }
   }
   if (u.host.empty()) return std::nullopt;
-  if (!port_text.empty() || authority.size() + 1 < rest.substr(0, slash).size()) {
+  if (has_port) {
     unsigned port = 0;
     auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (ec != std::errc() || p != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+    if (port_text.empty() || ec != std::errc() || p != port_text.data() + port_text.size() || port == 0 ||
+        port > 65535) {
       return std::nullopt;
     }
     u.port = static_cast<uint16_t>(port);
@@ -71,4 +84,4 @@ std::string RelayUrl::stream_name(std::string_view local_name, std::string_view 
   return out;
 }
 
-}  // namespace sluice::server
+}  // namespace sluice::config
