@@ -23,6 +23,9 @@ SSL_CTX* new_ctx(bool server) {
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // Partial writes and moving buffers: the transform hands OpenSSL spans of its own vectors.
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // No TLS 1.3 session tickets: RTMP clients do not resume sessions, and a ticket arriving after
+  // the handshake breaks librtmp's GnuTLS reads (rtmpdump: "handshake failed").
+  if (server) SSL_CTX_set_num_tickets(ctx, 0);
   return ctx;
 }
 

@@ -15,7 +15,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
-require_tools("ffmpeg", "openssl", "gst-launch-1.0")
+require_tools("ffmpeg", "openssl", "gst-launch-1.0", "rtmpdump")
 
 tmp = workdir("rtmps")
 cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
@@ -57,6 +57,31 @@ try:
     check_same_packets("ffmpeg over plain RTMP, published over RTMPS", plain_out, source_tags, min_video=100,
                        min_audio=100)
     check_same_packets("GStreamer rtmp2src over RTMPS", gst_out, source_tags, min_video=50, min_audio=50)
+
+    # rtmpdump (librtmp on GnuTLS) plays over TLS: it needs a server that sends no TLS 1.3 session
+    # ticket after the handshake.
+    dump_out = os.path.join(tmp, "rtmpdump.flv")
+    subprocess.run(["timeout", "6", "rtmpdump", "-q", "-v", "-r", turl, "-o", dump_out], capture_output=True)
+    check_same_packets("rtmpdump over RTMPS", dump_out, source_tags, min_video=50, min_audio=50)
+    stop_proc(pub)
+
+    # GStreamer publishes over TLS; a plain RTMP player gets its packets.
+    gst_pub = subprocess.Popen(["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "flvdemux", "name=d",
+                                "d.video", "!", "queue", "!", "h264parse", "!", "flvmux", "name=m", "streamable=true",
+                                "!", "rtmp2sink", f"location=rtmps://127.0.0.1:{tport}/live/gst", "tls-validation-flags=0",
+                                "d.audio", "!", "queue", "!", "aacparse", "!", "m."],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(2)
+    gst_got = os.path.join(tmp, "gst_published.flv")
+    pl = ffmpeg_play(server.url("live/gst"), gst_got, 2)
+    pl.wait(timeout=20)
+    stop_proc(gst_pub)
+    got = media_runs(flv_tags(gst_got))
+    src_runs = media_runs(source_tags)
+    check(len(got[9]) >= 20 and contiguous_in(got[9][:-2], src_runs[9]) >= 0,
+          f"GStreamer rtmp2sink publishes over RTMPS: the player gets its video ({len(got[9])} packets)")
+    pub = publish_ffmpeg(src, turl, loop=True)
+    time.sleep(1.5)
 
     # A client that verifies: the right name passes, another name is refused.
     good = os.path.join(tmp, "verified.flv")
