@@ -54,8 +54,10 @@ void check_listeners(FieldReader& reader, const Config& cfg) {
   const std::vector<ListenSite>& sites = reader.listen_sites();
   std::vector<Entry> all;
   for (const auto& a : cfg.rtmp.listen) all.push_back({a, "rtmp.listen"});
+  for (const auto& a : cfg.rtmps.listen) all.push_back({a, "rtmps.listen"});
   if (cfg.http.enabled) {
     for (const auto& a : cfg.http.listen) all.push_back({a, "http.listen"});
+    for (const auto& a : cfg.https.listen) all.push_back({a, "https.listen"});
   }
   auto wildcard = [](const ListenAddress& a) { return a.host == "0.0.0.0" || a.host == "::"; };
   for (size_t j = 0; j < all.size(); ++j) {

@@ -164,6 +164,9 @@ struct LogConfig {
 struct Config {
   RtmpConfig rtmp;
   RtmpsConfig rtmps;
+  // https: the HTTP side (HTTP-FLV, downloads, uploads, API, page) over TLS on listeners of its
+  // own, with the same keys as rtmps (docs/tls.md, "HTTPS"). Needs http.enabled.
+  RtmpsConfig https;
   std::vector<AppConfig> apps;  // In file order; at least one after loading.
   HttpConfig http;
   LogConfig log;

@@ -268,7 +268,7 @@ void load_rtmps(FieldReader& r, const Field& self, RtmpsConfig& rtmps) {
       }
     }
   }
-  if (rtmps.enabled() && rtmps.certificates.empty()) r.error(self, "rtmps needs cert and key (PEM files)");
+  if (rtmps.enabled() && rtmps.certificates.empty()) r.error(self, self.path + " needs cert and key (PEM files)");
 }
 
 void load_http(FieldReader& r, const Field& self, HttpConfig& http) {
@@ -364,7 +364,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
                                  root.kind_name());
     return cfg;
   }
-  Section top(r, top_field, {"workers", "rtmp", "rtmps", "apps", "http", "log", "hooks", "limits", "server_id"});
+  Section top(r, top_field, {"workers", "rtmp", "rtmps", "https", "apps", "http", "log", "hooks", "limits", "server_id"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -378,6 +378,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   }
   if (auto f = top.take("rtmp")) load_rtmp(r, *f, cfg.rtmp);
   if (auto f = top.take("rtmps")) load_rtmps(r, *f, cfg.rtmps);
+  if (auto f = top.take("https")) load_rtmps(r, *f, cfg.https);  // the same keys
   if (auto f = top.take("apps")) {
     load_apps(r, *f, cfg.apps);
   } else {
@@ -386,6 +387,9 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   if (auto f = top.take("http")) {
     cfg.http.enabled = true;  // Writing an http section means wanting HTTP, unless it says otherwise.
     load_http(r, *f, cfg.http);
+  }
+  if (cfg.https.enabled() && !cfg.http.enabled) {
+    r.error(YamlMark{}, "https", "needs the HTTP side: add an http section (http: { listen: ... })");
   }
   if (auto f = top.take("log")) load_log(r, *f, cfg.log);
   if (auto f = top.take("hooks")) load_hooks(r, *f, cfg.hooks);

@@ -211,11 +211,13 @@ std::string to_yaml(const Config& config, Secrets secrets) {
     out << YAML::Key << "workers" << YAML::Value << config.workers;
   }
   emit_rtmp(out, config.rtmp);
-  if (config.rtmps.enabled()) {
-    out << YAML::Key << "rtmps" << YAML::Value << YAML::BeginMap;
-    emit_listen(out, config.rtmps.listen);
+  for (const auto& [name, tls] : {std::pair<const char*, const RtmpsConfig*>{"rtmps", &config.rtmps},
+                                   std::pair<const char*, const RtmpsConfig*>{"https", &config.https}}) {
+    if (!tls->enabled()) continue;
+    out << YAML::Key << name << YAML::Value << YAML::BeginMap;
+    emit_listen(out, tls->listen);
     out << YAML::Key << "certificates" << YAML::Value << YAML::BeginSeq;
-    for (const TlsCertificate& c : config.rtmps.certificates) {
+    for (const TlsCertificate& c : tls->certificates) {
       out << YAML::BeginMap << YAML::Key << "cert" << YAML::Value << c.cert << YAML::Key << "key" << YAML::Value
           << c.key << YAML::EndMap;
     }

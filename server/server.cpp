@@ -249,6 +249,7 @@ void Server::publish_snapshot() { mesh_->publish_snapshot(worker_, worker_snapsh
 
 void Server::reload_tls() {
   if (tls_) tls_->reload("SIGHUP");
+  if (http_) http_->reload_tls("SIGHUP");
   if (!mesh_) return;
   for (uint32_t w = 1; w < mesh_->size(); ++w) {
     auto e = std::make_unique<MeshEvent>();

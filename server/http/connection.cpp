@@ -58,7 +58,8 @@ HttpConnection::HttpConnection(HttpService& service, uint64_t id)
       service_(service),
       cycle_(started_ms()),
       last_read_ms_(started_ms()),
-      sendfile_(service.loop().loop()) {
+      sendfile_(service.loop().loop()),
+      tls_file_(service.loop().loop()) {
   http_parser_init(&parser_, HTTP_REQUEST);
   parser_.data = this;
 }
@@ -434,6 +435,16 @@ void HttpConnection::reject_quietly(int status, std::string_view message) {
 }
 
 int HttpConnection::send_file(uv_file file_fd, uint64_t offset, uint64_t length, std::function<void(int)> done) {
+  if (tls()) {
+    note_write_progress();
+    return tls_file_.start(
+        file_fd, offset, length,
+        [this](std::span<const uint8_t> bytes) {
+          response_body_bytes_ += bytes.size();
+          write_or_queue(bytes);  // queued and encrypted with the next flush (TLS never writes at once)
+        },
+        std::move(done));
+  }
   uv_os_fd_t fd = -1;
   int rc = uv_fileno(as_handle(tcp()), &fd);
   if (rc != 0) return rc;
@@ -481,6 +492,10 @@ bool HttpConnection::fill(WriteBatch& batch, size_t max_bytes) {
 }
 
 void HttpConnection::on_nothing_to_write() {
+  if (tls_file_.active()) {
+    tls_file_.on_drained();  // the last piece is out: the next one
+    return;
+  }
   switch (cycle_.state()) {
     case RequestState::Responding:
       if (responder_) responder_->on_written();
@@ -521,7 +536,7 @@ void HttpConnection::begin_linger() {
 void HttpConnection::on_tick(uint64_t now) {
   if (closing()) return;
   std::optional<uint64_t> pending;
-  if (write_in_flight() || sendfile_.active()) pending = last_write_ms();
+  if (write_in_flight() || sendfile_.active() || tls_file_.active()) pending = last_write_ms();
   switch (cycle_.timeout(now, last_read_ms_, pending)) {
     case HttpTimeout::None:
       return;
@@ -566,6 +581,8 @@ void HttpConnection::on_close(const std::string& reason) {
   service_.on_connection_closed(this);
   retain();
   sendfile_.close([this] { release(); });
+  retain();
+  tls_file_.close([this] { release(); });
   // The responder stays (inert) until the connection is deleted: work it started may still end.
   if (responder_) responder_->close();
 }

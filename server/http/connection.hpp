@@ -36,6 +36,7 @@
 #include "server/http/request_state.hpp"
 #include "server/http/responder.hpp"
 #include "server/http/sendfile.hpp"
+#include "server/http/tls_file_sender.hpp"
 #include "server/io/stream_socket.hpp"
 
 namespace sluice::server {
@@ -179,6 +180,7 @@ class HttpConnection final : public StreamSocket {
   std::unique_ptr<HttpResponder> responder_;  // the answer in progress
   std::unique_ptr<HttpResponder> finished_;   // the last one, inert, until the next request
   HttpSendfile sendfile_;  // the socket's second write path, for file bodies
+  TlsFileSender tls_file_;  // file bodies over HTTPS (sendfile cannot encrypt)
   PeerSlot peer_slot_;
 };
 

@@ -27,20 +27,39 @@ Result<void> HttpService::start() {
   tick_.data = this;
   uv_timer_start(&tick_, &HttpService::on_tick, kTickMs, kTickMs);
   handles_started_ = true;
-  for (const auto& addr : loop_.config().http.listen) {
-    listeners_.push_back(
-        std::make_unique<TcpListener>(loop_.loop(), "http", loop_.config().rtmp.limits.accepts_per_iteration,
-                                      [this](int fd) { on_accepted(fd); }));
+  const config::RtmpsConfig& https = loop_.config().https;
+  if (https.enabled()) {
+    std::vector<CertificateFiles> certs;
+    for (const auto& c : https.certificates) certs.push_back({c.cert, c.key});
+    tls_ = std::make_unique<TlsReloader>(loop_.loop(), std::move(certs), 0);
+    if (auto r = tls_->start(); !r) return r.error();
+  }
+  auto add = [&](const config::ListenAddress& addr, bool tls) -> Result<void> {
+    listeners_.push_back(std::make_unique<TcpListener>(loop_.loop(), tls ? "https" : "http",
+                                                       loop_.config().rtmp.limits.accepts_per_iteration,
+                                                       [this, tls](int fd) { on_accepted(fd, tls); }));
     auto r = listeners_.back()->listen(addr);
     if (!r) return r;
     bound_.push_back(listeners_.back()->bound_address());
+    return ok();
+  };
+  for (const auto& addr : loop_.config().http.listen) {
+    if (auto r = add(addr, false); !r) return r;
+  }
+  for (const auto& addr : https.listen) {
+    if (auto r = add(addr, true); !r) return r;
   }
   return ok();
 }
 
-void HttpService::on_accepted(int fd) {
+void HttpService::reload_tls(const char* why) {
+  if (tls_) tls_->reload(why);
+}
+
+void HttpService::on_accepted(int fd, bool tls) {
   auto* c = new HttpConnection(*this, loop_.next_connection_id());
   connections_.insert(c);
+  if (tls && tls_) c->use_tls(tls_->context());
   int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
@@ -105,6 +124,7 @@ void HttpService::close_all(const std::string& reason) {
 
 void HttpService::close_handles() {
   for (auto& l : listeners_) l->close();
+  if (tls_) tls_->close();
   if (!handles_started_) return;
   close_handle(&tick_);
 }

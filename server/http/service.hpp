@@ -24,6 +24,7 @@
 #include "server/http/api.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/listener.hpp"
+#include "server/io/tls_reloader.hpp"
 #include "server/io/loop_context.hpp"
 
 namespace sluice::server {
@@ -48,6 +49,8 @@ class HttpService {
   void close_handles();
 
   LoopContext& loop() { return loop_; }
+  // SIGHUP: load the HTTPS certificates again.
+  void reload_tls(const char* why);
   StreamRegistry& registry() { return registry_; }
   AccessGate& gate() { return gate_; }
   HttpApi& api() { return api_; }
@@ -70,7 +73,7 @@ class HttpService {
   uint64_t requests = 0;
 
  private:
-  void on_accepted(int fd);
+  void on_accepted(int fd, bool tls);
   static void on_tick(uv_timer_t* timer);
 
   LoopContext& loop_;
@@ -86,6 +89,7 @@ class HttpService {
   bool handles_started_ = false;
   bool stopping_ = false;
   std::vector<std::string> bound_;
+  std::unique_ptr<TlsReloader> tls_;  // https: the certificates, reloaded when they change
 };
 
 }  // namespace sluice::server
