@@ -23,6 +23,8 @@ struct ClientStats {
   // Time to first video picture from the moment play was sent; -1 until it arrives.
   int64_t ttff_ns = -1;
   bool first_frame_keyframe = false;
+  // rtmps://: TCP connected -> TLS handshake done; -1 without TLS or before it is done.
+  int64_t tls_handshake_ns = -1;
   uint32_t stalls = 0;
   uint32_t non_monotonic = 0;  // messages whose timestamp went back against the previous of their type
   uint32_t loops = 0;          // publisher: times the file was restarted

@@ -1,6 +1,7 @@
 // sluice-bench: a load generator for RTMP and HTTP-FLV servers on Sluice's own protocol core.
 //
 //   sluice-bench play    -n 2000 --rate 200 --duration 30 rtmp://127.0.0.1/live/stream
+//   sluice-bench play    -n 500 --duration 30 rtmps://127.0.0.1:4443/live/stream   (RTMP over TLS)
 //   sluice-bench publish -n 10 --file src.flv rtmp://127.0.0.1/live/s{i}
 //   sluice-bench latency -n 20 --file src.flv rtmp://127.0.0.1/live/lat
 //   sluice-bench http-flv -n 500 --duration 30 http://127.0.0.1:8080/live/stream.flv
@@ -46,7 +47,7 @@ void raise_fd_limit(uint32_t connections) {
 
 void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help, bool rtmp = true) {
   cmd->add_option("urls", o.urls,
-                  rtmp ? "rtmp://host[:port]/app/stream (several: round-robin; {i} = client index)"
+                  rtmp ? "rtmp[s]://host[:port]/app/stream (several: round-robin; {i} = client index)"
                        : "http://host[:port]/app/stream.flv (several: round-robin; {i} = client index)")
       ->required();
   cmd->add_option("-n,--clients", o.clients, clients_help)->capture_default_str()->check(CLI::Range(1u, 100000u));

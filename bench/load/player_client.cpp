@@ -42,7 +42,7 @@ PlayerClient::PlayerClient(uv_loop_t* loop, RtmpUrl url, const BenchOptions& opt
 void PlayerClient::start() {
   stats_.started_ns = now_ns();
   state_ = State::Connecting;
-  if (int rc = conn_.start(reinterpret_cast<const sockaddr*>(&url_.addr)); rc != 0)
+  if (int rc = conn_.start(reinterpret_cast<const sockaddr*>(&url_.addr), url_.tls ? url_.host : std::string()); rc != 0)
     fail(std::string("connect: ") + uv_strerror(rc));
 }
 
@@ -138,6 +138,7 @@ void PlayerClient::stop() {
 const ClientStats& PlayerClient::stats() {
   stats_.bytes_in = conn_.bytes_in();
   stats_.bytes_out = conn_.bytes_out();
+  stats_.tls_handshake_ns = conn_.tls_handshake_ns();
   return stats_;
 }
 

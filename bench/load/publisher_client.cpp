@@ -53,7 +53,7 @@ PublisherClient::PublisherClient(uv_loop_t* loop, RtmpUrl url, const BenchOption
 void PublisherClient::start() {
   stats_.started_ns = now_ns();
   state_ = State::Connecting;
-  if (int rc = conn_.start(reinterpret_cast<const sockaddr*>(&url_.addr)); rc != 0)
+  if (int rc = conn_.start(reinterpret_cast<const sockaddr*>(&url_.addr), url_.tls ? url_.host : std::string()); rc != 0)
     fail(std::string("connect: ") + uv_strerror(rc));
 }
 
@@ -175,6 +175,7 @@ void PublisherClient::stop() {
 const ClientStats& PublisherClient::stats() {
   stats_.bytes_in = conn_.bytes_in();
   stats_.bytes_out = conn_.bytes_out();
+  stats_.tls_handshake_ns = conn_.tls_handshake_ns();
   return stats_;
 }
 

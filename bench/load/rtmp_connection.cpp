@@ -20,6 +20,10 @@ alignas(64) std::array<char, kReadBufferSize> g_read_buffer;
 std::vector<protocol::SessionEvent> g_events;
 uint64_t g_reads = 0;
 uint64_t g_read_bytes = 0;
+// TLS: the plaintext of one read, and the plaintext of one write batch (shared the same way).
+std::vector<uint8_t> g_plain_in;
+std::vector<uint8_t> g_plain_out;
+std::string g_tls_negotiated;
 
 std::string uv_error_text(const char* what, int status) { return std::string(what) + ": " + uv_strerror(status); }
 
@@ -32,7 +36,8 @@ RtmpConnection::RtmpConnection(uv_loop_t* loop, RtmpConnectionHandler& handler, 
   tcp_.data = this;
 }
 
-int RtmpConnection::start(const sockaddr* addr) {
+int RtmpConnection::start(const sockaddr* addr, const std::string& tls_server_name) {
+  if (!tls_server_name.empty()) tls_ = std::make_unique<TlsClient>(tls_server_name);
   connect_req_.data = this;
   const int rc = uv_tcp_connect(&connect_req_, &tcp_, addr, on_connect);
   if (rc != 0) {
@@ -56,6 +61,13 @@ void RtmpConnection::on_connect(uv_connect_t* req, int status) noexcept {
     self->fail(uv_error_text("read_start", rc));
     return;
   }
+  if (self->tls_) {
+    self->tls_start_ns_ = now_ns();
+    if (auto r = self->tls_->start(); !r) {
+      self->fail("tls: " + r.error().message());
+      return;
+    }
+  }
   const bool ok = guarded("on_tcp_connected", [&] {
     self->handler_.on_tcp_connected();
     self->flush();
@@ -72,6 +84,7 @@ void RtmpConnection::set_receive_low_water(uint32_t bytes) {
 
 uint64_t RtmpConnection::total_reads() { return g_reads; }
 uint64_t RtmpConnection::total_read_bytes() { return g_read_bytes; }
+const std::string& RtmpConnection::tls_negotiated() { return g_tls_negotiated; }
 
 void RtmpConnection::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) noexcept {
   buf->base = g_read_buffer.data();
@@ -100,8 +113,20 @@ void RtmpConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t*
 
 void RtmpConnection::handle_read(const uint8_t* data, size_t len) {
   bytes_in_ += len;
+  std::span<const uint8_t> in{data, len};
+  Result<void> tls_ok;
+  if (tls_) {
+    g_plain_in.clear();
+    const bool was_done = tls_->handshake_done();
+    tls_ok = tls_->feed(in, g_plain_in);
+    if (!was_done && tls_->handshake_done()) {
+      tls_handshake_ns_ = now_ns() - tls_start_ns_;
+      if (g_tls_negotiated.empty()) g_tls_negotiated = tls_->negotiated();
+    }
+    in = g_plain_in;  // the plaintext decoded before an error is still delivered
+  }
   g_events.clear();
-  auto fed = session_.feed({data, len}, g_events);
+  auto fed = in.empty() ? Result<void>() : session_.feed(in, g_events);
   // Events decoded before a protocol error are still real: deliver them first.
   for (auto& event : g_events) {
     if (closing_) break;
@@ -113,12 +138,30 @@ void RtmpConnection::handle_read(const uint8_t* data, size_t len) {
     fail("protocol: " + fed.error().message());
     return;
   }
+  if (!tls_ok) {
+    fail("tls: " + tls_ok.error().message());
+    return;
+  }
   flush();
 }
 
 void RtmpConnection::flush() {
   if (!connected_ || closing_ || writing_) return;
-  if (out_.empty()) session_.drain_output(out_);  // swaps buffers: no copy
+  if (out_.empty()) {
+    if (tls_) {
+      // The whole batch becomes a few TLS records; handshake messages come first, in order.
+      g_plain_out.clear();
+      session_.drain_output(g_plain_out);
+      auto r = tls_->write(g_plain_out, out_);
+      g_plain_out.clear();
+      if (!r) {
+        fail("tls: " + r.error().message());
+        return;
+      }
+    } else {
+      session_.drain_output(out_);  // swaps buffers: no copy
+    }
+  }
   if (out_.empty()) return;
   start_write();
 }
@@ -164,7 +207,7 @@ void RtmpConnection::on_write(uv_write_t* req, int status) noexcept {
 }
 
 size_t RtmpConnection::write_backlog() const {
-  return (out_.size() - out_offset_) + session_.output_size() +
+  return (out_.size() - out_offset_) + session_.output_size() + (tls_ ? tls_->pending() : 0) +
          uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(&tcp_));
 }
 

@@ -7,6 +7,8 @@
 //    the media payload Slices are released before the next read.
 //  - Writes: uv_try_write first, and at most one uv_write in flight; whatever the session queues
 //    meanwhile goes out as one batch when it completes.
+//  - rtmps://: a TlsClient sits between the socket and the session (reads are decrypted before
+//    the session sees them, each write batch is encrypted as a whole); the session does not know.
 //
 // Lifecycle rules:
 //  1. Construct, then start() once. The object must not move and must outlive its handle: it may
@@ -21,9 +23,11 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "bench/load/tls_client.hpp"
 #include "protocol/session.hpp"
 
 namespace sluice::bench {
@@ -44,9 +48,10 @@ class RtmpConnection {
   RtmpConnection(const RtmpConnection&) = delete;
   RtmpConnection& operator=(const RtmpConnection&) = delete;
 
-  // Starts the TCP connect; the session's C0+C1 go out as soon as it completes. Returns 0 or a
-  // libuv error; after an error the handler is not called (libuv's rule).
-  int start(const sockaddr* addr);
+  // Starts the TCP connect; the session's C0+C1 go out as soon as it completes (with TLS: once
+  // the TLS handshake is done). Returns 0 or a libuv error; after an error the handler is not
+  // called (libuv's rule). A non-empty tls_server_name makes it RTMPS, with that name as SNI.
+  int start(const sockaddr* addr, const std::string& tls_server_name = {});
 
   protocol::Session& session() { return session_; }
   // Sends whatever the session has queued. Call after any request made outside a read callback.
@@ -56,8 +61,13 @@ class RtmpConnection {
   // Ends the connection because of an error, telling the handler once.
   void fail(const std::string& reason);
 
+  // Bytes read from / written to the socket (with TLS: ciphertext, records and handshake included).
   uint64_t bytes_in() const { return bytes_in_; }
   uint64_t bytes_out() const { return bytes_out_; }
+  // TLS: TCP connected -> TLS handshake done, in ns; -1 without TLS or before it is done.
+  int64_t tls_handshake_ns() const { return tls_handshake_ns_; }
+  // "TLSv1.3 TLS_AES_256_GCM_SHA384": what the first handshake of the process negotiated ("" if none).
+  static const std::string& tls_negotiated();
   // Bytes handed to the socket layer but not yet written (ours plus libuv's queue).
   size_t write_backlog() const;
   // Asks the kernel not to wake us before this many bytes are buffered (SO_RCVLOWAT); 0 = off.
@@ -81,6 +91,9 @@ class RtmpConnection {
 
   RtmpConnectionHandler& handler_;
   protocol::Session session_;
+  std::unique_ptr<TlsClient> tls_;  // rtmps:// only
+  int64_t tls_start_ns_ = 0;
+  int64_t tls_handshake_ns_ = -1;
   uv_tcp_t tcp_{};
   uv_connect_t connect_req_{};
   uv_write_t write_req_{};

@@ -24,11 +24,18 @@ std::string expand_index(std::string_view pattern, uint32_t index) {
 }
 
 Result<RtmpUrl> parse_rtmp_url(std::string_view text) {
-  constexpr std::string_view kScheme = "rtmp://";
   RtmpUrl u;
   u.text = std::string(text);
-  if (text.substr(0, kScheme.size()) != kScheme) return Error(Errc::Config, "not an rtmp:// URL: " + u.text);
-  std::string_view rest = text.substr(kScheme.size());
+  std::string_view rest;
+  if (text.starts_with("rtmp://")) {
+    rest = text.substr(7);
+  } else if (text.starts_with("rtmps://")) {
+    rest = text.substr(8);
+    u.tls = true;
+    u.port = 443;
+  } else {
+    return Error(Errc::Config, "not an rtmp:// or rtmps:// URL: " + u.text);
+  }
   const size_t slash = rest.find('/');
   if (slash == std::string_view::npos) return Error(Errc::Config, "no application in URL: " + u.text);
   std::string_view authority = rest.substr(0, slash);
@@ -61,7 +68,7 @@ Result<RtmpUrl> parse_rtmp_url(std::string_view text) {
   u.app = std::string(path.substr(0, last));
   u.stream = std::string(path.substr(last + 1));
   const bool v6 = u.host.find(':') != std::string::npos;
-  u.tc_url = "rtmp://" + (v6 ? "[" + u.host + "]" : u.host) + ":" + std::to_string(u.port) + "/" + u.app;
+  u.tc_url = std::string(u.tls ? "rtmps://" : "rtmp://") + (v6 ? "[" + u.host + "]" : u.host) + ":" + std::to_string(u.port) + "/" + u.app;
 
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

@@ -307,6 +307,7 @@ Summary Runner::summarize() {
   s.loop_lag_over_50ms = lag_over_50ms_;
   s.reads = RtmpConnection::total_reads() + HttpFlvClient::total_reads();
   s.read_bytes = RtmpConnection::total_read_bytes() + HttpFlvClient::total_read_bytes();
+  s.tls_negotiated = RtmpConnection::tls_negotiated();
   auto collect = [](std::vector<std::unique_ptr<Client>>& clients) {
     std::vector<const ClientStats*> out;
     for (auto& c : clients) out.push_back(&c->stats());

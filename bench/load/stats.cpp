@@ -22,6 +22,13 @@ nlohmann::json distribution_json(const Distribution& d) {
   return {{"count", d.count}, {"p50", d.p50}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max}};
 }
 
+nlohmann::json tls_json(const RoleSummary& r) {
+  if (r.tls_handshake_ms.count == 0) return nullptr;
+  auto j = distribution_json(r.tls_handshake_ms);
+  j["total_ms"] = r.tls_handshake_total_ms;
+  return j;
+}
+
 nlohmann::json role_json(const RoleSummary& r, double elapsed_s) {
   nlohmann::json reasons = nlohmann::json::object();
   for (const auto& [reason, n] : r.failure_reasons) reasons[reason] = n;
@@ -39,6 +46,7 @@ nlohmann::json role_json(const RoleSummary& r, double elapsed_s) {
       {"messages_out", r.messages_out},
       {"setup_ms", distribution_json(r.setup_ms)},
       {"ttff_ms", distribution_json(r.ttff_ms)},
+      {"tls_handshake_ms", tls_json(r)},
       {"keyframe_first", r.keyframe_first},
       {"stalls", r.stalls},
       {"clients_with_stalls", r.clients_with_stalls},
@@ -78,6 +86,7 @@ nlohmann::json client_json(const ClientStats& c) {
       {"messages_out", c.messages_out},
       {"setup_ms", ms_or_null(c.setup_ns)},
       {"ttff_ms", ms_or_null(c.ttff_ns)},
+      {"tls_handshake_ms", ms_or_null(c.tls_handshake_ns)},
       {"first_frame_keyframe", c.first_frame_keyframe},
       {"stalls", c.stalls},
       {"non_monotonic", c.non_monotonic},
@@ -99,6 +108,9 @@ void print_role(std::FILE* out, const char* name, const char* request, const Rol
   std::fprintf(out, "  sent: %llu bytes, %.1f Mb/s, %llu messages\n", (unsigned long long)r.bytes_out,
                mbps(r.bytes_out, elapsed_s), (unsigned long long)r.messages_out);
   std::fprintf(out, "  setup ms (connect -> %s sent): %s\n", request, distribution_text(r.setup_ms, 1).c_str());
+  if (r.tls_handshake_ms.count)
+    std::fprintf(out, "  tls handshake ms (TCP connected -> TLS done): %s; %.3f s in all\n",
+                 distribution_text(r.tls_handshake_ms, 2).c_str(), r.tls_handshake_total_ms / 1000);
 }
 
 }  // namespace
@@ -132,7 +144,7 @@ CpuUsage cpu_since(const rusage& start) {
 RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint32_t asked) {
   RoleSummary r;
   r.clients = asked;
-  std::vector<double> ttff, setup;
+  std::vector<double> ttff, setup, tls;
   for (const ClientStats* c : clients) {
     if (c->started_ns != 0) ++r.started;
     if (c->ok && !c->failed) ++r.ok;
@@ -145,6 +157,10 @@ RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint3
     r.messages_in += c->messages_in;
     r.messages_out += c->messages_out;
     if (c->setup_ns >= 0) setup.push_back(static_cast<double>(c->setup_ns) / kNsPerMs);
+    if (c->tls_handshake_ns >= 0) {
+      tls.push_back(static_cast<double>(c->tls_handshake_ns) / kNsPerMs);
+      r.tls_handshake_total_ms += tls.back();
+    }
     if (c->ttff_ns >= 0) {
       ttff.push_back(static_cast<double>(c->ttff_ns) / kNsPerMs);
       if (c->first_frame_keyframe) ++r.keyframe_first;
@@ -160,6 +176,7 @@ RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint3
   }
   r.ttff_ms = distribution(ttff);
   r.setup_ms = distribution(setup);
+  r.tls_handshake_ms = distribution(tls);
   return r;
 }
 
@@ -171,6 +188,7 @@ Distribution delay_distribution(const LatencyTracker& tracker) {
 void print_summary(std::FILE* out, const Summary& s) {
   std::fprintf(out, "sluice-bench %s: %.1f s (asked %.0f s)\n", mode_name(s.mode), s.elapsed_s, s.duration_s);
   for (size_t i = 0; i < s.urls.size(); ++i) std::fprintf(out, "  url[%zu]: %s\n", i, s.urls[i].c_str());
+  if (!s.tls_negotiated.empty()) std::fprintf(out, "  tls: %s\n", s.tls_negotiated.c_str());
   if (s.publishers.clients) {
     print_role(out, "publishers", "publish", s.publishers, s.elapsed_s);
     std::fprintf(out, "  file loops: %u, largest unsent backlog: %llu bytes, worst send lateness: %.1f ms\n",
@@ -228,6 +246,7 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
                     {"read_batch_ms", o.read_batch_ms}, {"file", o.flv_file}};
     if (s.mode == Mode::HttpFlv) j["options"]["http_version"] = o.http10 ? "1.0" : "1.1";
   }
+  if (!s.tls_negotiated.empty()) j["tls"] = s.tls_negotiated;
   if (s.players.clients) j["players"] = role_json(s.players, s.elapsed_s);
   if (s.publishers.clients) j["publishers"] = role_json(s.publishers, s.elapsed_s);
   if (s.mode == Mode::Latency) {

@@ -146,7 +146,13 @@ void RelayManager::sync_runtime_targets() {
   auto listed = [&](const std::string& id) {
     return std::any_of(list.begin(), list.end(), [&](const RuntimeTarget& t) { return t.id == id; });
   };
-  std::erase_if(pushes_, [&](const auto& t) { return t->target_id().starts_with("r") && !listed(t->target_id()); });
+  // Runtime ids ("r1") have no '#'; the config's and the hook's ("app#0", "app#hook0") do.
+  auto runtime_id = [](const std::string& id) { return id.find('#') == std::string::npos; };
+  std::erase_if(pushes_, [&](const auto& t) {
+    if (!runtime_id(t->target_id()) || listed(t->target_id())) return false;
+    t->stop("removed through the API");
+    return true;
+  });
   for (const RuntimeTarget& t : list) {
     const config::AppConfig* app = services_.loop.config().find_app(t.app);
     if (!app) continue;

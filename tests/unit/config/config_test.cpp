@@ -266,8 +266,8 @@ TEST_CASE("validation errors name file, line, column and key") {
         "in the stream name as ?token=)");
   CHECK(error_of("apps:\n  vod: { type: vod }\n") ==
         "sluice.yaml:2:3: apps.vod.root: missing: vod apps need the directory of their files");
-  CHECK(error_of("apps:\n  v: { root: /x }\n") == "sluice.yaml:2:3: apps.v.type: missing (live or vod)");
-  CHECK(error_of("apps:\n  v: { type: stream }\n") == "sluice.yaml:2:14: apps.v.type: must be live or vod (got \"stream\")");
+  CHECK(error_of("apps:\n  v: { root: /x }\n") == "sluice.yaml:2:3: apps.v.type: missing (live, edge or vod)");
+  CHECK(error_of("apps:\n  v: { type: stream }\n") == "sluice.yaml:2:14: apps.v.type: must be live, edge or vod (got \"stream\")");
   CHECK(error_of("apps:\n  vod: { type: vod, root: ./v, gop_cache: true }\n") ==
         "sluice.yaml:2:32: apps.vod.gop_cache: only valid for live apps (this app is vod)");
   CHECK(error_of("apps:\n  live: { type: live, root: ./v }\n") ==
