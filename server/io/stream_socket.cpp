@@ -127,7 +127,8 @@ void StreamSocket::on_tls_bytes(std::span<const uint8_t> cipher) {
 void StreamSocket::send_tls_output() {
   if (closing_) return;
   tls_->take_output(tls_out_);
-  if (tls_out_.empty() || writing_) return;
+  // Behind a write in flight (libuv's or the ring's): sent when it completes.
+  if (tls_out_.empty() || writing_ || ring_queued_) return;
   uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(tls_out_.data()), static_cast<unsigned>(tls_out_.size()));
   int n = write_queue_bytes() == 0 ? uv_try_write(as_stream(&tcp_), &buf, 1) : UV_EAGAIN;
   if (n < 0 && n != UV_EAGAIN) {
@@ -168,7 +169,8 @@ void StreamSocket::on_tls_written(uv_write_t* req, int status) {
 }
 
 // A flush on a TLS socket: the batch is copied into one plaintext piece (so the records are
-// large, not one per chunk header), encrypted, and sent.
+// large, not one per chunk header) and encrypted; inside a flush pass the ciphertext joins the
+// other sockets' writes on the ring (one system call for all of them), else it is sent at once.
 void StreamSocket::flush_tls() {
   batch_.clear();
   more_to_flush_ = fill(batch_, kBatchMaxBytes);
@@ -180,14 +182,47 @@ void StreamSocket::flush_tls() {
   }
   auto bufs = batch_.finalize();
   bytes_out_ += batch_.bytes();
-  std::vector<uint8_t> plain;
-  plain.reserve(batch_.bytes());
-  for (const uv_buf_t& b : bufs) plain.insert(plain.end(), b.base, b.base + b.len);
+  tls_plain_out_.clear();
+  tls_plain_out_.reserve(batch_.bytes());
+  for (const uv_buf_t& b : bufs) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(b.base);
+    tls_plain_out_.insert(tls_plain_out_.end(), bytes, bytes + b.len);  // a memcpy, not a char-by-char loop
+  }
   batch_.clear();
-  if (auto r = tls_->write(plain, tls_out_); !r) {
+  if (auto r = tls_->write(tls_plain_out_, tls_out_); !r) {
     close("TLS: " + r.error().message());
     return;
   }
+  WriteRing* ring = loop_.flush().batching_ring();
+  if (ring != nullptr && !writing_ && write_queue_bytes() == 0) {
+    tls_->take_output(tls_out_);
+    tls_ring_bytes_.swap(tls_out_);
+    tls_out_.clear();
+    // The ring reads the buffer list at submit time: it lives in the socket, not on this stack.
+    tls_ring_buf_ = uv_buf_init(reinterpret_cast<char*>(tls_ring_bytes_.data()), static_cast<unsigned>(tls_ring_bytes_.size()));
+    if (!tls_ring_bytes_.empty() && ring->queue(as_stream(&tcp_), std::span<const uv_buf_t>(&tls_ring_buf_, 1), this)) {
+      ring_queued_ = true;
+      return;
+    }
+    tls_out_.swap(tls_ring_bytes_);
+    tls_ring_bytes_.clear();
+  }
+  send_tls_output();
+  if (!writing_ && !closing_) write_done(false);
+}
+
+// The ring wrote (some of) a TLS socket's ciphertext: the rest, and what was made meanwhile, go
+// out through send_tls_output().
+void StreamSocket::finish_tls_ring_write(int result) {
+  if (result < 0 && result != UV_EAGAIN) {
+    close(std::string("write failed: ") + uv_strerror(result));
+    return;
+  }
+  const size_t done = result > 0 ? static_cast<size_t>(result) : 0;
+  if (done < tls_ring_bytes_.size()) {
+    tls_out_.insert(tls_out_.begin(), tls_ring_bytes_.begin() + static_cast<std::ptrdiff_t>(done), tls_ring_bytes_.end());
+  }
+  tls_ring_bytes_.clear();
   send_tls_output();
   if (!writing_ && !closing_) write_done(false);
 }
@@ -263,6 +298,7 @@ void StreamSocket::flush() {
 void StreamSocket::on_ring_write(int result) {
   ring_queued_ = false;
   if (closing_) return;
+  if (tls_) return finish_tls_ring_write(result);
   finish_write(result);
 }
 

@@ -166,16 +166,20 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   std::string peer_;
   std::vector<uint8_t> peer_address_;
   WriteBatch batch_;
-  // TLS: the transform, and the ciphertext that waits for the socket. A TLS socket never uses
-  // the ring or the batch's own write: a batch is encrypted as one piece and sent from here.
+  // TLS: the transform, and the ciphertext that waits for the socket. A batch is encrypted as one
+  // piece and sent from here (through the ring inside a flush pass), never by the batch's own write.
   struct TlsWrite;
   void on_tls_bytes(std::span<const uint8_t> cipher);
   void flush_tls();
+  void finish_tls_ring_write(int result);
   void send_tls_output();
   static void on_tls_written(uv_write_t* req, int status);
   std::unique_ptr<TlsTransform> tls_;
   std::vector<uint8_t> tls_out_;
   std::vector<uint8_t> tls_plain_;  // the loop's reads, decrypted (reused)
+  std::vector<uint8_t> tls_plain_out_;  // a batch's plaintext, before encryption (reused)
+  std::vector<uint8_t> tls_ring_bytes_;  // ciphertext queued on the ring, until its completion
+  uv_buf_t tls_ring_buf_{};              // ... and the one-entry buffer list the ring reads
   bool tcp_initialized_ = false;
   bool handle_closed_ = false;
   bool reading_ = false;

@@ -26,6 +26,9 @@ SSL_CTX* new_ctx(bool server) {
   // No TLS 1.3 session tickets: RTMP clients do not resume sessions, and a ticket arriving after
   // the handshake breaks librtmp's GnuTLS reads (rtmpdump: "handshake failed").
   if (server) SSL_CTX_set_num_tickets(ctx, 0);
+  // TLS 1.3: AES-128-GCM first (the suite every TLS 1.3 peer has; a quarter less CPU per byte than
+  // AES-256-GCM, which is what a fan-out spends most on), the server's order deciding.
+  SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
   return ctx;
 }
 

@@ -8,14 +8,44 @@ namespace sluice::server {
 
 namespace {
 
-// Moves everything OpenSSL wrote for the peer into `out`.
-void drain(BIO* bio, std::vector<uint8_t>& out) {
-  const size_t pending = BIO_ctrl_pending(bio);
-  if (pending == 0) return;
-  const size_t at = out.size();
-  out.resize(at + pending);
-  const int n = BIO_read(bio, out.data() + at, static_cast<int>(pending));
-  out.resize(at + (n > 0 ? static_cast<size_t>(n) : 0));
+// The output BIO: OpenSSL's records are appended to the transform's pending vector as they are
+// made, with no memory BIO in between (which zero-fills its growth and costs one more copy and
+// one more clearing per flush: a third of a TLS player's cost at 500 players).
+int sink_write(BIO* bio, const char* data, size_t len, size_t* written) {
+  auto* out = static_cast<std::vector<uint8_t>*>(BIO_get_data(bio));
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data);
+  out->insert(out->end(), bytes, bytes + len);
+  *written = len;
+  return 1;
+}
+
+long sink_ctrl(BIO*, int cmd, long, void*) { return cmd == BIO_CTRL_FLUSH ? 1 : 0; }
+
+int sink_create(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+const BIO_METHOD* sink_method() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sluice TLS output");
+    BIO_meth_set_write_ex(m, sink_write);
+    BIO_meth_set_ctrl(m, sink_ctrl);
+    BIO_meth_set_create(m, sink_create);
+    return m;
+  }();
+  return method;
+}
+
+// Moves what OpenSSL made for the peer into `out`: by swapping when `out` is empty (no copy).
+void drain(std::vector<uint8_t>& pending, std::vector<uint8_t>& out) {
+  if (pending.empty()) return;
+  if (out.empty()) {
+    out.swap(pending);
+  } else {
+    out.insert(out.end(), pending.begin(), pending.end());
+  }
+  pending.clear();
 }
 
 }  // namespace
@@ -24,7 +54,8 @@ TlsTransform::TlsTransform(std::shared_ptr<const TlsContext> context, const std:
     : context_(std::move(context)) {
   ssl_ = SSL_new(context_->get());
   in_ = BIO_new(BIO_s_mem());
-  out_ = BIO_new(BIO_s_mem());
+  out_ = BIO_new(sink_method());
+  if (out_) BIO_set_data(out_, &pending_);
   if (!ssl_ || !in_ || !out_) {
     failed_ = true;
     return;
@@ -119,7 +150,7 @@ Result<void> TlsTransform::write(std::span<const uint8_t> plain, std::vector<uin
     return {};
   }
   if (auto r = write_records(plain); !r) return r;
-  drain(out_, cipher_out);
+  drain(pending_, cipher_out);
   return {};
 }
 
@@ -134,7 +165,7 @@ Result<void> TlsTransform::write_records(std::span<const uint8_t> plain) {
 }
 
 void TlsTransform::take_output(std::vector<uint8_t>& out) {
-  if (out_) drain(out_, out);
+  drain(pending_, out);
 }
 
 void TlsTransform::shutdown() {

@@ -56,10 +56,11 @@ class TlsTransform {
   std::shared_ptr<const TlsContext> context_;
   SSL* ssl_ = nullptr;
   BIO* in_ = nullptr;   // ciphertext from the peer, read by OpenSSL
-  BIO* out_ = nullptr;  // ciphertext OpenSSL made for the peer
+  BIO* out_ = nullptr;  // where OpenSSL writes the ciphertext for the peer: appends to pending_
   bool handshake_done_ = false;
   bool failed_ = false;
   std::vector<uint8_t> waiting_;  // plaintext written before the handshake finished
+  std::vector<uint8_t> pending_;  // records made for the peer, not yet taken (the output BIO's)
 };
 
 }  // namespace sluice::server
