@@ -42,4 +42,12 @@ void append_frame_message(protocol::ChunkWriter& writer, const media::Frame& f, 
   batch.after_arena_append(old);
 }
 
+void append_session_output(protocol::Session& session, WriteBatch& batch) {
+  if (!session.has_output()) return;
+  std::vector<uint8_t>& arena = batch.arena();
+  size_t old = arena.size();
+  session.drain_output(arena);
+  batch.after_arena_append(old);
+}
+
 }  // namespace sluice::server

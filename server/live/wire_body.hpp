@@ -9,6 +9,7 @@
 
 namespace sluice::protocol {
 class ChunkWriter;
+class Session;
 }
 
 namespace sluice::server {
@@ -22,5 +23,9 @@ void prepare_wire_body(const media::Frame& f, uint32_t chunk_size);
 // chunk header and the shared body, or (extended timestamps) the message chunked in full.
 void append_frame_message(protocol::ChunkWriter& writer, const media::Frame& f, uint32_t ts, uint32_t stream_id,
                           WriteBatch& batch);
+
+// Moves the session's queued output (replies, control messages) into the batch, behind what the
+// batch holds: before any media chunked after it, as the chunk writer's state requires.
+void append_session_output(protocol::Session& session, WriteBatch& batch);
 
 }  // namespace sluice::server

@@ -2,6 +2,7 @@
 
 #include "server/io/logging.hpp"
 #include "server/io/write_batch.hpp"
+#include "server/live/wire_body.hpp"
 #include "server/relay/relay_sink.hpp"
 
 namespace sluice::server {
@@ -170,13 +171,7 @@ void RelayClient::detach(const std::string& why, Owner* drain) {
   close(why);
 }
 
-void RelayClient::append_control_output(WriteBatch& batch) {
-  if (!session_.has_output()) return;
-  std::vector<uint8_t>& arena = batch.arena();
-  size_t old = arena.size();
-  session_.drain_output(arena);
-  batch.after_arena_append(old);
-}
+void RelayClient::append_control_output(WriteBatch& batch) { append_session_output(session_, batch); }
 
 bool RelayClient::fill(WriteBatch& batch, size_t max_bytes) {
   append_control_output(batch);

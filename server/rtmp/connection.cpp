@@ -3,6 +3,7 @@
 #include "server/rtmp/connection.hpp"
 
 #include "server/io/logging.hpp"
+#include "server/live/wire_body.hpp"
 #include "server/rtmp/live_player.hpp"
 #include "server/rtmp/live_publisher.hpp"
 #include "server/rtmp/vod_player.hpp"
@@ -127,13 +128,7 @@ void RtmpConnection::check_output() {
 
 void RtmpConnection::keep_unwritten(std::span<const uint8_t> rest) { session_.queue_raw_output(rest); }
 
-void RtmpConnection::append_control_output(WriteBatch& batch) {
-  if (!session_.has_output()) return;
-  std::vector<uint8_t>& arena = batch.arena();
-  size_t old = arena.size();
-  session_.drain_output(arena);
-  batch.after_arena_append(old);
-}
+void RtmpConnection::append_control_output(WriteBatch& batch) { append_session_output(session_, batch); }
 
 bool RtmpConnection::fill(WriteBatch& batch, size_t max_bytes) {
   append_control_output(batch);

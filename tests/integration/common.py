@@ -218,6 +218,25 @@ def check_new_stream_works(server, src, path="live/other"):
     stop_proc(pub)
 
 
+def wait_for(cond, timeout, step=0.2):
+    """Polls cond() until it is true (True) or timeout seconds have passed (False)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(step)
+    return False
+
+
+def make_cert(directory, cn="localhost", name="cert"):
+    """A self-signed certificate for DNS:localhost made with openssl: (cert path, key path)."""
+    cert, key = os.path.join(directory, name + ".pem"), os.path.join(directory, name + "-key.pem")
+    p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN={cn}",
+                        "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert], capture_output=True)
+    check(p.returncode == 0, f"openssl made a certificate ({cn})")
+    return cert, key
+
+
 def stop_proc(p, timeout=5):
     if p.poll() is None:
         p.send_signal(signal.SIGINT)

@@ -19,10 +19,7 @@ from common import *  # noqa: E402,F403
 require_tools("ffmpeg", "openssl", "curl")
 
 tmp = workdir("https")
-cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
-p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert], capture_output=True)
-check(p.returncode == 0, "openssl made a certificate for localhost")
+cert, key = make_cert(tmp)
 hport, sport = free_port(), free_port()
 TOKEN = "upload-secret-1234567890"
 server = Server("https", extra_yaml=(f"http: {{ listen: 127.0.0.1:{hport}, upload: {{ token: {TOKEN}, extensions: [bin, flv] }} }}\n"

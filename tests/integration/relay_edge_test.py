@@ -25,14 +25,6 @@ def api(port, path):
         return json.loads(r.read())
 
 
-def wait_for(cond, timeout, step=0.2):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return False
-
 
 def fake_origin(kind):
     """A TCP server on a free port that accepts and then stays silent or sends garbage."""

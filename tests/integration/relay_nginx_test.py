@@ -31,14 +31,6 @@ def rtmp_module():
     sys.exit(SKIP)
 
 
-def wait_for(cond, timeout, step=0.2):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return False
-
 
 def play(url, out, seconds):
     return subprocess.Popen(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", url, "-t", str(seconds), "-c", "copy",

@@ -36,24 +36,12 @@ def play(url, out, seconds):
                              "-f", "flv", "-y", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def wait_for(cond, timeout, step=0.2):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return False
-
 
 c_port, b_port, c_tls = free_port(), free_port(), free_port()
 c_http, b_http, a_http = free_port(), free_port(), free_port()
 apps_c = "  direct: { type: live }\n  chain: { type: live }\n  runtime: { type: live }\n  tls: { type: live }\n"
 # C also takes RTMPS, with a self-signed certificate for localhost made here.
-certs = workdir("relay_push_certs")
-cert, key = os.path.join(certs, "cert.pem"), os.path.join(certs, "key.pem")
-p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert], capture_output=True)
-check(p.returncode == 0, "openssl made a certificate")
+cert, key = make_cert(workdir("relay_push_certs"))
 
 
 def start_c():

@@ -39,14 +39,6 @@ def served_subject(port):
     return p.stdout.strip()
 
 
-def wait_for(cond, timeout, step=0.3):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return False
-
 
 make_pair("first", cert, key)
 tport = free_port()

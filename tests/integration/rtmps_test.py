@@ -18,10 +18,7 @@ from common import *  # noqa: E402,F403
 require_tools("ffmpeg", "openssl", "gst-launch-1.0", "rtmpdump")
 
 tmp = workdir("rtmps")
-cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
-p = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert], capture_output=True)
-check(p.returncode == 0, "openssl made a certificate for localhost")
+cert, key = make_cert(tmp)
 tport, hport = free_port(), free_port()
 server = Server("rtmps", extra_yaml=f"  handshake_timeout: 2s\nhttp: {{ listen: 127.0.0.1:{hport} }}\nrtmps: {{ listen: 127.0.0.1:{tport}, cert: {cert}, key: {key} }}\n"
                                     f"workers: 2\n").start()
