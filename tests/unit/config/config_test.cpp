@@ -11,29 +11,16 @@
 #include "config/config.hpp"
 #include "config/default_config.hpp"
 #include "config/load.hpp"
+#include "load_helpers.hpp"
 #include "config/units.hpp"
 
 using namespace sluice;
 using namespace sluice::config;
 using namespace std::chrono_literals;
+using namespace sluice::config::test;
 
 namespace {
 
-Result<Config> load(std::string_view yaml, const std::string& base = "/srv/sluice") {
-  return load_string(yaml, "sluice.yaml", base);
-}
-
-// The whole error text, for CHECKs on messages.
-std::string error_of(std::string_view yaml) {
-  auto r = load(yaml);
-  if (r.ok()) return "<loaded without error>";
-  CHECK(r.error().code == Errc::Config);
-  return r.error().context;
-}
-
-bool contains(const std::string& haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 constexpr std::string_view kMinimalApps = "apps:\n  live: { type: live }\n";
 
