@@ -1,5 +1,8 @@
 #include "server/relay/pull.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "server/io/logging.hpp"
 #include "server/live/ingest.hpp"
 #include "server/live/stream_registry.hpp"
@@ -56,8 +59,20 @@ void Pull::relay_live(RelayClient& c) {
   set_state(State::Live, "");
 }
 
+namespace {
+// The upstream's own "|RtmpSampleAccess" data message belongs to its play answer, not to the
+// stream: local players get this server's.
+bool is_sample_access(const protocol::Message& m) {
+  static constexpr uint8_t kName[] = {0x02, 0x00, 0x11, '|', 'R', 't', 'm', 'p', 'S', 'a', 'm', 'p', 'l', 'e',
+                                      'A', 'c', 'c', 'e', 's', 's'};
+  auto p = m.payload.span();
+  return m.type == protocol::msg_type::kDataAmf0 && p.size() >= sizeof kName &&
+         std::equal(std::begin(kName), std::end(kName), p.begin());
+}
+}  // namespace
+
 void Pull::relay_media(RelayClient&, protocol::Message& m) {
-  if (!hub_) return;
+  if (!hub_ || is_sample_access(m)) return;
   if (!publishing_) {
     publishing_ = true;
     timestamps_ = media::TimestampCorrector(settings_.timestamp_jump_ms);
