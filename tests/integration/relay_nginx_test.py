@@ -17,7 +17,18 @@ import re
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
-require_tools("ffmpeg", "nginx")
+require_tools("ffmpeg")
+
+
+def nginx_binary():
+    # /usr/sbin is not on every user's PATH.
+    for p in (shutil.which("nginx"), "/usr/sbin/nginx"):
+        if p and os.path.exists(p):
+            return p
+    if os.environ.get("SLUICE_CI") or os.environ.get("CI"):
+        fail("nginx not found: install nginx (tools/install-deps.sh test)")
+    print("SKIP: nginx is not installed")
+    sys.exit(SKIP)
 
 
 def rtmp_module():
@@ -38,6 +49,7 @@ def play(url, out, seconds):
 
 
 module = rtmp_module()
+nginx_bin = nginx_binary()
 nginx_port, http_port = free_port(), free_port()
 ndir = workdir("relay_nginx_peer")
 with open(os.path.join(ndir, "nginx.conf"), "w") as f:
@@ -59,7 +71,7 @@ rtmp {{
 
 
 def start_nginx():
-    p = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-p", ndir, "-e", os.path.join(ndir, "error.log"), "-c", os.path.join(ndir, "nginx.conf")],
+    p = subprocess.Popen([nginx_bin, "-p", ndir, "-e", os.path.join(ndir, "error.log"), "-c", os.path.join(ndir, "nginx.conf")],
                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(ndir, "stderr.log"), "a"))
     check(wait_port(nginx_port), "nginx-rtmp listens")
     return p
