@@ -1,5 +1,5 @@
-// The Sluice page: lists the streams (GET api/v1/streams), shows the server's figures
-// (GET api/v1/server) and plays a live stream as HTTP-FLV with mpegts.js. Plain JS, no build step.
+// The Sluice page: lists the streams (GET api/v1/streams) and the relays (GET api/v1/relays),
+// shows the server's figures (GET api/v1/server) and plays a live stream as HTTP-FLV with mpegts.js. Plain JS, no build step.
 // URLs are relative to the page, so it also works behind a reverse proxy under a path prefix.
 // ?stream=app/name in the page's URL plays that stream at once.
 "use strict";
@@ -144,10 +144,33 @@
     $("streams-table").hidden = list.length === 0;
   }
 
+  // Push targets and pulls (docs/relays.md); the section shows only when there are some.
+  function renderRelays(r) {
+    const rows = [];
+    for (const t of r.push || []) {
+      rows.push(["push", t.stream, t.url, t.state, t.connects, bytes(t.bytes_out), t.last_error]);
+    }
+    for (const p of r.pull || []) {
+      rows.push(["pull", p.stream, p.upstream, p.state, p.connects, bytes(p.bytes_in), p.last_error]);
+    }
+    $("relays-body").replaceChildren(...rows.map(([kind, stream, peer, st, connects, b, err]) =>
+      el("tr", { "data-relay": kind + " " + stream + " " + peer },
+        el("td", {}, kind),
+        el("td", {}, stream),
+        el("td", {}, peer),
+        el("td", {}, el("span", { class: "badge " + (st === "live" ? "live" : "idle") }, st)),
+        el("td", { class: "num" }, String(connects)),
+        el("td", { class: "num" }, b),
+        el("td", {}, err || ""))));
+    $("relays").hidden = rows.length === 0;
+  }
+
   let refreshTimer = null;
   async function refresh() {
     clearTimeout(refreshTimer);
-    const [server, streams] = await Promise.all([getJson("api/v1/server"), getJson("api/v1/streams")]);
+    const [server, streams, relays] = await Promise.all([getJson("api/v1/server"), getJson("api/v1/streams"),
+      getJson("api/v1/relays")]);
+    if (relays.body) renderRelays(relays.body);
     state.apiStatus = streams.status;
     if (server.body) {
       renderServer(server.body);

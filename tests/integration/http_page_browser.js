@@ -64,6 +64,8 @@ async function main() {
           status: document.getElementById("player-status").textContent,
           title: document.getElementById("player-title").textContent,
           figures: document.getElementById("server-figures").textContent,
+          relays: document.getElementById("relays").hidden ? null :
+            Array.from(document.querySelectorAll("#relays-body tr"), (tr) => Array.from(tr.cells, (c) => c.textContent.trim())),
           errors: window.sluicePage ? window.sluicePage.errors.slice() : ["no sluicePage"],
         };
       }, stream);
@@ -89,6 +91,7 @@ async function main() {
     result.playerStatus = last.status;
     result.playerTitle = last.title;
     result.serverFigures = last.figures;
+    result.relays = last.relays;
     result.appErrors = last.errors;
     result.samples = samples.slice(-12);
     await page.close();

@@ -37,7 +37,9 @@ if not os.path.isfile(os.path.join(node_modules, "playwright-core", "package.jso
     fail(f"playwright-core is not installed in {node_modules} (the build's npm ci installs it with SLUICE_TESTS=ON)")
 
 hport = free_port()
-server = Server("http-page", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n")
+dead = free_port()  # a push target where nothing listens: the page lists it as waiting
+server = Server("http-page", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n",
+                apps=f"  live:\n    type: live\n    push: [{{ url: 'rtmp://127.0.0.1:{dead}/in' }}]\n")
 server.start()
 check(wait_port(hport), "HTTP listener is up")
 
@@ -112,6 +114,10 @@ try:
           f"no console errors or failed requests: {r['consoleErrors']} {r['failedRequests']}")
     check("http.api.allow" in r["forbiddenMessage"] and "http.api.allow" in r["forbiddenServerMessage"],
           f"API refused (403): the page says why: {r['forbiddenMessage']!r}")
+    relays = r.get("relays") or []
+    check(any(row[0] == "push" and row[1] == STREAM and row[2].endswith(f":{dead}/in") and
+              row[3] in ("waiting", "connecting") and "refused" in row[6] for row in relays),
+          f"the page lists the push target that cannot connect, with its state and error: {relays}")
     check(server.alive(), "server still running")
 finally:
     stop_proc(pub)
