@@ -23,6 +23,11 @@ RelayClient::RelayClient(LoopContext& loop, uint64_t id, Settings settings, Owne
 RelayClient::~RelayClient() = default;
 
 void RelayClient::start() {
+  if (settings_.url.tls && !settings_.tls) {
+    // Never plain RTMP to an rtmps:// peer. (close() may delete this object: nothing after it.)
+    close("no TLS client context (see event=relay_tls_unavailable at start)");
+    return;
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
