@@ -40,6 +40,9 @@ HttpApiReply add_target(Server& server, const HttpRequest& req) {
   if (!app || app->type != config::AppType::Live) return error_reply(404, "no such live app: " + t.app);
   if (std::string why = config::relay_url_problem(t.url); !why.empty()) return error_reply(400, "url " + why);
   const std::string id = RuntimeTargets::instance().add(t);
+  if (id.empty()) {
+    return error_reply(409, "at most " + std::to_string(RuntimeTargets::kMaxTargets) + " push targets through the API");
+  }
   return json_reply(201, json{{"id", id}, {"app", t.app}, {"url", RelayUrl::parse(t.url)->display()},
                               {"streams", t.streams}});
 }

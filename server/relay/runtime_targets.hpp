@@ -25,8 +25,13 @@ class RuntimeTargets {
     static RuntimeTargets targets;
     return targets;
   }
+  // Bounds what the API can make every loop hold (a target per live stream of its app).
+  static constexpr size_t kMaxTargets = 256;
+
+  // The new target's id, or "" when kMaxTargets are there already.
   std::string add(RuntimeTarget t) {
     std::lock_guard lock(mutex_);
+    if (list_.size() >= kMaxTargets) return "";
     t.id = "r" + std::to_string(++last_id_);
     list_.push_back(t);
     ++generation_;
