@@ -84,9 +84,7 @@ Result<void> Server::start() {
   // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before
   // their handshake, so no TLS state ever moves between loops).
   if (config_.rtmps.enabled()) {
-    std::vector<CertificateFiles> certs;
-    for (const auto& c : config_.rtmps.certificates) certs.push_back({c.cert, c.key});
-    tls_ = std::make_unique<TlsReloader>(loop_, std::move(certs), worker_);
+    tls_ = std::make_unique<TlsReloader>(loop_, config_.rtmps.certificates, worker_);
     if (auto r = tls_->start(); !r) return r.error();
   }
   if (worker_ != 0) return ok();

@@ -29,9 +29,7 @@ Result<void> HttpService::start() {
   handles_started_ = true;
   const config::RtmpsConfig& https = loop_.config().https;
   if (https.enabled()) {
-    std::vector<CertificateFiles> certs;
-    for (const auto& c : https.certificates) certs.push_back({c.cert, c.key});
-    tls_ = std::make_unique<TlsReloader>(loop_.loop(), std::move(certs), 0);
+    tls_ = std::make_unique<TlsReloader>(loop_.loop(), https.certificates, 0);
     if (auto r = tls_->start(); !r) return r.error();
   }
   auto add = [&](const config::ListenAddress& addr, bool tls) -> Result<void> {

@@ -168,20 +168,10 @@ void StreamSocket::on_tls_written(uv_write_t* req, int status) {
   self->write_done(true);
 }
 
-// A flush on a TLS socket: the batch is copied into one plaintext piece (so the records are
-// large, not one per chunk header) and encrypted; inside a flush pass the ciphertext joins the
-// other sockets' writes on the ring (one system call for all of them), else it is sent at once.
-void StreamSocket::flush_tls() {
-  batch_.clear();
-  more_to_flush_ = fill(batch_, kBatchMaxBytes);
-  if (closing_) return;
-  if (batch_.empty()) {
-    send_tls_output();
-    on_nothing_to_write();
-    return;
-  }
-  auto bufs = batch_.finalize();
-  bytes_out_ += batch_.bytes();
+// A TLS socket's batch: copied into one plaintext piece (so the records are large, not one per
+// chunk header) and encrypted; inside a flush pass the ciphertext joins the other sockets' writes
+// on the ring (one system call for all of them), else it is sent at once.
+void StreamSocket::send_tls_batch(std::span<const uv_buf_t> bufs) {
   tls_plain_out_.clear();
   tls_plain_out_.reserve(batch_.bytes());
   for (const uv_buf_t& b : bufs) {
@@ -194,18 +184,15 @@ void StreamSocket::flush_tls() {
     return;
   }
   WriteRing* ring = loop_.flush().batching_ring();
-  if (ring != nullptr && !writing_ && write_queue_bytes() == 0) {
-    tls_->take_output(tls_out_);
-    tls_ring_bytes_.swap(tls_out_);
-    tls_out_.clear();
+  if (ring != nullptr && !writing_ && write_queue_bytes() == 0 && !tls_out_.empty()) {
+    tls_ring_bytes_.swap(tls_out_);  // tls_ring_bytes_ is empty here, so tls_out_ becomes empty
     // The ring reads the buffer list at submit time: it lives in the socket, not on this stack.
     tls_ring_buf_ = uv_buf_init(reinterpret_cast<char*>(tls_ring_bytes_.data()), static_cast<unsigned>(tls_ring_bytes_.size()));
-    if (!tls_ring_bytes_.empty() && ring->queue(as_stream(&tcp_), std::span<const uv_buf_t>(&tls_ring_buf_, 1), this)) {
+    if (ring->queue(as_stream(&tcp_), std::span<const uv_buf_t>(&tls_ring_buf_, 1), this)) {
       ring_queued_ = true;
       return;
     }
     tls_out_.swap(tls_ring_bytes_);
-    tls_ring_bytes_.clear();
   }
   send_tls_output();
   if (!writing_ && !closing_) write_done(false);
@@ -273,16 +260,17 @@ void StreamSocket::flush() {
     return;
   }
   if (!before_flush() || closing_ || writing_) return;
-  if (tls_) return flush_tls();
   batch_.clear();
   more_to_flush_ = fill(batch_, kBatchMaxBytes);
   if (closing_) return;
   if (batch_.empty()) {
+    if (tls_) send_tls_output();  // what the handshake or an alert left to send
     on_nothing_to_write();
     return;
   }
   auto bufs = batch_.finalize();
   bytes_out_ += batch_.bytes();
+  if (tls_) return send_tls_batch(bufs);
   // Inside a flush pass the write joins the other sockets' on the ring (one system call for all
   // of them); its result comes back through on_ring_write.
   WriteRing* ring = loop_.flush().batching_ring();

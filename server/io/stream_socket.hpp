@@ -170,7 +170,7 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   // piece and sent from here (through the ring inside a flush pass), never by the batch's own write.
   struct TlsWrite;
   void on_tls_bytes(std::span<const uint8_t> cipher);
-  void flush_tls();
+  void send_tls_batch(std::span<const uv_buf_t> bufs);
   void finish_tls_ring_write(int result);
   void send_tls_output();
   static void on_tls_written(uv_write_t* req, int status);

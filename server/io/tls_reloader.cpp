@@ -7,8 +7,10 @@
 
 namespace sluice::server {
 
-TlsReloader::TlsReloader(uv_loop_t* loop, std::vector<CertificateFiles> files, uint32_t worker)
-    : loop_(loop), files_(std::move(files)), worker_(worker) {}
+TlsReloader::TlsReloader(uv_loop_t* loop, const std::vector<config::TlsCertificate>& certificates, uint32_t worker)
+    : loop_(loop), worker_(worker) {
+  for (const auto& c : certificates) files_.push_back({c.cert, c.key});
+}
 
 TlsReloader::~TlsReloader() = default;
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "config/config.hpp"
 #include "server/io/tls_context.hpp"
 
 namespace sluice::server {
@@ -21,7 +22,8 @@ class TlsReloader {
  public:
   static constexpr uint64_t kCheckMs = 2000;
 
-  TlsReloader(uv_loop_t* loop, std::vector<CertificateFiles> files, uint32_t worker);
+  // certificates: rtmps.certificates or https.certificates (config/config.hpp).
+  TlsReloader(uv_loop_t* loop, const std::vector<config::TlsCertificate>& certificates, uint32_t worker);
   ~TlsReloader();
   TlsReloader(const TlsReloader&) = delete;
   TlsReloader& operator=(const TlsReloader&) = delete;

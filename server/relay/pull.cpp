@@ -90,16 +90,22 @@ void Pull::end_publication() {
   publishing_ = false;
 }
 
-void Pull::relay_closed(RelayClient& c, const std::string& reason) {
+// The connection is done for this pull: its bytes are counted, the local publication ends and the
+// name is given back.
+void Pull::let_go(RelayClient& c) {
   client_ = nullptr;
   bytes_in_done_ += c.bytes_in();
-  last_error_ = reason;
   end_publication();
   if (claimed_by_ == &c) {
     claimed_by_ = nullptr;
     hub_ = nullptr;
     services_.registry.release_publisher(settings_.key, &c);
   }
+}
+
+void Pull::relay_closed(RelayClient& c, const std::string& reason) {
+  last_error_ = reason;
+  let_go(c);
   if (state_ == State::Ended) return;
   const uint64_t now = services_.loop.now_ms();
   if (state_ == State::Live && now - live_since_ms_ >= Backoff::kStableMs) backoff_.reset();
@@ -140,16 +146,8 @@ void Pull::on_tick(uint64_t now_ms) {
 void Pull::end(const std::string& why) {
   if (state_ == State::Ended) return;
   set_state(State::Ended, why);
-  if (client_) {
-    RelayClient* c = client_;
-    client_ = nullptr;
-    bytes_in_done_ += c->bytes_in();
-    end_publication();
-    if (claimed_by_ == c) {
-      claimed_by_ = nullptr;
-      hub_ = nullptr;
-      services_.registry.release_publisher(settings_.key, c);
-    }
+  if (RelayClient* c = client_) {
+    let_go(*c);
     c->detach(why, nullptr);
   }
 }

@@ -60,6 +60,7 @@ class Pull final : public RelayClient::Owner {
   void connect();
   void set_state(State s, const std::string& why);
   void end_publication();
+  void let_go(RelayClient& c);
   bool in_use() const;
 
   RelayServices& services_;
