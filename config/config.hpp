@@ -11,6 +11,7 @@
 
 #include "config/access.hpp"
 #include "config/address.hpp"
+#include "config/hls.hpp"
 #include "config/record.hpp"
 #include "config/relay.hpp"
 
@@ -41,6 +42,7 @@ struct AppConfig {
   Duration timestamp_jump = std::chrono::seconds(1);
   RelayConfig relay;    // push targets, pulls, edge origins (config/relay.hpp)
   RecordConfig record;  // What is recorded, where, in what pieces, for how long (config/record.hpp).
+  HlsConfig hls;        // HLS / LL-HLS of its streams (config/hls.hpp)
 
   // Who may publish (live apps) and play (both kinds), config/access.hpp. The older keys
   // publish_allow and publish_token fill publish.allow and publish.keys.

@@ -9,6 +9,7 @@
 
 #include "config/access_schema.hpp"
 #include "config/checks.hpp"
+#include "config/hls_schema.hpp"
 #include "config/record_schema.hpp"
 #include "config/relay_schema.hpp"
 #include "config/units.hpp"
@@ -98,7 +99,7 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   static const std::vector<std::string_view> kLiveKeys = {
       "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher", "timestamp_jump",
       "publish_allow", "publish_token",        "record",              "record_path",        "publish",
-      "push",          "pull",                 "origins"};
+      "push",          "pull",                 "origins",             "hls"};
   static const std::vector<std::string_view> kVodKeys = {"root", "follow_symlinks", "playlist_max_entries",
                                                          "name_max_bytes"};
   std::vector<std::string_view> known = {"type", "play", "limits"};
@@ -178,6 +179,7 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
       }
     }
   }
+  if (auto f = s.take("hls")) load_hls(r, *f, app);
   auto record = s.take("record");
   auto record_path = s.take("record_path");
   if (record && record->value.is_map()) {

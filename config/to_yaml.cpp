@@ -2,6 +2,7 @@
 // the output documents what the server actually runs with; load_string reads it back.
 #include <yaml-cpp/yaml.h>
 
+#include "config/hls_schema.hpp"
 #include "config/load.hpp"
 #include "config/units.hpp"
 
@@ -176,6 +177,7 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::EndMap;
     out << YAML::Key << "mp4" << YAML::Value << rec.mp4;
     out << YAML::EndMap;
+    emit_hls(out, app.hls);
   }
   out << YAML::EndMap;
 }

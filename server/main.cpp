@@ -35,12 +35,13 @@ int run_server(sluice::config::Config cfg) {
   const size_t workers = cfg.workers == 0 ? std::max<size_t>(1, uv_available_parallelism()) : cfg.workers;
   std::unique_ptr<sluice::server::WorkerMesh> mesh;
   if (workers > 1) mesh = std::make_unique<sluice::server::WorkerMesh>(workers);
+  sluice::server::HlsDirectory hls;  // outlives the servers
   std::vector<std::unique_ptr<uv_loop_t>> loops;
   std::vector<std::unique_ptr<Server>> servers;
   for (size_t i = 0; i < workers; ++i) {
     loops.push_back(std::make_unique<uv_loop_t>());
     uv_loop_init(loops.back().get());
-    servers.push_back(std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i)));
+    servers.push_back(std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i), &hls));
   }
   SLUICE_LOG_INFO("event=workers count={}", workers);
   int status = 0;

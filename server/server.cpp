@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "server/hls/hls_service.hpp"
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
 #include "server/record/repair.hpp"
@@ -27,7 +28,7 @@ constexpr uint64_t kSnapshotMs = 250;
 
 }  // namespace
 
-Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_t worker)
+Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_t worker, HlsDirectory* hls)
     : loop_(loop),
       config_(std::move(config)),
       context_(loop, config_, worker),
@@ -37,6 +38,7 @@ Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_
             [this](RtmpConnection* c) {
               if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
             }},
+      hls_directory_(hls ? hls : &own_hls_directory_),
       mesh_(mesh),
       worker_(worker) {}
 
@@ -75,6 +77,8 @@ Result<void> Server::start() {
           &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
     }
   }
+  hls_ = std::make_unique<HlsService>(context_, registry_, *hls_directory_, mesh_);
+  rtmp_.hls = hls_.get();
   relays_ = std::make_unique<RelayManager>(context_, registry_, mesh_, worker_);
   rtmp_.relays = relays_.get();
   registry_.set_upstream_hook(
@@ -127,6 +131,7 @@ Result<void> Server::start() {
   }
   if (config_.http.enabled) {
     http_ = std::make_unique<HttpService>(context_, registry_, gate_, *this, [this] { return connection_count(); });
+    http_->set_hls(hls_.get());
     auto r = http_->start();
     if (!r) return r;
   }
@@ -235,6 +240,9 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::PullWanted:
       if (relays_) relays_->on_pull_wanted(e.key);
       return;
+    case MeshEvent::Kind::HlsUpdate:
+      if (hls_) hls_->wake(e.key);
+      return;
     case MeshEvent::Kind::TlsReload:
       if (tls_) tls_->reload("SIGHUP");
       return;
@@ -264,6 +272,7 @@ void Server::on_tick(uv_timer_t* timer) {
   auto* self = static_cast<Server*>(timer->data);
   uint64_t now = self->now_ms();
   self->registry_.sample_rates(now);
+  if (self->hls_) self->hls_->tick(now);
   // Copy: a tick may close connections.
   std::vector<RtmpConnection*> all(self->connections_.begin(), self->connections_.end());
   for (RtmpConnection* c : all) {

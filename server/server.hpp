@@ -20,6 +20,7 @@
 #include "server/io/tls_reloader.hpp"
 #include "server/access/gate.hpp"
 #include "server/io/guard_counters.hpp"
+#include "server/hls/hls_share.hpp"
 #include "server/http/api.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/loop_context.hpp"
@@ -34,11 +35,14 @@ class RecordRetention;
 class RelayManager;
 
 class HttpService;
+class HlsService;
 
 class Server final : public HttpApi {
  public:
   // mesh is nullptr for a single loop; worker is this loop's index in the mesh.
-  Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh = nullptr, uint32_t worker = 0);
+  // hls is what the workers share of their HLS muxers (one per server; nullptr: this one has its own).
+  Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh = nullptr, uint32_t worker = 0,
+         HlsDirectory* hls = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -65,6 +69,7 @@ class Server final : public HttpApi {
   // The HTTP side (nullptr when http.enabled is false); its connections count against
   // rtmp.max_connections together with the RTMP ones.
   HttpService* http() { return http_.get(); }
+  HlsService& hls() { return *hls_; }
   size_t http_connection_count() const;
   // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
   const std::unordered_set<RtmpConnection*>& connections() const { return connections_; }
@@ -97,6 +102,9 @@ class Server final : public HttpApi {
   AccessGate gate_;
   RtmpServices rtmp_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
+  HlsDirectory own_hls_directory_;
+  HlsDirectory* hls_directory_;
+  std::unique_ptr<HlsService> hls_;  // before http_: its responders wait on it
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
   std::unique_ptr<RelayManager> relays_;

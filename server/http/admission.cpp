@@ -5,6 +5,7 @@
 #include "server/http/connection.hpp"
 #include "server/http/file_responder.hpp"
 #include "server/http/flv_responder.hpp"
+#include "server/http/hls_responder.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
 #include "server/io/logging.hpp"
@@ -56,6 +57,34 @@ void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::strin
   uint64_t id = gate.admit(AccessAction::Play, app, c.peer_address(), event,
                            [conn = &c, &app, event](AccessOutcome&& o) { admitted(*conn, app, event, std::move(o)); });
   // Answered at once, `waiting` is gone already (replaced by the answer's responder).
+  if (id != 0) waiting.wait_for(id);
+}
+
+void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string name, std::string file) {
+  HlsSessions& sessions = c.service().hls_sessions();
+  std::string viewer = HlsSessions::viewer(c.peer(), app.name + "/" + name, hls_carried_query(c.request().query));
+  if (sessions.known(viewer, c.loop_context().now_ms())) {
+    return c.respond<HlsResponder>().start(app, std::move(name), std::move(file));
+  }
+  AccessGate& gate = c.service().gate();
+  HookEvent event = http_hook_event(c, app, name);
+  event.protocol = "hls";
+  auto& waiting = c.respond<AdmissionResponder>(gate);
+  uint64_t id = gate.admit(
+      AccessAction::Play, app, c.peer_address(), event,
+      [conn = &c, &app, event, viewer = std::move(viewer), file = std::move(file)](AccessOutcome&& o) mutable {
+        HttpConnection& c = *conn;
+        if (!o.allowed()) {
+          SLUICE_LOG_WARN("conn={} proto=hls peer={} event=play_rejected app={} stream=\"{}\" reason=\"{}\"", c.id(),
+                          c.peer(), app.name, printable(event.stream), o.reason);
+          return c.send_error(status_of(o), "not allowed: " + o.reason, false, kHttpCors);
+        }
+        const uint64_t now = c.loop_context().now_ms();
+        SLUICE_LOG_INFO("conn={} proto=hls peer={} event=play app={} stream={}", c.id(), c.peer(), app.name, o.name);
+        c.service().hls_sessions().admit(
+            std::move(viewer), AccessTicket(c.service().gate(), AccessAction::Play, event, std::move(o.seat), now), now);
+        c.respond<HlsResponder>().start(app, o.name, std::move(file));
+      });
   if (id != 0) waiting.wait_for(id);
 }
 

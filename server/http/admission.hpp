@@ -17,6 +17,9 @@ class HttpConnection;
 // Asks the gate about playing `name` of `app` ("cam" of a live app, "dir/file.mp4" of a VOD app),
 // then starts the FlvResponder or FileResponder, or answers 401/403/503 with the reason.
 void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::string name);
+// The same for an HLS request (the playlist or a media file of stream `name`), once per viewer
+// (server/http/hls_sessions.hpp); then the HlsResponder answers it.
+void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string name, std::string file);
 
 class AdmissionResponder final : public HttpResponder {
  public:

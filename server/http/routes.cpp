@@ -8,6 +8,7 @@
 #include "server/http/connection.hpp"
 #include "server/http/file_responder.hpp"
 #include "server/http/flv_responder.hpp"
+#include "server/http/hls_responder.hpp"
 #include "server/http/page.hpp"
 #include "server/http/simple_responder.hpp"
 #include "server/http/upload_responder.hpp"
@@ -46,6 +47,10 @@ void http_route(HttpConnection& c) {
   std::string decoded;
   if (!http_percent_decode(rest, decoded)) return c.respond<SimpleResponder>().error(400, "bad percent-encoding", kHttpCors);
   if (app->type == config::AppType::Live) {
+    std::string stream, file;
+    if (app->hls.enabled && http_hls_target(decoded, stream, file)) {
+      return http_admit_hls(c, *app, std::move(stream), std::move(file));
+    }
     if (!decoded.ends_with(".flv")) {
       return c.respond<SimpleResponder>().error(404, "live streams are served as /{app}/{stream}.flv", kHttpCors);
     }

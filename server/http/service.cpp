@@ -94,6 +94,7 @@ void HttpService::on_tick(uv_timer_t* timer) {
   for (HttpConnection* c : all) {
     if (self->connections_.count(c)) c->on_tick(now);
   }
+  self->hls_sessions_.tick(now);
 }
 
 void HttpService::on_connection_closed(HttpConnection* c) {

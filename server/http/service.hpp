@@ -22,6 +22,7 @@
 
 #include "base/result.hpp"
 #include "server/http/api.hpp"
+#include "server/http/hls_sessions.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/tls_reloader.hpp"
@@ -32,6 +33,7 @@ namespace sluice::server {
 class AccessGate;
 class HttpConnection;
 class StreamRegistry;
+class HlsService;
 
 class HttpService {
  public:
@@ -52,6 +54,10 @@ class HttpService {
   // SIGHUP: load the HTTPS certificates again.
   void reload_tls(const char* why);
   StreamRegistry& registry() { return registry_; }
+  // The loop's HLS side (server/hls/hls_service.hpp), set by the composition root.
+  void set_hls(HlsService* hls) { hls_ = hls; }
+  HlsService* hls() { return hls_; }
+  HlsSessions& hls_sessions() { return hls_sessions_; }
   AccessGate& gate() { return gate_; }
   HttpApi& api() { return api_; }
   bool stopping() const { return stopping_; }
@@ -80,6 +86,8 @@ class HttpService {
   StreamRegistry& registry_;
   AccessGate& gate_;
   HttpApi& api_;
+  HlsService* hls_ = nullptr;
+  HlsSessions hls_sessions_;
   LogRateLimit peer_limit_log_;
   std::function<size_t()> other_connections_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;

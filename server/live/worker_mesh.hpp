@@ -38,6 +38,7 @@ struct MeshEvent {
     RecordStop,    // stop recording key
     PullWanted,    // a player of key waits here: start its pull (sent to worker 0, which runs pulls)
     TlsReload,     // load the RTMPS certificates again (SIGHUP on worker 0)
+    HlsUpdate,     // key's HLS muxer published a new part: wake the requests waiting for it
     Stop,          // graceful stop
   };
   Kind kind = Kind::Stop;

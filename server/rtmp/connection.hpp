@@ -36,6 +36,7 @@ class VodFiles;
 class VodPlayer;
 class RtmpConnection;
 class RelayManager;
+class HlsService;
 
 // What an RTMP connection reaches beyond its loop. The composition root owns all of it, one per
 // worker loop, and it outlives every connection.
@@ -48,6 +49,8 @@ struct RtmpServices {
   std::function<void(RtmpConnection*)> on_destroyed;
   // Push targets of the streams published here (server/relay/relay_manager.hpp); may be null.
   RelayManager* relays = nullptr;
+  // HLS muxers of this loop, started on publish where the app is not on demand; may be null.
+  HlsService* hls = nullptr;
 };
 
 class RtmpConnection final : public StreamSocket {
@@ -86,6 +89,7 @@ class RtmpConnection final : public StreamSocket {
   VodFiles& vod_files() { return services_.vod_files; }
   AccessGate& gate() { return services_.gate; }
   RelayManager* relays() { return services_.relays; }
+  HlsService* hls() { return services_.hls; }
   // Who this connection is, for hooks about one of its streams (client, address, app, tcUrl...).
   HookEvent hook_base_event(const std::string& stream) const { return hook_event(stream, ""); }
 

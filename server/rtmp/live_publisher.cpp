@@ -1,5 +1,7 @@
 #include "server/rtmp/live_publisher.hpp"
 
+#include "server/hls/hls_service.hpp"
+
 #include "media/frame.hpp"
 #include "server/live/ingest.hpp"
 #include "media/stream_hub.hpp"
@@ -27,6 +29,7 @@ LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::stri
 void LivePublisher::start_relays(const config::AppConfig& app,
                                  const std::vector<std::pair<std::string, std::string>>& extra) {
   if (RelayManager* relays = conn_.relays()) relays->on_publish_start(app, name_, *hub_, extra);
+  if (HlsService* hls = conn_.hls()) hls->on_publish(app, key_);
 }
 
 LivePublisher::~LivePublisher() {

@@ -1,0 +1,101 @@
+#include "media/ts/adts.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "media/codec/bit_reader.hpp"
+
+namespace sluice::media::ts {
+
+namespace {
+
+constexpr uint32_t kSampleRates[13] = {96000, 88200, 64000, 48000, 44100, 32000, 24000,
+                                       22050, 16000, 12000, 11025, 8000,  7350};
+constexpr uint8_t kObjectTypeSbr = 5;
+constexpr uint8_t kObjectTypePs = 29;
+constexpr uint8_t kObjectTypeEscape = 31;
+constexpr uint8_t kExplicitRate = 15;
+constexpr uint8_t kMaxAdtsChannelConfig = 7;
+
+uint8_t read_object_type(BitReader& br) {
+  const uint32_t t = br.bits(5);
+  return static_cast<uint8_t>(t == kObjectTypeEscape ? 32 + br.bits(6) : t);
+}
+
+// A samplingFrequencyIndex, with an explicit frequency mapped to the nearest standard one
+// (rule 2). Reserved indexes 13 and 14 fail.
+std::optional<uint8_t> read_sampling_index(BitReader& br) {
+  const uint8_t index = static_cast<uint8_t>(br.bits(4));
+  if (index == kExplicitRate) {
+    const uint32_t rate = br.bits(24);
+    if (rate == 0) return std::nullopt;
+    return nearest_sampling_index(rate);
+  }
+  if (index >= 13) return std::nullopt;
+  return index;
+}
+
+uint8_t adts_profile(uint8_t object_type) {
+  return static_cast<uint8_t>(std::clamp<int>(int{object_type} - 1, 0, 3));
+}
+
+// AudioSpecificConfig (ISO 14496-3 1.6.2.1) up to what ADTS needs.
+std::optional<AdtsConfig> parse_asc(std::span<const uint8_t> asc) {
+  BitReader br(asc);
+  uint8_t object_type = read_object_type(br);
+  const auto index = read_sampling_index(br);
+  const uint8_t channel_config = static_cast<uint8_t>(br.bits(4));
+  if (br.failed() || !index || object_type == 0) return std::nullopt;
+  if (object_type == kObjectTypeSbr || object_type == kObjectTypePs) {
+    // extensionSamplingFrequencyIndex, then the core's object type (rule 1).
+    (void)read_sampling_index(br);
+    object_type = read_object_type(br);
+    if (br.failed() || object_type == 0) return std::nullopt;
+  }
+  AdtsConfig c;
+  c.profile = adts_profile(object_type);
+  c.sampling_index = *index;
+  c.channel_config = channel_config <= kMaxAdtsChannelConfig ? channel_config : 0;
+  return c;
+}
+
+}  // namespace
+
+uint8_t nearest_sampling_index(uint32_t rate) {
+  uint8_t best = 0;
+  uint32_t best_distance = UINT32_MAX;
+  for (uint8_t i = 0; i < 13; ++i) {
+    const uint32_t d = rate > kSampleRates[i] ? rate - kSampleRates[i] : kSampleRates[i] - rate;
+    if (d < best_distance) {
+      best = i;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+AdtsConfig adts_config(const hls::TrackSetup& audio) {
+  if (auto c = parse_asc(audio.config)) return *c;
+  AdtsConfig c;  // rule 4
+  if (audio.object_type != 0) c.profile = adts_profile(audio.object_type);
+  if (audio.sample_rate != 0) c.sampling_index = nearest_sampling_index(audio.sample_rate);
+  if (audio.channels >= 1 && audio.channels <= 6) c.channel_config = audio.channels;
+  if (audio.channels == 8) c.channel_config = 7;
+  return c;
+}
+
+std::array<uint8_t, kAdtsHeaderSize> adts_header(const AdtsConfig& c, size_t payload) {
+  const size_t len = std::min(payload, kMaxAdtsPayload) + kAdtsHeaderSize;
+  constexpr uint32_t kVariableRate = 0x7FF;  // adts_buffer_fullness
+  return {
+      0xFF,
+      0xF1,  // syncword end, ID 0 (MPEG-4), layer 0, protection_absent 1
+      static_cast<uint8_t>((c.profile & 3) << 6 | (c.sampling_index & 0x0F) << 2 | (c.channel_config >> 2 & 1)),
+      static_cast<uint8_t>((c.channel_config & 3) << 6 | (len >> 11 & 3)),
+      static_cast<uint8_t>(len >> 3 & 0xFF),
+      static_cast<uint8_t>((len & 7) << 5 | kVariableRate >> 6),
+      static_cast<uint8_t>((kVariableRate & 0x3F) << 2),  // number_of_raw_data_blocks_in_frame 0
+  };
+}
+
+}  // namespace sluice::media::ts

@@ -1,0 +1,34 @@
+#include "server/hls/hls_share.hpp"
+
+namespace sluice::server {
+
+std::shared_ptr<HlsShare> HlsDirectory::find(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  auto it = shares_.find(key);
+  return it == shares_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<HlsShare> HlsDirectory::open(const std::string& key, uint32_t worker, bool& created) {
+  std::lock_guard lock(mutex_);
+  auto& slot = shares_[key];
+  created = !slot;
+  if (created) slot = std::make_shared<HlsShare>(key, worker);
+  return slot;
+}
+
+void HlsDirectory::remove(const std::shared_ptr<HlsShare>& share) {
+  share->closed = true;
+  std::lock_guard lock(mutex_);
+  auto it = shares_.find(share->key());
+  if (it != shares_.end() && it->second == share) shares_.erase(it);
+}
+
+std::vector<std::shared_ptr<HlsShare>> HlsDirectory::all() {
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<HlsShare>> out;
+  out.reserve(shares_.size());
+  for (auto& [key, share] : shares_) out.push_back(share);
+  return out;
+}
+
+}  // namespace sluice::server

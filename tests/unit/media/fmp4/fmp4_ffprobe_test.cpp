@@ -1,0 +1,233 @@
+// media/fmp4/fmp4_writer against ffmpeg, run only with SLUICE_FMP4_FFPROBE set (it encodes video,
+// which is slow under the sanitizers): an ffmpeg-made FLV (H.264 with B-frames + AAC; HEVC + AAC
+// by way of an ffmpeg HEVC MP4, as ffmpeg 5 cannot write HEVC into FLV) is cut into LL-HLS-like
+// parts (at every keyframe and every 5 video frames), written as init + fragments, and ffprobe
+// must find in the result the FLV's packets (count, size, MD5, key flag, pts and dts to the
+// millisecond: the 90 kHz times are the FLV's exactly), the sample entry hvc1/avc1/mp4a, and
+// ffmpeg must decode it without a message. With SLUICE_FMP4_FFPROBE=/some/dir the files are also
+// left there (init.mp4, out.mp4) for a look by hand.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "media/codec/aac.hpp"
+#include "media/codec/avc.hpp"
+#include "media/codec/hevc.hpp"
+#include "media/fmp4/fmp4_writer.hpp"
+#include "media/record/flv_packet.hpp"
+#include "media/vod/flv_indexer.hpp"
+#include "media/vod/mp4_demuxer.hpp"
+#include "unit/media/index_flv.hpp"
+#include "unit/media/tool_files.hpp"
+
+using namespace sluice;
+using namespace sluice::media;
+using Buffer = std::vector<uint8_t>;
+using sluice::test::read_file;
+using sluice::test::run;
+using sluice::test::TempDir;
+using sluice::test::write_file;
+
+namespace {
+
+const char* enabled() { return getenv("SLUICE_FMP4_FFPROBE"); }
+
+void ffmpeg(const std::string& args) {
+  const std::string cmd = "ffmpeg -v error -y " + args + " 2>&1";
+  INFO(cmd);
+  REQUIRE(run(cmd).has_value());
+}
+
+struct Stream {
+  hls::StreamSetup setup;
+  std::vector<hls::Sample> video, audio;
+};
+
+// The body of an FLV sequence header past its codec header: the avcC/hvcC or the ASC.
+std::span<const uint8_t> config_of(uint8_t type, std::span<const uint8_t> body) {
+  const auto p = record::classify_flv_packet(type, body.first(std::min(body.size(), record::kFlvPacketHeadBytes)),
+                                             static_cast<uint32_t>(body.size()));
+  REQUIRE(p.kind == record::FlvPacketKind::Config);
+  return body.subspan(p.prefix);
+}
+
+// What media/hls/sample_source.hpp makes of a live stream, from an FLV file: the setup from the
+// sequence headers, the samples from the frames, durations to the next sample of the track.
+Stream stream_of(const Buffer& flv) {
+  auto index = vod::index_flv(flv);
+  REQUIRE(index.ok());
+  Stream s;
+  REQUIRE(!index->video_sequence_header.empty());
+  REQUIRE(!index->audio_sequence_header.empty());
+  const auto vconf = config_of(vod::kSampleVideo, index->video_sequence_header);
+  s.setup.video.config.assign(vconf.begin(), vconf.end());
+  const bool hevc = index->video_codec == VideoCodec::Hevc;
+  s.setup.video.codec = hevc ? hls::Codec::Hevc : hls::Codec::Avc;
+  if (hevc) {
+    auto c = parse_hevc_config(vconf);
+    REQUIRE(c.ok());
+    s.setup.video.width = c->width;
+    s.setup.video.height = c->height;
+  } else {
+    auto c = parse_avc_config(vconf);
+    REQUIRE(c.ok());
+    s.setup.video.width = c->width;
+    s.setup.video.height = c->height;
+  }
+  const auto asc = config_of(vod::kSampleAudio, index->audio_sequence_header);
+  auto a = parse_aac_config(asc);
+  REQUIRE(a.ok());
+  s.setup.audio = {hls::Codec::Aac, Buffer(asc.begin(), asc.end()), 0, 0, a->sample_rate, a->channels, a->object_type};
+
+  for (const vod::Sample& v : index->samples) {
+    if (v.type == vod::kSampleScript) continue;
+    REQUIRE(!v.sequence_header);
+    const auto body = std::span(flv).subspan(v.file_offset, v.size);
+    const auto p = record::classify_flv_packet(v.type, body.first(std::min(body.size(), record::kFlvPacketHeadBytes)), v.size);
+    if (p.kind == record::FlvPacketKind::NoMedia) continue;
+    REQUIRE(p.kind == record::FlvPacketKind::Frame);
+    hls::Sample out;
+    out.video = v.type == vod::kSampleVideo;
+    out.keyframe = v.keyframe;
+    out.dts = uint64_t{v.dts_ms} * 90;
+    out.cts = v.cts_ms * 90;
+    out.data = body.subspan(p.prefix);
+    (out.video ? s.video : s.audio).push_back(out);
+  }
+  for (auto* track : {&s.video, &s.audio}) {
+    for (size_t i = 0; i + 1 < track->size(); ++i) (*track)[i].duration = static_cast<uint32_t>((*track)[i + 1].dts - (*track)[i].dts);
+    if (track->size() >= 2) track->back().duration = (*track)[track->size() - 2].duration;
+  }
+  return s;
+}
+
+// init + one fragment per part: a part ends before a keyframe or after 5 video frames and takes
+// the audio samples that start before its end.
+Buffer write_fmp4(const Stream& s, size_t& parts) {
+  Buffer out = fmp4::init_segment(s.setup);
+  REQUIRE(!out.empty());
+  size_t v = 0, a = 0;
+  parts = 0;
+  uint32_t sequence = 1;
+  while (v < s.video.size() || a < s.audio.size()) {
+    size_t v_end = v;
+    while (v_end < s.video.size() && (v_end == v || !s.video[v_end].keyframe) && v_end - v < 5) ++v_end;
+    size_t a_end = a;
+    const bool last = v_end == s.video.size();
+    while (a_end < s.audio.size() && (last || s.audio[a_end].dts < s.video[v_end].dts)) ++a_end;
+    const Buffer f = fmp4::fragment(sequence++, std::span(s.video).subspan(v, v_end - v),
+                                    std::span(s.audio).subspan(a, a_end - a));
+    REQUIRE(!f.empty());
+    out.insert(out.end(), f.begin(), f.end());
+    v = v_end;
+    a = a_end;
+    ++parts;
+  }
+  return out;
+}
+
+struct Packet {
+  std::string pts, dts, size, flags, md5;
+  bool operator==(const Packet&) const = default;
+};
+
+// Each stream's packets, times printed in milliseconds by ffprobe (-show_entries ..._time is in
+// seconds with 6 decimals: the same text for the same millisecond).
+std::map<std::string, std::vector<Packet>> probe(const std::string& path) {
+  auto out = run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
+                 "packet=codec_type,pts_time,dts_time,size,flags,data_hash '" + path + "'");
+  REQUIRE(out.has_value());
+  std::map<std::string, std::vector<Packet>> streams;
+  Packet* p = nullptr;
+  std::istringstream in(*out);
+  std::string line, kv;
+  while (std::getline(in, line)) {
+    std::istringstream parts(line);
+    while (std::getline(parts, kv, '|')) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string k = kv.substr(0, eq), val = kv.substr(eq + 1);
+      if (k == "codec_type") p = &streams[val].emplace_back();
+      if (!p) continue;
+      if (k == "pts_time") p->pts = val;
+      if (k == "dts_time") p->dts = val;
+      if (k == "size") p->size = val;
+      if (k == "flags") p->flags = val.substr(0, 1);  // K or _
+      if (k == "data_hash") p->md5 = val;
+    }
+  }
+  return streams;
+}
+
+void check(const Buffer& flv, const TempDir& dir, const std::string& what, const std::string& video_tag) {
+  const Stream s = stream_of(flv);
+  size_t parts = 0;
+  const Buffer mp4 = write_fmp4(s, parts);
+  const std::string flv_path = dir.file("source.flv"), mp4_path = dir.file("out.mp4");
+  write_file(flv_path, flv);
+  write_file(mp4_path, mp4);
+  if (const char* keep = enabled(); keep && keep[0] == '/') {
+    write_file(std::string(keep) + "/" + what + "-init.mp4", fmp4::init_segment(s.setup));
+    write_file(std::string(keep) + "/" + what + "-out.mp4", mp4);
+  }
+  auto tags = run("ffprobe -v error -show_entries stream=codec_tag_string,time_base -of csv=p=0 '" + mp4_path + "'");
+  REQUIRE(tags.has_value());
+  CHECK(*tags == video_tag + ",1/90000\nmp4a,1/90000\n");
+
+  const auto before = probe(flv_path), after = probe(mp4_path);
+  REQUIRE(before.size() == 2);
+  REQUIRE(after.size() == 2);
+  for (const auto& [type, packets] : before) {
+    CAPTURE(type);
+    REQUIRE(after.count(type));
+    const auto& ours = after.at(type);
+    REQUIRE(ours.size() == packets.size());
+    for (size_t i = 0; i < packets.size(); ++i) {
+      CAPTURE(i);
+      CHECK(ours[i].pts == packets[i].pts);
+      CHECK(ours[i].dts == packets[i].dts);
+      CHECK(ours[i].size == packets[i].size);
+      CHECK(ours[i].flags == packets[i].flags);
+      CHECK(ours[i].md5 == packets[i].md5);
+    }
+  }
+  auto decoded = run("ffmpeg -v error -i '" + mp4_path + "' -f null - 2>&1");
+  REQUIRE(decoded.has_value());
+  CHECK(*decoded == "");
+  MESSAGE(what << ": " << s.video.size() << " video and " << s.audio.size() << " audio samples in " << parts
+               << " fragments, " << mp4.size() << " bytes; ffprobe packets identical to the FLV's");
+}
+
+const std::string kBitexact = "-threads 1 -fflags +bitexact -flags:v +bitexact -flags:a +bitexact ";
+
+}  // namespace
+
+TEST_CASE("ffprobe: H.264 (B-frames) + AAC from an ffmpeg FLV") {
+  if (!enabled()) {
+    MESSAGE("SLUICE_FMP4_FFPROBE not set: skipped");
+    return;
+  }
+  TempDir dir("sluice-fmp4");
+  ffmpeg("-f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i sine -c:v libx264 -g 25 -c:a aac -t 3 " + kBitexact +
+         "'" + dir.file("x.flv") + "'");
+  check(read_file(dir.file("x.flv")), dir, "h264", "avc1");
+}
+
+TEST_CASE("ffprobe: HEVC + AAC, by way of an ffmpeg HEVC MP4") {
+  if (!enabled()) {
+    MESSAGE("SLUICE_FMP4_FFPROBE not set: skipped");
+    return;
+  }
+  TempDir dir("sluice-fmp4");
+  ffmpeg("-f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i sine -c:v libx265 -x265-params "
+         "log-level=error:bframes=2 -g 25 -c:a aac -t 3 " + kBitexact + "'" + dir.file("x.mp4") + "'");
+  const Buffer source = read_file(dir.file("x.mp4"));
+  auto index = vod::demux_mp4(source);
+  REQUIRE(index.ok());
+  REQUIRE(index->video_codec == VideoCodec::Hevc);
+  check(sluice::test::index_to_flv(source, *index), dir, "hevc", "hvc1");
+}
