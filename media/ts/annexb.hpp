@@ -12,7 +12,8 @@
 //  2. A NAL length that runs past the end of the sample ends the access unit there: the NAL units
 //     before it are kept. Zero-length NAL units are dropped (a start code with nothing behind it).
 //  3. An AUD is added unless the first NAL unit already is one; the parameter sets are added to a
-//     keyframe unless it already carries an SPS (the encoder then sent its own, maybe newer ones).
+//     keyframe, right after the AUD, unless it already carries an SPS (the encoder then sent its
+//     own, maybe newer ones).
 //  4. Emulation prevention is the encoder's business: NAL units are copied as they are.
 #pragma once
 
@@ -53,10 +54,14 @@ class AnnexB {
   template <class Sink>
   void write(const Plan& plan, std::span<const uint8_t> sample, Sink&& sink) const {
     if (plan.aud) sink(aud());
-    if (plan.parameter_sets) sink(parameter_sets());
+    if (plan.parameter_sets && plan.aud) sink(parameter_sets());
+    // The sample's own AUD stays first: the parameter sets go right behind it.
+    bool sets_after = plan.parameter_sets && !plan.aud;
     for_each_nal(sample, [&](std::span<const uint8_t> nal) {
       sink(std::span<const uint8_t>(kStartCode));
       sink(nal);
+      if (sets_after) sink(parameter_sets());
+      sets_after = false;
     });
   }
 

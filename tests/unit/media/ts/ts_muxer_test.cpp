@@ -241,6 +241,11 @@ TEST_CASE("TsMuxer: H.264 access units in Annex B") {
     const EsUnit u = mux_one(setup, video(avcc({aud, own_sps, kPps, idr}), 0, 0, true));
     CHECK(u.bytes == cat({kStart, aud, kStart, own_sps, kStart, kPps, kStart, idr}));
   }
+  SUBCASE("an AUD already first, a keyframe without SPS: the parameter sets go after the AUD") {
+    const Bytes aud = hex("0930");
+    const EsUnit u = mux_one(setup, video(avcc({aud, sei, idr}), 0, 0, true));
+    CHECK(u.bytes == cat({kStart, aud, kStart, kSps, kStart, kPps, kStart, sei, kStart, idr}));
+  }
   SUBCASE("2-byte NAL lengths from lengthSizeMinusOne 1") {
     hls::StreamSetup s = setup;
     s.video.config[4] = 0xFD;
@@ -285,8 +290,11 @@ TEST_CASE("TsMuxer: HEVC access units get VPS, SPS, PPS in that order") {
     const EsUnit u = mux_one(setup, video(avcc({trail}), 3600, 7200));
     CHECK(u.bytes == cat({kHevcAud, kStart, trail}));
     CHECK(u.stream_type == 0x24);
-    // A keyframe with its own VPS/SPS/PPS and AUD is copied as it is.
+    // A keyframe with its own AUD gets the parameter sets behind it; with its own VPS/SPS/PPS
+    // too it is copied as it is.
     const Bytes aud = hex("460150");
+    CHECK(mux_one(setup, video(avcc({aud, idr}), 0, 0, true)).bytes ==
+          cat({kStart, aud, kStart, kHevcVps, kStart, kHevcSps, kStart, kHevcPps, kStart, idr}));
     CHECK(mux_one(setup, video(avcc({aud, kHevcVps, kHevcSps, kHevcPps, idr}), 0, 0, true)).bytes ==
           cat({kStart, aud, kStart, kHevcVps, kStart, kHevcSps, kStart, kHevcPps, kStart, idr}));
   }
