@@ -2,13 +2,16 @@
 // which is slow under the sanitizers): an ffmpeg-made FLV (H.264 with B-frames + AAC; HEVC + AAC
 // by way of an ffmpeg HEVC MP4, as ffmpeg 5 cannot write HEVC into FLV) is cut into LL-HLS-like
 // parts (at every keyframe and every 5 video frames), written as init + fragments, and ffprobe
-// must find in the result the FLV's packets (count, size, MD5, key flag, pts and dts to the
-// millisecond: the 90 kHz times are the FLV's exactly), the sample entry hvc1/avc1/mp4a, and
-// ffmpeg must decode it without a message. With SLUICE_FMP4_FFPROBE=/some/dir the files are also
-// left there (init.mp4, out.mp4) for a look by hand.
+// must find in the result the source's packets (count, size, MD5, key flag, pts and dts: for
+// H.264 the FLV's to the millisecond, the 90 kHz times being its exactly; for HEVC the source
+// MP4's, shifted by its edit list and within 1 ms, as ffmpeg 5 does not read Enhanced RTMP FLV),
+// the sample entries avc1/hvc1 and mp4a with a 1/90000 time base, and ffmpeg must decode it
+// without a message. With SLUICE_FMP4_FFPROBE=/some/dir the files are also
+// left there (<codec>-init.mp4, -out.mp4, -source.flv) for a look by hand.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <string>
@@ -131,12 +134,12 @@ Buffer write_fmp4(const Stream& s, size_t& parts) {
 }
 
 struct Packet {
-  std::string pts, dts, size, flags, md5;
-  bool operator==(const Packet&) const = default;
+  double pts_ms = 0, dts_ms = 0;
+  std::string size, flags, md5;
 };
 
-// Each stream's packets, times printed in milliseconds by ffprobe (-show_entries ..._time is in
-// seconds with 6 decimals: the same text for the same millisecond).
+// Each stream's packets (ffprobe prints times in seconds with 6 decimals: the same text, hence
+// the same double, for the same millisecond).
 std::map<std::string, std::vector<Packet>> probe(const std::string& path) {
   auto out = run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
                  "packet=codec_type,pts_time,dts_time,size,flags,data_hash '" + path + "'");
@@ -153,8 +156,8 @@ std::map<std::string, std::vector<Packet>> probe(const std::string& path) {
       const std::string k = kv.substr(0, eq), val = kv.substr(eq + 1);
       if (k == "codec_type") p = &streams[val].emplace_back();
       if (!p) continue;
-      if (k == "pts_time") p->pts = val;
-      if (k == "dts_time") p->dts = val;
+      if (k == "pts_time" && val != "N/A") p->pts_ms = std::stod(val) * 1000;
+      if (k == "dts_time" && val != "N/A") p->dts_ms = std::stod(val) * 1000;
       if (k == "size") p->size = val;
       if (k == "flags") p->flags = val.substr(0, 1);  // K or _
       if (k == "data_hash") p->md5 = val;
@@ -163,7 +166,11 @@ std::map<std::string, std::vector<Packet>> probe(const std::string& path) {
   return streams;
 }
 
-void check(const Buffer& flv, const TempDir& dir, const std::string& what, const std::string& video_tag) {
+// `flv` written as fMP4 has the packets of `reference` (a file in `dir`): the same count, sizes,
+// data and key flags, and times equal after shifting the reference's by a constant (its first
+// video dts to ours), within `tolerance_ms`.
+void check(const Buffer& flv, const TempDir& dir, const std::string& reference, double tolerance_ms,
+           const std::string& what, const std::string& video_tag) {
   const Stream s = stream_of(flv);
   size_t parts = 0;
   const Buffer mp4 = write_fmp4(s, parts);
@@ -173,14 +180,18 @@ void check(const Buffer& flv, const TempDir& dir, const std::string& what, const
   if (const char* keep = enabled(); keep && keep[0] == '/') {
     write_file(std::string(keep) + "/" + what + "-init.mp4", fmp4::init_segment(s.setup));
     write_file(std::string(keep) + "/" + what + "-out.mp4", mp4);
+    write_file(std::string(keep) + "/" + what + "-source.flv", flv);
   }
   auto tags = run("ffprobe -v error -show_entries stream=codec_tag_string,time_base -of csv=p=0 '" + mp4_path + "'");
   REQUIRE(tags.has_value());
   CHECK(*tags == video_tag + ",1/90000\nmp4a,1/90000\n");
 
-  const auto before = probe(flv_path), after = probe(mp4_path);
+  const auto before = probe(reference.empty() ? flv_path : dir.file(reference)), after = probe(mp4_path);
   REQUIRE(before.size() == 2);
   REQUIRE(after.size() == 2);
+  REQUIRE(!before.at("video").empty());
+  REQUIRE(!after.at("video").empty());
+  const double shift = after.at("video")[0].dts_ms - before.at("video")[0].dts_ms;
   for (const auto& [type, packets] : before) {
     CAPTURE(type);
     REQUIRE(after.count(type));
@@ -188,8 +199,8 @@ void check(const Buffer& flv, const TempDir& dir, const std::string& what, const
     REQUIRE(ours.size() == packets.size());
     for (size_t i = 0; i < packets.size(); ++i) {
       CAPTURE(i);
-      CHECK(ours[i].pts == packets[i].pts);
-      CHECK(ours[i].dts == packets[i].dts);
+      CHECK(std::abs(ours[i].pts_ms - (packets[i].pts_ms + shift)) <= tolerance_ms);
+      CHECK(std::abs(ours[i].dts_ms - (packets[i].dts_ms + shift)) <= tolerance_ms);
       CHECK(ours[i].size == packets[i].size);
       CHECK(ours[i].flags == packets[i].flags);
       CHECK(ours[i].md5 == packets[i].md5);
@@ -199,7 +210,8 @@ void check(const Buffer& flv, const TempDir& dir, const std::string& what, const
   REQUIRE(decoded.has_value());
   CHECK(*decoded == "");
   MESSAGE(what << ": " << s.video.size() << " video and " << s.audio.size() << " audio samples in " << parts
-               << " fragments, " << mp4.size() << " bytes; ffprobe packets identical to the FLV's");
+               << " fragments, " << mp4.size() << " bytes; ffprobe packets identical to "
+               << (reference.empty() ? "the FLV" : reference) << "'s (times shifted by " << shift << " ms)");
 }
 
 const std::string kBitexact = "-threads 1 -fflags +bitexact -flags:v +bitexact -flags:a +bitexact ";
@@ -214,7 +226,8 @@ TEST_CASE("ffprobe: H.264 (B-frames) + AAC from an ffmpeg FLV") {
   TempDir dir("sluice-fmp4");
   ffmpeg("-f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i sine -c:v libx264 -g 25 -c:a aac -t 3 " + kBitexact +
          "'" + dir.file("x.flv") + "'");
-  check(read_file(dir.file("x.flv")), dir, "h264", "avc1");
+  // FLV and fMP4 times are the same milliseconds: no shift, no rounding.
+  check(read_file(dir.file("x.flv")), dir, "", 0, "h264", "avc1");
 }
 
 TEST_CASE("ffprobe: HEVC + AAC, by way of an ffmpeg HEVC MP4") {
@@ -229,5 +242,7 @@ TEST_CASE("ffprobe: HEVC + AAC, by way of an ffmpeg HEVC MP4") {
   auto index = vod::demux_mp4(source);
   REQUIRE(index.ok());
   REQUIRE(index->video_codec == VideoCodec::Hevc);
-  check(sluice::test::index_to_flv(source, *index), dir, "hevc", "hvc1");
+  // ffmpeg 5's FLV demuxer does not read Enhanced RTMP: compare with the MP4, whose edit list
+  // shifts the times and whose 1/44100 audio timescale is rounded to milliseconds in the FLV.
+  check(sluice::test::index_to_flv(source, *index), dir, "x.mp4", 1.0, "hevc", "hvc1");
 }

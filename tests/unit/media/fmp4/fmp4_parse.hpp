@@ -327,6 +327,8 @@ inline std::string parse_trun(Bytes data, Bytes payload, const Fragment& f, uint
   const size_t entry = 4u * (((flags >> 8) & 1) + ((flags >> 9) & 1) + ((flags >> 10) & 1) + ((flags >> 11) & 1));
   if (r.failed()) return "trun header too short";
   if (entry * uint64_t{count} != r.remaining()) return "trun sample count does not match its size";
+  // Without per-sample fields the count is unchecked by the size: bound it (no real run is longer).
+  if (entry == 0 && count > (1u << 20)) return "trun sample count too large";
   const int64_t mdat_begin = static_cast<int64_t>(f.mdat_payload_offset);
   const int64_t mdat_end = mdat_begin + static_cast<int64_t>(f.mdat_payload_size);
   for (uint32_t i = 0; i < count; ++i) {
