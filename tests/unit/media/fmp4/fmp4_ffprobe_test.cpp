@@ -1,4 +1,5 @@
-// media/fmp4/fmp4_writer against ffmpeg, run only with SLUICE_FMP4_FFPROBE set (it encodes video,
+// media/fmp4/fmp4_writer against ffmpeg, run only with SLUICE_FMP4_FFPROBE set (tests/CMakeLists.txt sets it
+// for the suite; it encodes video,
 // which is slow under the sanitizers): an ffmpeg-made FLV (H.264 with B-frames + AAC; HEVC + AAC
 // by way of an ffmpeg HEVC MP4, as ffmpeg 5 cannot write HEVC into FLV) is cut into LL-HLS-like
 // parts (at every keyframe and every 5 video frames), written as init + fragments, and ffprobe
