@@ -62,7 +62,7 @@ void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::strin
 
 void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string name, std::string file) {
   HlsSessions& sessions = c.service().hls_sessions();
-  std::string viewer = HlsSessions::viewer(c.peer(), app.name + "/" + name, hls_carried_query(c.request().query));
+  std::string viewer = HlsSessions::viewer(c.peer_address(), app.name + "/" + name, hls_carried_query(c.request().query));
   if (sessions.known(viewer, c.loop_context().now_ms())) {
     return c.respond<HlsResponder>().start(app, std::move(name), std::move(file));
   }

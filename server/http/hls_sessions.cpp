@@ -2,17 +2,12 @@
 
 namespace sluice::server {
 
-std::string HlsSessions::viewer(std::string_view peer, std::string_view key, std::string_view query) {
-  // The peer's address without its port: a player opens new connections.
-  std::string_view host = peer;
-  if (host.starts_with('[')) {
-    host = host.substr(0, host.find(']') + 1);
-  } else if (size_t colon = host.find(':'); colon != std::string_view::npos && colon == host.rfind(':')) {
-    host = host.substr(0, colon);
-  }
-  std::string v;
-  v.reserve(host.size() + key.size() + query.size() + 2);
-  v.append(host).append(1, '\n').append(key).append(1, '\n').append(query);
+std::string HlsSessions::viewer(std::span<const uint8_t> address, std::string_view key, std::string_view query) {
+  // The address's length first: its bytes may be anything, the key may not hold a '\n'.
+  std::string v(1, static_cast<char>(address.size()));
+  v.append(address.begin(), address.end());
+  v.reserve(v.size() + key.size() + query.size() + 2);
+  v.append(1, '\n').append(key).append(1, '\n').append(query);
   return v;
 }
 

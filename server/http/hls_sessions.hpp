@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -19,7 +20,9 @@ class HlsSessions {
   static constexpr uint64_t kIdleMs = 30000;
   static constexpr size_t kMaxSessions = 100000;
 
-  static std::string viewer(std::string_view peer, std::string_view key, std::string_view query);
+  // `address`: the peer's address bytes (StreamSocket::peer_address), without its port: a player
+  // opens new connections.
+  static std::string viewer(std::span<const uint8_t> address, std::string_view key, std::string_view query);
   // True when the viewer was admitted and has not left; counts as a request.
   bool known(const std::string& viewer, uint64_t now_ms);
   void admit(std::string viewer, AccessTicket ticket, uint64_t now_ms);
