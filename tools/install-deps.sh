@@ -5,7 +5,8 @@
 #   tools/install-deps.sh test    build, plus what the tests need (`make test`, `make unit`,
 #                                 `make fuzz-build`): doctest, clang-14 for fuzzing, and the real
 #                                 peers the tests drive (ffmpeg, rtmpdump, GStreamer, Chromium,
-#                                 nginx with the RTMP module as a foreign relay peer, ...)
+#                                 VLC as an HLS player, nginx with the RTMP module as a foreign
+#                                 relay peer, ...)
 # Without an argument: test (everything).
 # Idempotent: does nothing when every package of the profile is already installed (and npm is on
 # PATH). Uses sudo when not root.
@@ -38,6 +39,7 @@ if [ "$profile" = test ]; then
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
     gstreamer1.0-libav
     chromium
+    vlc-bin vlc-plugin-base
   )
 fi
 
