@@ -1,5 +1,5 @@
 // Client: what the runner drives, whatever the protocol (RTMP player, RTMP publisher, HTTP-FLV
-// player), plus the per-client figures it records.
+// player, HLS reader), plus the per-client figures it records.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,12 @@ struct ClientStats {
   uint32_t loops = 0;          // publisher: times the file was restarted
   uint64_t max_backlog = 0;    // publisher: largest unsent output seen, bytes
   int64_t max_late_ns = 0;     // publisher: worst lateness of a tag against its real-time slot
+  // HLS readers (hls_client.hpp): messages_in counts the parts or segments received.
+  uint64_t playlists = 0;      // playlist answers
+  uint64_t http_errors = 0;    // answers other than 200, transport errors, timeouts
+  uint32_t fell_behind = 0;    // times the next part was no longer listed (the reader jumped to the live edge)
+  uint64_t parts_skipped = 0;  // parts (or segments) jumped over, as far as the playlist listed them
+  uint32_t connects = 0;       // TCP connections opened (keep-alive: 1 when the server never closed one)
   bool ok = false;             // player: media arrived; publisher: Publish.Start arrived
   bool ended = false;          // the server said the play ended (VOD end, StreamEOF, Play.Stop)
   bool failed = false;

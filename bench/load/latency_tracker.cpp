@@ -26,6 +26,13 @@ void LatencyTracker::on_received(uint8_t type, uint32_t timestamp, int64_t now_n
   delays_ms_.push_back(static_cast<float>(static_cast<double>(now_ns - it->second) / kNsPerMs));
 }
 
+bool LatencyTracker::sent_at(uint8_t type, uint32_t timestamp, int64_t& ns) const {
+  auto it = sent_at_.find(key(type, timestamp));
+  if (it == sent_at_.end()) return false;
+  ns = it->second;
+  return true;
+}
+
 void LatencyTracker::prune(int64_t now_ns) {
   for (auto it = sent_at_.begin(); it != sent_at_.end();) {
     it = now_ns - it->second > kHorizonNs ? sent_at_.erase(it) : std::next(it);

@@ -18,6 +18,8 @@ class LatencyTracker {
  public:
   void on_sent(uint8_t type, uint32_t timestamp, int64_t now_ns);
   void on_received(uint8_t type, uint32_t timestamp, int64_t now_ns);
+  // When the message (type, timestamp) was sent; false when it was not (or was pruned).
+  bool sent_at(uint8_t type, uint32_t timestamp, int64_t& ns) const;
   // Forgets sends older than the horizon, so the table stays small over a long run.
   void prune(int64_t now_ns);
 

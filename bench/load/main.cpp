@@ -1,10 +1,12 @@
-// sluice-bench: a load generator for RTMP and HTTP-FLV servers on Sluice's own protocol core.
+// sluice-bench: a load generator for RTMP, HTTP-FLV and HLS servers on Sluice's own protocol core.
 //
 //   sluice-bench play    -n 2000 --rate 200 --duration 30 rtmp://127.0.0.1/live/stream
 //   sluice-bench play    -n 500 --duration 30 rtmps://127.0.0.1:4443/live/stream   (RTMP over TLS)
 //   sluice-bench publish -n 10 --file src.flv rtmp://127.0.0.1/live/s{i}
 //   sluice-bench latency -n 20 --file src.flv rtmp://127.0.0.1/live/lat
 //   sluice-bench http-flv -n 500 --duration 30 http://127.0.0.1:8080/live/stream.flv
+//   sluice-bench hls -n 1000 --duration 30 http://127.0.0.1:8080/live/stream/index.m3u8
+//   sluice-bench hls -n 10 -f src.flv --publish rtmp://127.0.0.1/live/lat http://127.0.0.1:8080/live/lat/index.m3u8
 //
 // One process, one libuv loop. See bench/load/README.md for options and output fields.
 #include <malloc.h>
@@ -48,7 +50,7 @@ void raise_fd_limit(uint32_t connections) {
 void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help, bool rtmp = true) {
   cmd->add_option("urls", o.urls,
                   rtmp ? "rtmp[s]://host[:port]/app/stream (several: round-robin; {i} = client index)"
-                       : "http://host[:port]/app/stream.flv (several: round-robin; {i} = client index)")
+                       : "http://host[:port]/path (several: round-robin; {i} = client index)")
       ->required();
   cmd->add_option("-n,--clients", o.clients, clients_help)->capture_default_str()->check(CLI::Range(1u, 100000u));
   cmd->add_option("--rate", o.rate, "ramp-up: new connections per second (0 = all at once)")->capture_default_str()
@@ -101,7 +103,7 @@ void keep_freed_memory() {
 int main(int argc, char** argv) {
   keep_freed_memory();
   BenchOptions o;
-  CLI::App app{"sluice-bench: RTMP and HTTP-FLV load generator (players, publishers, delay through the server)"};
+  CLI::App app{"sluice-bench: RTMP, HTTP-FLV and HLS load generator (players, publishers, delay through the server)"};
   app.require_subcommand(1);
   auto* play = app.add_subcommand("play", "N players of one or several RTMP URLs, live or VOD");
   add_common(play, o, "players");
@@ -117,12 +119,23 @@ int main(int argc, char** argv) {
   add_common(http_flv, o, "players", false);
   add_player(http_flv, o, false);
   http_flv->add_flag("--http10", o.http10, "send HTTP/1.0 requests (body ends at close) instead of HTTP/1.1 (chunked)");
+  auto* hls = app.add_subcommand("hls", "N HLS readers (LL-HLS parts with blocking reload, or segments) of index.m3u8 URLs");
+  add_common(hls, o, "readers", false);
+  hls->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
+      ->capture_default_str()->check(CLI::Range(1u, 600000u));
+  hls->add_flag("--hls-segments", o.hls_segments, "read whole segments as a standard HLS player, even from an LL-HLS playlist");
+  hls->add_flag("--hls-no-skip", o.hls_no_skip, "no _HLS_skip=YES (delta updates) on blocking reloads");
+  auto* hls_file = hls->add_option("-f,--file", o.flv_file, "with --publish: the FLV to publish")->check(CLI::ExistingFile);
+  hls->add_option("--publish", o.publish_url,
+                  "also publish --file to this rtmp:// URL; readers start once it is live and report each part's latency")
+      ->needs(hls_file);
   CLI11_PARSE(app, argc, argv);
 
   if (play->parsed()) o.mode = Mode::Play;
   if (publish->parsed()) o.mode = Mode::Publish;
   if (latency->parsed()) o.mode = Mode::Latency;
   if (http_flv->parsed()) o.mode = Mode::HttpFlv;
+  if (hls->parsed()) o.mode = Mode::Hls;
   if (o.read_batch_ms < 0) o.read_batch_ms = o.mode == Mode::Latency ? 0 : 100;
 
   std::unique_ptr<FlvFile> file;
@@ -138,7 +151,7 @@ int main(int argc, char** argv) {
 
   // A peer that resets the connection must produce an error on write, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
-  raise_fd_limit(o.clients + (o.mode == Mode::Latency ? 1 : 0));
+  raise_fd_limit(o.clients + (o.mode == Mode::Latency || !o.publish_url.empty() ? 1 : 0));
 
   Runner runner(o, std::move(file));
   auto summary = runner.run();

@@ -12,6 +12,8 @@ const char* mode_name(Mode m) {
       return "latency";
     case Mode::HttpFlv:
       return "http-flv";
+    case Mode::Hls:
+      return "hls";
   }
   return "?";
 }

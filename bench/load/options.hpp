@@ -12,6 +12,7 @@ enum class Mode : uint8_t {
   Publish,  // M publishers of an FLV file, paced in real time, looping
   Latency,  // one publisher and K players in this process: delay through the server
   HttpFlv,  // N HTTP-FLV players of one or several http:// URLs
+  Hls,      // N HLS readers (LL-HLS parts, or segments) of http://.../index.m3u8 URLs
 };
 
 const char* mode_name(Mode m);
@@ -38,6 +39,11 @@ struct BenchOptions {
   bool quiet = false;           // no progress lines
   bool http10 = false;          // http-flv: send HTTP/1.0 requests (close-delimited body, no chunks)
   uint32_t allow_failures = 0;  // exit 0 while failed clients <= this
+  bool hls_segments = false;    // hls: read segments as a standard HLS player, even from an LL-HLS playlist
+  bool hls_no_skip = false;     // hls: no _HLS_skip=YES (delta updates) on blocking reloads
+  // hls: also publish flv_file to this rtmp:// URL from this process, start the readers once it
+  // is live, and measure each part's latency against its send time.
+  std::string publish_url;
 };
 
 }  // namespace sluice::bench

@@ -5,8 +5,11 @@
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 #include "bench/load/clock.hpp"
+#include "bench/load/hls_client.hpp"
+#include "bench/load/http_keepalive.hpp"
 #include "bench/load/http_flv_client.hpp"
 #include "bench/load/http_url.hpp"
 #include "bench/load/player_client.hpp"
@@ -29,18 +32,20 @@ constexpr uint64_t kProgressPeriodMs = 1000;
 struct ProgressSnapshot {
   long seconds = 0;
   size_t clients = 0;
-  uint32_t ok = 0, failed = 0, stalls = 0;
+  uint32_t ok = 0, failed = 0, stalls = 0, behind = 0;
+  uint64_t parts = 0;  // hls: parts (segments) received in the last second
   double mbps = 0, cpu_percent = 0, lag_ms = 0;
   Distribution ttff;
   Distribution delay;  // latency mode
-  bool publisher_live = false;  // latency mode
+  bool publisher = false;       // a publisher leads the players (latency, hls --publish)
+  bool publisher_live = false;
 };
 
 std::string progress_line(Mode mode, const ProgressSnapshot& p) {
   const bool players = mode != Mode::Publish;
   char buf[160];
   std::string line = "t=" + std::to_string(p.seconds) + "s ";
-  if (mode == Mode::Latency) line += p.publisher_live ? "publisher ok, " : "publisher not live, ";
+  if (p.publisher) line += p.publisher_live ? "publisher ok, " : "publisher not live, ";
   std::snprintf(buf, sizeof buf, "%s=%u/%zu ok, %.1f Mb/s%s", players ? "players" : "publishers", p.ok, p.clients,
                 p.mbps, players ? "" : " out");
   line += buf;
@@ -53,6 +58,7 @@ std::string progress_line(Mode mode, const ProgressSnapshot& p) {
     line += p.delay.count ? buf : ", delay -";
   }
   if (players) line += ", stalls=" + std::to_string(p.stalls);
+  if (mode == Mode::Hls) line += ", parts/s=" + std::to_string(p.parts) + ", behind=" + std::to_string(p.behind);
   std::snprintf(buf, sizeof buf, ", failed=%u, cpu=%.0f%%, lag=%.0fms", p.failed, p.cpu_percent, p.lag_ms);
   return line + buf;
 }
@@ -80,6 +86,10 @@ Runner::~Runner() {
   players_.clear();
   publishers_.clear();
   uv_loop_close(&loop_);
+}
+
+bool Runner::lead_publisher() const {
+  return options_.mode == Mode::Latency || (options_.mode == Mode::Hls && !options_.publish_url.empty());
 }
 
 Result<void> Runner::make_clients() {
@@ -132,6 +142,14 @@ Result<void> Runner::make_clients() {
         ramp_.push_back(publishers_.back().get());
       }
       return ok();
+    case Mode::Hls:
+      if (lead_publisher()) {
+        auto url = parse_rtmp_url(options_.publish_url);
+        if (!url) return std::move(url).error();
+        publishers_.push_back(
+            std::make_unique<PublisherClient>(&loop_, std::move(*url), options_, *file_, identity(0, 0), &tracker_));
+      }
+      [[fallthrough]];
     case Mode::HttpFlv: {
       std::map<std::string, HttpUrl> http_resolved;
       for (uint32_t i = 0; i < options_.clients; ++i) {
@@ -143,7 +161,12 @@ Result<void> Runner::make_clients() {
           if (!parsed) return std::move(parsed).error();
           it = http_resolved.emplace(text, std::move(*parsed)).first;
         }
-        players_.push_back(std::make_unique<HttpFlvClient>(&loop_, it->second, options_, identity(i, url_index)));
+        if (options_.mode == Mode::Hls) {
+          players_.push_back(std::make_unique<HlsClient>(&loop_, it->second, options_, identity(i, url_index),
+                                                         lead_publisher() ? &tracker_ : nullptr, &hls_latency_));
+        } else {
+          players_.push_back(std::make_unique<HttpFlvClient>(&loop_, it->second, options_, identity(i, url_index)));
+        }
         ramp_.push_back(players_.back().get());
       }
       return ok();
@@ -158,7 +181,7 @@ Result<Summary> Runner::run() {
   last_cpu_s_ = cpu_seconds();
   t0_ns_ = now_ns();
   last_progress_ns_ = t0_ns_;
-  if (options_.mode == Mode::Latency) {
+  if (lead_publisher()) {
     publishers_.front()->start();
   } else {
     ramp_t0_ns_ = t0_ns_;
@@ -246,6 +269,8 @@ void Runner::on_progress() {
     p.ok += s.ok && !s.failed;
     p.failed += s.failed;
     p.stalls += s.stalls;
+    p.behind += s.fell_behind;
+    p.parts += s.messages_in;
     bytes += players_mode ? s.bytes_in : s.bytes_out;
     if (s.ttff_ns >= 0) ttff.push_back(static_cast<double>(s.ttff_ns) / kNsPerMs);
   }
@@ -260,16 +285,20 @@ void Runner::on_progress() {
   p.lag_ms = static_cast<double>(lag_max_interval_ns_) / kNsPerMs;
   last_progress_ns_ = now;
   last_bytes_ = bytes;
+  p.parts -= std::exchange(last_parts_, p.parts);
   last_cpu_s_ = cpu;
   lag_max_interval_ns_ = 0;
-  if (options_.mode == Mode::Latency) {
+  if (lead_publisher()) {
+    p.publisher = true;
     p.publisher_live = publishers_.front()->stats().ok;
+    tracker_.prune(now);
+  }
+  if (options_.mode == Mode::Latency) {
     // Only the delays of the last second: the progress line shows the current state.
     const auto& all = tracker_.delays_ms();
     std::vector<double> recent(all.begin() + static_cast<std::ptrdiff_t>(last_delay_index_), all.end());
     last_delay_index_ = all.size();
     p.delay = distribution(recent);
-    tracker_.prune(now);
   }
   if (!options_.quiet) std::fprintf(stderr, "%s\n", progress_line(options_.mode, p).c_str());
 }
@@ -305,8 +334,9 @@ Summary Runner::summarize() {
   s.cpu = cpu_since(usage_start_);
   s.loop_lag_max_ms = static_cast<double>(lag_max_ns_) / kNsPerMs;
   s.loop_lag_over_50ms = lag_over_50ms_;
-  s.reads = RtmpConnection::total_reads() + HttpFlvClient::total_reads();
-  s.read_bytes = RtmpConnection::total_read_bytes() + HttpFlvClient::total_read_bytes();
+  s.reads = RtmpConnection::total_reads() + HttpFlvClient::total_reads() + HttpKeepAlive::total_reads();
+  s.read_bytes =
+      RtmpConnection::total_read_bytes() + HttpFlvClient::total_read_bytes() + HttpKeepAlive::total_read_bytes();
   s.tls_negotiated = RtmpConnection::tls_negotiated();
   auto collect = [](std::vector<std::unique_ptr<Client>>& clients) {
     std::vector<const ClientStats*> out;
@@ -318,6 +348,12 @@ Summary Runner::summarize() {
   if (options_.mode == Mode::Latency) {
     s.delay_ms = delay_distribution(tracker_);
     s.delay_unmatched = tracker_.unmatched();
+  }
+  if (options_.mode == Mode::Hls) {
+    s.hls_low_latency = HlsClient::any_low_latency();
+    s.hls_publish_ms = float_distribution(hls_latency_.publish_ms);
+    s.hls_pdt_ms = float_distribution(hls_latency_.pdt_ms);
+    s.hls_unmatched = hls_latency_.unmatched;
   }
   return s;
 }

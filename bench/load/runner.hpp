@@ -12,6 +12,7 @@
 #include "base/result.hpp"
 #include "bench/load/client.hpp"
 #include "bench/load/flv_file.hpp"
+#include "bench/load/hls_latency.hpp"
 #include "bench/load/latency_tracker.hpp"
 #include "bench/load/options.hpp"
 #include "bench/load/stats.hpp"
@@ -53,7 +54,11 @@ class Runner {
   uv_timer_t end_timer_{};
   uv_signal_t sigint_{};
   uv_signal_t sigterm_{};
+  // Latency mode, and hls with --publish: a publisher of this process starts first, the players
+  // once it is live, and the players look up when it sent what they receive.
+  bool lead_publisher() const;
   LatencyTracker tracker_;
+  HlsLatency hls_latency_;
   std::vector<std::unique_ptr<Client>> players_;
   std::vector<std::unique_ptr<Client>> publishers_;
   // Clients the ramp starts, in order; in latency mode the publisher starts at once instead.
@@ -68,6 +73,7 @@ class Runner {
   // Progress line state: what the previous line saw.
   int64_t last_progress_ns_ = 0;
   uint64_t last_bytes_ = 0;
+  uint64_t last_parts_ = 0;
   double last_cpu_s_ = 0;
   size_t last_delay_index_ = 0;
   // Loop lag, measured by the tick timer against its own schedule.

@@ -29,6 +29,12 @@ nlohmann::json tls_json(const RoleSummary& r) {
   return j;
 }
 
+nlohmann::json hls_role_json(const RoleSummary& r) {
+  return {{"playlists", r.playlists},         {"http_errors", r.http_errors},
+          {"fell_behind", r.fell_behind},     {"clients_fell_behind", r.clients_fell_behind},
+          {"parts_skipped", r.parts_skipped}, {"connects", r.connects}};
+}
+
 nlohmann::json role_json(const RoleSummary& r, double elapsed_s) {
   nlohmann::json reasons = nlohmann::json::object();
   for (const auto& [reason, n] : r.failure_reasons) reasons[reason] = n;
@@ -91,6 +97,10 @@ nlohmann::json client_json(const ClientStats& c) {
       {"stalls", c.stalls},
       {"non_monotonic", c.non_monotonic},
       {"ended_by_server", c.ended},
+      {"playlists", c.playlists},
+      {"http_errors", c.http_errors},
+      {"fell_behind", c.fell_behind},
+      {"parts_skipped", c.parts_skipped},
   };
 }
 
@@ -173,6 +183,12 @@ RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint3
     r.loops += c->loops;
     r.max_backlog = std::max(r.max_backlog, c->max_backlog);
     r.max_late_ms = std::max(r.max_late_ms, static_cast<double>(c->max_late_ns) / kNsPerMs);
+    r.playlists += c->playlists;
+    r.http_errors += c->http_errors;
+    r.fell_behind += c->fell_behind;
+    r.clients_fell_behind += c->fell_behind ? 1 : 0;
+    r.parts_skipped += c->parts_skipped;
+    r.connects += c->connects;
   }
   r.ttff_ms = distribution(ttff);
   r.setup_ms = distribution(setup);
@@ -185,6 +201,32 @@ Distribution delay_distribution(const LatencyTracker& tracker) {
   return distribution(v);
 }
 
+Distribution float_distribution(const std::vector<float>& values) {
+  std::vector<double> v(values.begin(), values.end());
+  return distribution(v);
+}
+
+namespace {
+
+void print_hls(std::FILE* out, const Summary& s) {
+  const RoleSummary& p = s.players;
+  const char* unit = s.hls_low_latency ? "parts" : "segments";
+  std::fprintf(out, "  hls: %llu %s, %llu playlists, http errors %llu, connections %llu\n",
+               (unsigned long long)p.messages_in, unit, (unsigned long long)p.playlists,
+               (unsigned long long)p.http_errors, (unsigned long long)p.connects);
+  std::fprintf(out, "  fell behind: %u times (readers: %u), %s skipped: %llu\n", p.fell_behind, p.clients_fell_behind,
+               unit, (unsigned long long)p.parts_skipped);
+  if (s.hls_publish_ms.count || s.hls_unmatched)
+    std::fprintf(out, "  latency ms (publisher sent the first sample -> reader has the %s): %s; unmatched: %llu\n",
+                 s.hls_low_latency ? "part" : "segment", distribution_text(s.hls_publish_ms, 1).c_str(),
+                 (unsigned long long)s.hls_unmatched);
+  if (s.hls_pdt_ms.count)
+    std::fprintf(out, "  latency ms by PROGRAM-DATE-TIME (wall clock now - date of the first sample): %s\n",
+                 distribution_text(s.hls_pdt_ms, 1).c_str());
+}
+
+}  // namespace
+
 void print_summary(std::FILE* out, const Summary& s) {
   std::fprintf(out, "sluice-bench %s: %.1f s (asked %.0f s)\n", mode_name(s.mode), s.elapsed_s, s.duration_s);
   for (size_t i = 0; i < s.urls.size(); ++i) std::fprintf(out, "  url[%zu]: %s\n", i, s.urls[i].c_str());
@@ -196,13 +238,14 @@ void print_summary(std::FILE* out, const Summary& s) {
   }
   if (s.players.clients) {
     const RoleSummary& p = s.players;
-    const char* request = s.mode == Mode::HttpFlv ? "GET" : "play";
+    const char* request = s.mode == Mode::HttpFlv || s.mode == Mode::Hls ? "GET" : "play";
     print_role(out, "players", request, p, s.elapsed_s);
     std::fprintf(out, "  ttff ms (%s sent -> first picture): %s; first picture a keyframe: %u/%zu\n", request,
                  distribution_text(p.ttff_ms, 1).c_str(), p.keyframe_first, p.ttff_ms.count);
     std::fprintf(out, "  stalls: %u (players with stalls: %u)\n", p.stalls, p.clients_with_stalls);
     std::fprintf(out, "  non-monotonic timestamps: %u (players: %u)\n", p.non_monotonic, p.clients_non_monotonic);
     if (p.ended) std::fprintf(out, "  plays ended by the server: %u\n", p.ended);
+    if (s.mode == Mode::Hls) print_hls(out, s);
   }
   if (s.mode == Mode::Latency) {
     std::fprintf(out, "delay ms (publisher sent -> player received, per message): %s; unmatched: %llu\n",
@@ -245,6 +288,11 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
                     {"start_s", o.start_s},         {"stall_ms", o.stall_ms},
                     {"read_batch_ms", o.read_batch_ms}, {"file", o.flv_file}};
     if (s.mode == Mode::HttpFlv) j["options"]["http_version"] = o.http10 ? "1.0" : "1.1";
+    if (s.mode == Mode::Hls) {
+      j["options"]["hls_segments"] = o.hls_segments;
+      j["options"]["hls_no_skip"] = o.hls_no_skip;
+      j["options"]["publish_url"] = o.publish_url;
+    }
   }
   if (!s.tls_negotiated.empty()) j["tls"] = s.tls_negotiated;
   if (s.players.clients) j["players"] = role_json(s.players, s.elapsed_s);
@@ -252,6 +300,13 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
   if (s.mode == Mode::Latency) {
     j["delay_ms"] = distribution_json(s.delay_ms);
     j["delay_ms"]["unmatched"] = s.delay_unmatched;
+  }
+  if (s.mode == Mode::Hls) {
+    if (s.players.clients) j["players"]["hls"] = hls_role_json(s.players);
+    j["hls_latency_ms"] = {{"publish", distribution_json(s.hls_publish_ms)},
+                           {"pdt", distribution_json(s.hls_pdt_ms)},
+                           {"unmatched", s.hls_unmatched},
+                           {"unit", s.hls_low_latency ? "part" : "segment"}};
   }
   if (per_client) {
     nlohmann::json list = nlohmann::json::array();

@@ -18,6 +18,7 @@
 namespace sluice::bench {
 
 class LatencyTracker;
+struct HlsLatency;
 
 struct Distribution {
   size_t count = 0;
@@ -50,6 +51,13 @@ struct RoleSummary {
   uint32_t loops = 0;  // publishers: file restarts, all publishers together
   uint64_t max_backlog = 0;
   double max_late_ms = 0;  // publishers: worst lateness of a tag against real time
+  // HLS readers.
+  uint64_t playlists = 0;
+  uint64_t http_errors = 0;
+  uint32_t fell_behind = 0;
+  uint32_t clients_fell_behind = 0;
+  uint64_t parts_skipped = 0;
+  uint64_t connects = 0;
 };
 
 struct CpuUsage {
@@ -70,6 +78,11 @@ struct Summary {
   // Latency mode only.
   Distribution delay_ms;
   uint64_t delay_unmatched = 0;
+  // HLS mode (hls_latency.hpp): part received - publisher's send, and by PROGRAM-DATE-TIME.
+  bool hls_low_latency = false;  // the options asked for parts (not --hls-segments)
+  Distribution hls_publish_ms;
+  Distribution hls_pdt_ms;
+  uint64_t hls_unmatched = 0;
   CpuUsage cpu;
   // The bench's own loop: how late its 100 ms tick fired. Large values mean the bench was busy
   // (or starved of CPU) and its figures are suspect; small ones clear it.
@@ -83,6 +96,7 @@ struct Summary {
 // Client figures must be fresh (Client::stats() refreshes them).
 RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint32_t asked);
 Distribution delay_distribution(const LatencyTracker& tracker);
+Distribution float_distribution(const std::vector<float>& values);
 
 void print_summary(std::FILE* out, const Summary& s);
 nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStats*>& clients, bool per_client);
