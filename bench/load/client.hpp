@@ -36,6 +36,7 @@ struct ClientStats {
   uint32_t fell_behind = 0;    // times the next part was no longer listed (the reader jumped to the live edge)
   uint64_t parts_skipped = 0;  // parts (or segments) jumped over, as far as the playlist listed them
   uint32_t connects = 0;       // TCP connections opened (keep-alive: 1 when the server never closed one)
+  std::string last_http_error;  // the reader's latest error, for the summary
   bool ok = false;             // player: media arrived; publisher: Publish.Start arrived
   bool ended = false;          // the server said the play ended (VOD end, StreamEOF, Play.Stop)
   bool failed = false;

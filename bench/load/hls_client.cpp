@@ -280,6 +280,7 @@ void HlsClient::on_media(HttpResponse& r) {
     // Gone (or never made): start again from the live edge of a fresh playlist.
     ++stats_.http_errors;
     ++stats_.fell_behind;
+    stats_.last_http_error = "media: HTTP 404";
     positioned_ = false;
     reload(false);
     return;
@@ -292,9 +293,16 @@ void HlsClient::on_media(HttpResponse& r) {
   const auto bytes = std::span(reinterpret_cast<const uint8_t*>(r.body.data()), r.body.size());
   const auto start = fetching_.ts ? ts_media_start(bytes) : fmp4_media_start(bytes);
   const auto duration_ms = static_cast<int64_t>(fetching_.duration_s * 1000 + 0.5);
-  media_clock_ms_ = (start ? int64_t{start->ms()} : std::max<int64_t>(media_clock_ms_, 0)) + duration_ms;
-  // The part stands for one picture to the monitor: TTFF, keyframe first, stalls.
+  const int64_t begin_ms = start ? int64_t{start->ms()} : std::max<int64_t>(media_clock_ms_, 0);
+  media_clock_ms_ = begin_ms + duration_ms;
+  // The part stands for one picture at its end time to the monitor (TTFF, keyframe first,
+  // stalls). The first one also gives its start, where playback begins: a player has the whole
+  // first part (a whole segment in segment mode) in hand when it starts.
   const std::array<uint8_t, 2> picture = {uint8_t(fetching_.independent ? 0x17 : 0x27), 0x01};
+  if (stats_.ttff_ns < 0) {
+    monitor_.on_media(kVideo, static_cast<uint32_t>(begin_ms), picture, r.done_ns, stats_);
+    --stats_.messages_in;  // one part, one message
+  }
   monitor_.on_media(kVideo, static_cast<uint32_t>(media_clock_ms_), picture, r.done_ns, stats_);
   stats_.ok = !stats_.failed;
   if (fetching_.live && latency_) {
@@ -317,6 +325,7 @@ void HlsClient::on_media(HttpResponse& r) {
 void HlsClient::error(const std::string& reason, uint64_t retry_ms) {
   ++stats_.http_errors;
   last_error_ = reason;
+  stats_.last_http_error = reason;
   if (++consecutive_errors_ > kMaxConsecutiveErrors) {
     fail(std::to_string(kMaxConsecutiveErrors) + " errors in a row, the last: " + reason);
     return;
@@ -346,8 +355,11 @@ void HlsClient::tick(int64_t now) {
   if (stats_.ok) monitor_.check(now, stats_);
   const int64_t timeout = std::max(kMinTimeoutNs, static_cast<int64_t>(4 * playlist_.target_s * kNsPerSec));
   if (http_.request_age_ns(now) > timeout) {
+    const char* what = want_ == Want::Playlist ? (positioned_ ? "blocking playlist reload" : "playlist")
+                       : want_ == Want::Init  ? "init segment"
+                                              : "part";
     http_.close();
-    error("request unanswered for " + std::to_string(timeout / kNsPerSec) + " s", 0);
+    error(std::string(what) + " request unanswered for " + std::to_string(timeout / kNsPerSec) + " s", 0);
   }
 }
 

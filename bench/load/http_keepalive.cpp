@@ -51,6 +51,7 @@ const http_parser_settings& HttpKeepAlive::parser_settings() {
 
 void HttpKeepAlive::get(const std::string& target, size_t keep) {
   busy_ = true;
+  asked_ns_ = now_ns();
   retried_ = false;
   keep_ = keep;
   request_ = "GET " + target + " HTTP/1.1\r\nHost: " + host_header_ +

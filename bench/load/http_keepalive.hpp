@@ -55,7 +55,8 @@ class HttpKeepAlive {
   uint64_t bytes_in() const { return bytes_in_; }
   uint64_t bytes_out() const { return bytes_out_; }
   uint32_t connects() const { return connects_; }
-  int64_t request_age_ns(int64_t now_ns) const { return busy_ ? now_ns - response_.sent_ns : 0; }
+  // How long the pending request has waited (connecting included); 0 when none is pending.
+  int64_t request_age_ns(int64_t now_ns) const { return busy_ ? now_ns - asked_ns_ : 0; }
 
   static uint64_t total_reads();
   static uint64_t total_read_bytes();
@@ -90,6 +91,7 @@ class HttpKeepAlive {
   http_parser parser_{};
   HttpResponse response_;
   bool busy_ = false;
+  int64_t asked_ns_ = 0;  // when get() was called
   bool answer_started_ = false;  // a byte of the answer arrived on this connection
   bool retried_ = false;         // this request was already sent again once
   bool complete_ = false;

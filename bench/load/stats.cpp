@@ -30,7 +30,9 @@ nlohmann::json tls_json(const RoleSummary& r) {
 }
 
 nlohmann::json hls_role_json(const RoleSummary& r) {
-  return {{"playlists", r.playlists},         {"http_errors", r.http_errors},
+  nlohmann::json errors = nlohmann::json::object();
+  for (const auto& [reason, n] : r.last_http_errors) errors[reason] = n;
+  return {{"last_http_errors", errors},{"playlists", r.playlists},         {"http_errors", r.http_errors},
           {"fell_behind", r.fell_behind},     {"clients_fell_behind", r.clients_fell_behind},
           {"parts_skipped", r.parts_skipped}, {"connects", r.connects}};
 }
@@ -189,6 +191,7 @@ RoleSummary summarize_role(const std::vector<const ClientStats*>& clients, uint3
     r.clients_fell_behind += c->fell_behind ? 1 : 0;
     r.parts_skipped += c->parts_skipped;
     r.connects += c->connects;
+    if (!c->last_http_error.empty()) ++r.last_http_errors[c->last_http_error];
   }
   r.ttff_ms = distribution(ttff);
   r.setup_ms = distribution(setup);
@@ -214,6 +217,8 @@ void print_hls(std::FILE* out, const Summary& s) {
   std::fprintf(out, "  hls: %llu %s, %llu playlists, http errors %llu, connections %llu\n",
                (unsigned long long)p.messages_in, unit, (unsigned long long)p.playlists,
                (unsigned long long)p.http_errors, (unsigned long long)p.connects);
+  for (const auto& [reason, n] : p.last_http_errors)
+    std::fprintf(out, "  readers whose latest error was (x%u): %s\n", n, reason.c_str());
   std::fprintf(out, "  fell behind: %u times (readers: %u), %s skipped: %llu\n", p.fell_behind, p.clients_fell_behind,
                unit, (unsigned long long)p.parts_skipped);
   if (s.hls_publish_ms.count || s.hls_unmatched)

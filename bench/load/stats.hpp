@@ -58,6 +58,7 @@ struct RoleSummary {
   uint32_t clients_fell_behind = 0;
   uint64_t parts_skipped = 0;
   uint64_t connects = 0;
+  std::map<std::string, uint32_t> last_http_errors;  // readers by their latest error
 };
 
 struct CpuUsage {
