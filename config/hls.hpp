@@ -25,6 +25,12 @@ struct HlsConfig {
   bool on_demand = true;
   // A muxer nobody asked for this long stops (5s..1h); only with on_demand.
   std::chrono::milliseconds idle_close{60000};
+  // Also write the segments and a playlist to dir/APP/NAME/ (an origin for a CDN or a web
+  // server); empty: memory only. A stream's muxer then runs from its publish.
+  std::string dir;
+
+  // Whether a publish starts the muxer (instead of the first request).
+  bool starts_at_publish() const { return !on_demand || !dir.empty(); }
 
   bool operator==(const HlsConfig&) const = default;
 };

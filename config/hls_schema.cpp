@@ -31,7 +31,7 @@ void load_hls(FieldReader& r, const Field& self, AppConfig& app) {
     r.read_bool(self, hls.enabled);
     return;
   }
-  Section s(r, self, {"enabled", "variant", "segment", "part", "window", "on_demand", "idle_close"});
+  Section s(r, self, {"enabled", "variant", "segment", "part", "window", "on_demand", "idle_close", "dir"});
   if (!s.valid()) return;
   hls.enabled = true;  // an hls map turns HLS on unless it says otherwise
   if (auto f = s.take("enabled")) r.read_bool(*f, hls.enabled);
@@ -59,6 +59,7 @@ void load_hls(FieldReader& r, const Field& self, AppConfig& app) {
   if (auto f = s.take("window")) r.read_uint(*f, hls.window, 2, 100);
   if (auto f = s.take("on_demand")) r.read_bool(*f, hls.on_demand);
   if (auto f = s.take("idle_close")) r.read_duration(*f, hls.idle_close, seconds(5), seconds(3600), false);
+  if (auto f = s.take("dir")) r.read_path(*f, hls.dir);
 }
 
 void emit_hls(YAML::Emitter& out, const HlsConfig& hls) {
@@ -70,6 +71,7 @@ void emit_hls(YAML::Emitter& out, const HlsConfig& hls) {
   out << YAML::Key << "window" << YAML::Value << hls.window;
   out << YAML::Key << "on_demand" << YAML::Value << hls.on_demand;
   out << YAML::Key << "idle_close" << YAML::Value << format_duration(hls.idle_close);
+  if (!hls.dir.empty()) out << YAML::Key << "dir" << YAML::Value << hls.dir;
   out << YAML::EndMap;
 }
 

@@ -1,5 +1,5 @@
 // apps.NAME.hls: `hls: true` (the defaults) or { enabled, variant, segment, part, window,
-// on_demand, idle_close }. Internal to config/.
+// on_demand, idle_close, dir }. Internal to config/.
 #pragma once
 
 #include "config/config.hpp"

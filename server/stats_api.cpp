@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/api_json.hpp"
+#include "server/hls_api.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/flv_player.hpp"
 #include "server/http/service.hpp"
@@ -117,7 +118,8 @@ json stream_json(const std::string& key, json j, const std::map<std::string, siz
   return j;
 }
 
-json streams_json(std::map<std::string, json> streams, HttpService& http) {
+json streams_json(Server& server, std::map<std::string, json> streams, HttpService& http) {
+  add_hls_streams(server, http, streams);
   auto flv = http_flv_readers(http);
   json arr = json::array();
   for (auto& [key, j] : streams) arr.push_back(stream_json(key, std::move(j), flv));
@@ -217,7 +219,8 @@ json server_json(Server& server, HttpService& http, const std::map<std::string, 
               {"workers", server.mesh() ? server.mesh()->size() : 1},
               {"bytes", bytes},
               {"dropped_frames", dropped},
-              {"http_requests", http.requests}};
+              {"http_requests", http.requests},
+              {"hls", hls_server_json(server, http)}};
 }
 
 // Prometheus label values escape backslash, double quote and newline.
@@ -299,7 +302,8 @@ std::string metrics_text(Server& server, HttpService& http) {
     value("sluice_rtmp_open_connection_bytes{direction=\"out\"}",
           s["bytes"]["rtmp_out_open_connections"].get<double>());
   }
-  json streams = streams_json(std::move(merged), http);
+  hls_metrics(server, http, m);
+  json streams = streams_json(server, std::move(merged), http);
   struct PerStream {
     const char* name;
     const char* type;
@@ -313,6 +317,8 @@ std::string metrics_text(Server& server, HttpService& http) {
        [](const json& j) { return j["players"].get<double>(); }},
       {"sluice_stream_http_flv_players", "gauge", "HTTP-FLV players of the stream.",
        [](const json& j) { return j["http_flv_players"].get<double>(); }},
+      {"sluice_stream_hls_viewers", "gauge", "HLS viewers of the stream.",
+       [](const json& j) { return j["hls"].is_null() ? 0.0 : j["hls"]["viewers"].get<double>(); }},
       {"sluice_stream_ingest_bytes_total", "counter", "Media bytes published to the stream.",
        [](const json& j) { return j["bytes_in"].get<double>(); }},
       {"sluice_stream_ingest_frames_total", "counter", "Media messages published to the stream.",
@@ -404,13 +410,15 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
     auto streams = merged_streams(server);
     auto it = streams.find(key);
     if (it == streams.end()) return error_reply(404, "no such stream");
-    return json_reply(200, stream_json(key, std::move(it->second), http_flv_readers(http)));
+    std::map<std::string, json> one{{key, std::move(it->second)}};
+    add_hls_streams(server, http, one);
+    return json_reply(200, stream_json(key, std::move(one[key]), http_flv_readers(http)));
   }
   if (path == "/api/v1/relays" || path.starts_with("/api/v1/relays/")) return relays_api(server, req, path);
   if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/")) return recordings_api(server, req.method, path);
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
-    if (path == "/api/v1/streams") return json_reply(200, streams_json(merged_streams(server), http));
+    if (path == "/api/v1/streams") return json_reply(200, streams_json(server, merged_streams(server), http));
     if (path == "/api/v1/clients") return json_reply(200, clients_json(server, http));
     return json_reply(200, server_json(server, http, merged_streams(server)));
   }

@@ -10,6 +10,7 @@ namespace {
 constexpr uint32_t kSampleRates[13] = {96000, 88200, 64000, 48000, 44100, 32000, 24000,
                                        22050, 16000, 12000, 11025, 8000,  7350};
 constexpr uint8_t kChannels[8] = {0, 1, 2, 3, 4, 5, 6, 8};
+constexpr uint8_t kObjectTypeLc = 2;
 constexpr uint8_t kObjectTypeSbr = 5;
 constexpr uint8_t kObjectTypePs = 29;
 constexpr uint8_t kObjectTypeEscape = 31;
@@ -46,12 +47,17 @@ Result<AacConfig> parse_aac_config(std::span<const uint8_t> asc) {
   if (br.failed()) return Error(Errc::Truncated, "AudioSpecificConfig");
   if (c.object_type == 0) return Error(Errc::Malformed, "AudioSpecificConfig object type 0");
   c.channels = c.channel_config < 8 ? kChannels[c.channel_config] : 0;
-  // Explicit (hierarchical) SBR signalling: the extension rate is what a player outputs.
+  c.core_object_type = c.object_type;
+  c.core_sample_rate = c.sample_rate;
+  // Explicit (hierarchical) SBR signalling: the extension rate is what a player outputs, and the
+  // core's object type follows it.
   if (c.object_type == kObjectTypeSbr || c.object_type == kObjectTypePs) {
     uint8_t ext_index = 0;
     auto ext_rate = read_sample_rate(br, ext_index);
     if (ext_rate) c.sample_rate = *ext_rate;
     if (c.object_type == kObjectTypePs && c.channel_config == 1) c.channels = 2;
+    const uint8_t core = ext_rate ? read_object_type(br) : 0;
+    c.core_object_type = !br.failed() && core != 0 ? core : kObjectTypeLc;
   }
   return c;
 }

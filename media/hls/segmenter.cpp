@@ -4,6 +4,21 @@
 
 namespace sluice::media::hls {
 
+Segment clone(const Segment& s) {
+  Segment c;
+  c.msn = s.msn;
+  c.start = s.start;
+  c.duration = s.duration;
+  c.pdt_ms = s.pdt_ms;
+  c.discontinuity = s.discontinuity;
+  c.complete = s.complete;
+  c.init_id = s.init_id;
+  c.bytes = s.bytes;
+  c.parts.reserve(s.parts.size());
+  for (const Part& p : s.parts) c.parts.push_back({p.bytes.share(), p.start, p.duration, p.independent});
+  return c;
+}
+
 namespace {
 
 constexpr uint32_t kTicksPerMs = kClock / 1000;

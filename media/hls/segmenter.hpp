@@ -56,6 +56,9 @@ struct Segment {
   std::vector<Part> parts;
 };
 
+// A copy of s that shares its parts' bytes (snapshots of the segment list are made of these).
+Segment clone(const Segment& s);
+
 struct InitSegment {
   uint32_t id = 0;
   Slice bytes;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "media/codec/bit_reader.hpp"
+#include "media/codec/aac.hpp"
 
 namespace sluice::media::ts {
 
@@ -11,51 +11,22 @@ namespace {
 
 constexpr uint32_t kSampleRates[13] = {96000, 88200, 64000, 48000, 44100, 32000, 24000,
                                        22050, 16000, 12000, 11025, 8000,  7350};
-constexpr uint8_t kObjectTypeSbr = 5;
-constexpr uint8_t kObjectTypePs = 29;
-constexpr uint8_t kObjectTypeEscape = 31;
 constexpr uint8_t kExplicitRate = 15;
 constexpr uint8_t kMaxAdtsChannelConfig = 7;
-
-uint8_t read_object_type(BitReader& br) {
-  const uint32_t t = br.bits(5);
-  return static_cast<uint8_t>(t == kObjectTypeEscape ? 32 + br.bits(6) : t);
-}
-
-// A samplingFrequencyIndex, with an explicit frequency mapped to the nearest standard one
-// (rule 2). Reserved indexes 13 and 14 fail.
-std::optional<uint8_t> read_sampling_index(BitReader& br) {
-  const uint8_t index = static_cast<uint8_t>(br.bits(4));
-  if (index == kExplicitRate) {
-    const uint32_t rate = br.bits(24);
-    if (rate == 0) return std::nullopt;
-    return nearest_sampling_index(rate);
-  }
-  if (index >= 13) return std::nullopt;
-  return index;
-}
 
 uint8_t adts_profile(uint8_t object_type) {
   return static_cast<uint8_t>(std::clamp<int>(int{object_type} - 1, 0, 3));
 }
 
-// AudioSpecificConfig (ISO 14496-3 1.6.2.1) up to what ADTS needs.
+// What ADTS needs of an AudioSpecificConfig: the core's object type and rate (rules 1 and 2).
 std::optional<AdtsConfig> parse_asc(std::span<const uint8_t> asc) {
-  BitReader br(asc);
-  uint8_t object_type = read_object_type(br);
-  const auto index = read_sampling_index(br);
-  const uint8_t channel_config = static_cast<uint8_t>(br.bits(4));
-  if (br.failed() || !index || object_type == 0) return std::nullopt;
-  if (object_type == kObjectTypeSbr || object_type == kObjectTypePs) {
-    // extensionSamplingFrequencyIndex, then the core's object type (rule 1).
-    (void)read_sampling_index(br);
-    object_type = read_object_type(br);
-    if (br.failed() || object_type == 0) return std::nullopt;
-  }
+  auto aac = parse_aac_config(asc);
+  if (!aac) return std::nullopt;
   AdtsConfig c;
-  c.profile = adts_profile(object_type);
-  c.sampling_index = *index;
-  c.channel_config = channel_config <= kMaxAdtsChannelConfig ? channel_config : 0;
+  c.profile = adts_profile(aac->core_object_type);
+  c.sampling_index =
+      aac->sampling_index != kExplicitRate ? aac->sampling_index : nearest_sampling_index(aac->core_sample_rate);
+  c.channel_config = aac->channel_config <= kMaxAdtsChannelConfig ? aac->channel_config : 0;
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "config/record_template.hpp"
 #include "media/stream_hub.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/loop_context.hpp"
@@ -17,22 +18,6 @@ int64_t wall_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-media::hls::Segment clone(const media::hls::Segment& s) {
-  media::hls::Segment c;
-  c.msn = s.msn;
-  c.start = s.start;
-  c.duration = s.duration;
-  c.pdt_ms = s.pdt_ms;
-  c.discontinuity = s.discontinuity;
-  c.complete = s.complete;
-  c.init_id = s.init_id;
-  c.bytes = s.bytes;
-  c.parts.reserve(s.parts.size());
-  for (const media::hls::Part& p : s.parts) {
-    c.parts.push_back({p.bytes.share(), p.start, p.duration, p.independent});
-  }
-  return c;
-}
 
 }  // namespace
 
@@ -57,6 +42,15 @@ HlsMuxer::HlsMuxer(LoopContext& loop, StreamRegistry& registry, const config::Ap
   params_.low_latency = segmenter_.options().part_ms != 0;
   params_.part_ms = segmenter_.options().part_ms;
   params_.window = segmenter_.options().window;
+  if (!app.hls.dir.empty()) {
+    // Stream names have no "." or ".." segment (validated at publish); checked again before a path.
+    if (config::is_confined_relative_path(key_)) {
+      disk_ = std::make_unique<HlsDiskWriter>(loop_.loop(), app.hls.dir + "/" + key_, key_);
+    } else {
+      SLUICE_LOG_WARN("proto=hls event=hls_write_failed stream=\"{}\" reason=\"the name cannot be a path below hls.dir\"",
+                      printable(key_));
+    }
+  }
   hub_ = registry_.find(key_);
   registry_.hold(key_);
   live_ = hub_ && hub_->has_publisher();
@@ -105,7 +99,7 @@ void HlsMuxer::publish_snapshot() {
   s->params.discontinuity_sequence = segmenter_.discontinuity_sequence();
   s->segments.reserve(segmenter_.segments().size());
   for (const media::hls::Segment& seg : segmenter_.segments()) {
-    s->segments.push_back(clone(seg));
+    s->segments.push_back(media::hls::clone(seg));
     // Players that know no parts (ffmpeg, VLC, GStreamer) need a whole segment to start.
     if (seg.complete) s->ready = true;
   }
@@ -120,6 +114,7 @@ void HlsMuxer::publish_snapshot() {
     }
   }
   published_version_ = s->version;
+  if (disk_) disk_->on_snapshot(s);
   share_->publish(std::move(s));
   if (on_update_) on_update_(*share_);
 }

@@ -6,6 +6,7 @@
 //
 // A new publication is a discontinuity; the publisher leaving ends the segment being written.
 // Memory is the segmenter's (window + 2 segments) and one snapshot per reader still sending.
+// With hls.dir, every snapshot also goes to an HlsDiskWriter (hls_disk_writer.hpp).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "media/hls/sample_source.hpp"
 #include "media/hls/segmenter.hpp"
 #include "media/subscriber.hpp"
+#include "server/hls/hls_disk_writer.hpp"
 #include "server/hls/hls_share.hpp"
 
 namespace sluice::media {
@@ -60,6 +62,7 @@ class HlsMuxer final : public media::Subscriber {
   media::hls::SampleSource source_;
   media::hls::Segmenter segmenter_;
   media::hls::PlaylistParams params_;
+  std::unique_ptr<HlsDiskWriter> disk_;  // apps.NAME.hls.dir
   uint64_t published_version_ = ~uint64_t{0};
   bool live_ = false;
   bool told_skipped_ = false;

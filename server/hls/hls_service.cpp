@@ -36,7 +36,7 @@ HlsService::Open HlsService::open(const config::AppConfig& app, const std::strin
 }
 
 void HlsService::on_publish(const config::AppConfig& app, const std::string& key) {
-  if (!app.hls.enabled || app.hls.on_demand) return;
+  if (!app.hls.enabled || !app.hls.starts_at_publish()) return;
   bool created = false;
   auto share = directory_.open(key, loop_.worker(), created);
   share->last_request_ms = loop_.now_ms();
@@ -111,7 +111,7 @@ void HlsService::tick(uint64_t now_ms) {
     HlsShare& share = *it->second.muxer->share();
     const bool live = registry_.is_live(it->first);
     if (live) it->second.last_live_ms = now_ms;
-    if (!hls.on_demand && live) share.last_request_ms = now_ms;
+    if (hls.starts_at_publish() && live) share.last_request_ms = now_ms;
     const uint64_t idle_ms = uint64_t(hls.idle_close.count());
     const bool asked = now_ms < share.last_request_ms.load() + idle_ms;
     const bool published = now_ms < it->second.last_live_ms + idle_ms;

@@ -12,7 +12,10 @@ std::shared_ptr<HlsShare> HlsDirectory::open(const std::string& key, uint32_t wo
   std::lock_guard lock(mutex_);
   auto& slot = shares_[key];
   created = !slot;
-  if (created) slot = std::make_shared<HlsShare>(key, worker);
+  if (created) {
+    slot = std::make_shared<HlsShare>(key, worker);
+    ++retired_.muxers_started;
+  }
   return slot;
 }
 
@@ -20,7 +23,21 @@ void HlsDirectory::remove(const std::shared_ptr<HlsShare>& share) {
   share->closed = true;
   std::lock_guard lock(mutex_);
   auto it = shares_.find(share->key());
-  if (it != shares_.end() && it->second == share) shares_.erase(it);
+  if (it != shares_.end() && it->second == share) {
+    retired_.requests += share->requests.load(std::memory_order_relaxed);
+    retired_.bytes_out += share->bytes_out.load(std::memory_order_relaxed);
+    shares_.erase(it);
+  }
+}
+
+HlsDirectory::Totals HlsDirectory::totals() {
+  std::lock_guard lock(mutex_);
+  Totals t = retired_;
+  for (auto& [key, share] : shares_) {
+    t.requests += share->requests.load(std::memory_order_relaxed);
+    t.bytes_out += share->bytes_out.load(std::memory_order_relaxed);
+  }
+  return t;
 }
 
 std::vector<std::shared_ptr<HlsShare>> HlsDirectory::all() {

@@ -74,9 +74,19 @@ class HlsDirectory {
   void remove(const std::shared_ptr<HlsShare>& share);
   std::vector<std::shared_ptr<HlsShare>> all();
 
+  // Totals since start, for the counters of /metrics: what the open shares counted plus what
+  // the removed ones had counted when they went (so the totals never go down).
+  struct Totals {
+    uint64_t muxers_started = 0;
+    uint64_t requests = 0;
+    uint64_t bytes_out = 0;
+  };
+  Totals totals();
+
  private:
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<HlsShare>> shares_;
+  Totals retired_;  // muxers_started counts every share opened
 };
 
 }  // namespace sluice::server

@@ -419,8 +419,10 @@ void HttpConnection::finish_response() {
 
 void HttpConnection::log_request(int status, uint64_t body_bytes) {
   if (req_.method.empty()) return;  // a request that never parsed: logged as bad_request
-  SLUICE_LOG_INFO("conn={} proto=http peer={} event=request method={} path=\"{}\" status={} bytes={} duration_ms={}",
-                  id(), peer(), req_.method, req_.path, status, body_bytes, loop_.now_ms() - response_started_ms_);
+  const bool routine = responder_ && responder_->routine() && status < 400;
+  SLUICE_LOG_INFO_UNLESS(routine,
+                         "conn={} proto=http peer={} event=request method={} path=\"{}\" status={} bytes={} duration_ms={}",
+                         id(), peer(), req_.method, req_.path, status, body_bytes, loop_.now_ms() - response_started_ms_);
 }
 
 void HttpConnection::reject_overloaded(const std::string& reason) {

@@ -45,6 +45,7 @@ class HlsResponder final : public HttpResponder, public HlsWaiter {
   ~HlsResponder() override;
 
   const char* activity() const override { return "hls"; }
+  bool routine() const override { return true; }
   // The request is admitted (or was, as this viewer).
   void start(const config::AppConfig& app, std::string stream, std::string file);
 

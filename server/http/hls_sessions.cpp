@@ -24,6 +24,18 @@ void HlsSessions::admit(std::string viewer, AccessTicket ticket, uint64_t now_ms
   sessions_[std::move(viewer)] = Session{std::move(ticket), now_ms};
 }
 
+std::map<std::string, size_t> HlsSessions::viewers_by_stream() const {
+  std::map<std::string, size_t> out;
+  for (const auto& [viewer, session] : sessions_) {
+    // viewer(): length, address, '\n', key, '\n', query.
+    const size_t key_at = 2 + static_cast<uint8_t>(viewer[0]);
+    const size_t key_end = viewer.find('\n', key_at);
+    if (key_at > viewer.size() || key_end == std::string::npos) continue;
+    ++out[viewer.substr(key_at, key_end - key_at)];
+  }
+  return out;
+}
+
 void HlsSessions::tick(uint64_t now_ms) {
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     if (now_ms >= it->second.last_ms + kIdleMs) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,8 @@ class HlsSessions {
   // Once a second: the viewers that left end their sessions.
   void tick(uint64_t now_ms);
   size_t size() const { return sessions_.size(); }
+  // Viewers per stream key ("app/name"), for the stats API and /metrics.
+  std::map<std::string, size_t> viewers_by_stream() const;
   void clear() { sessions_.clear(); }
 
  private:

@@ -35,6 +35,9 @@ class HttpResponder {
 
   // What the connection does now, for the stats API: "request", "http-flv", "download", "upload".
   virtual const char* activity() const = 0;
+  // A request players repeat several times a second (HLS playlists, parts): its line in the log
+  // is at debug level when it succeeds, or 1000 LL-HLS viewers would write 5000 lines a second.
+  virtual bool routine() const { return false; }
 
   // Output. fill() appends body bytes after the heads the connection queued, at most max_bytes;
   // true when more remains. on_written(): everything queued so far is written (the head of a

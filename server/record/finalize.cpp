@@ -11,7 +11,7 @@
 #include "media/record/finalize_plan.hpp"
 #include "media/record/recording_scanner.hpp"
 #include "server/io/logging.hpp"
-#include "server/record/file_io.hpp"
+#include "server/io/file_io.hpp"
 #include "server/record/mp4_copy.hpp"
 
 namespace sluice::server {

@@ -10,7 +10,7 @@
 
 #include "media/record/mp4_layout.hpp"
 #include "media/vod/flv_indexer.hpp"
-#include "server/record/file_io.hpp"
+#include "server/io/file_io.hpp"
 
 namespace sluice::server {
 

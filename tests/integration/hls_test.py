@@ -17,6 +17,7 @@ parts) and to one with MPEG-TS HLS. While it plays:
 Then the publisher leaves and comes back: the playlist gets exactly one discontinuity, sequence
 numbers go on growing, and a reader across the republish sees continuous fMP4 times."""
 import hashlib
+import json
 import os
 import statistics
 import subprocess
@@ -153,6 +154,29 @@ def main():
     check(edge < 1.2, f"a part is fetched {edge*1000:.0f} ms (median) after its last frame was sent "
                       "(plus PART-HOLD-BACK 0.6 s in a player: under the 2 s bar)")
     print(f"INFO first playlist {first_ms:.0f} ms; blocking median {statistics.median(waits)*1000:.0f} ms; edge {edge*1000:.0f} ms")
+
+    # The stats API, /metrics and the log: figures a muxer that counted nothing would get wrong.
+    read_bytes = sum(len(m["data"]) for r in readers.values() for m in r.media)
+    st = json.loads(get(base + "/api/v1/streams/live/cam")[1])
+    hls = st.get("hls") or {}
+    check(hls.get("variant") == "low-latency" and hls.get("ready") and hls.get("segments", 0) >= 4,
+          f"the stream's API entry shows its LL-HLS muxer ({hls})")
+    check(hls.get("viewers", 0) >= 2 and hls.get("bytes_out", 0) >= read_bytes * 0.5 and hls.get("requests", 0) >= 100,
+          f"the API counts the viewers, requests and bytes of live/cam ({hls}; readers got {read_bytes} bytes)")
+    check(0 < hls.get("bytes_held", 0) < 40 * 1024 * 1024, f"the muxer holds a bounded window ({hls.get('bytes_held')} bytes)")
+    srv = json.loads(get(base + "/api/v1/server")[1]).get("hls", {})
+    check(srv.get("muxers") == 2 and srv.get("requests", 0) >= hls["requests"] and srv.get("bytes_out", 0) >= read_bytes,
+          f"/api/v1/server totals both muxers ({srv})")
+    metrics = {}
+    for line in get(base + "/metrics")[1].splitlines():
+        if line.startswith("sluice_hls_") or line.startswith("sluice_stream_hls_viewers"):
+            name, value = line.rsplit(" ", 1)
+            metrics[name] = float(value)
+    check(metrics.get("sluice_hls_muxers") == 2 and metrics.get("sluice_hls_requests_total", 0) >= srv["requests"]
+          and metrics.get('sluice_stream_hls_viewers{stream="live/cam"}', 0) >= 2,
+          f"/metrics has the HLS series ({metrics})")
+    request_lines = [l for l in server.log_text().splitlines() if "event=request" in l and "/live/cam/" in l]
+    check(not request_lines, f"HLS requests are not logged one line each at info ({request_lines[:2]})")
 
     # Segments: Content-Length, Range, HEAD; a bad name.
     pl = parse_playlist(get(base + "/live/cam/index.m3u8")[1])

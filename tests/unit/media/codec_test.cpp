@@ -181,6 +181,14 @@ TEST_CASE("AAC AudioSpecificConfig") {
   CHECK(he->object_type == 5);
   CHECK(he->sample_rate == 48000);
   CHECK(he->channels == 1);
+  CHECK(he->core_object_type == 2);  // what ADTS carries (media/ts/adts.hpp)
+  CHECK(he->core_sample_rate == 24000);
+  CHECK(lc->core_object_type == 2);
+  CHECK(lc->core_sample_rate == 44100);
+  // The core's object type cut off: taken as LC.
+  auto he_cut = parse_aac_config(hex("2b 09 80"));
+  REQUIRE(he_cut.ok());
+  CHECK(he_cut->core_object_type == 2);
 
   // Explicit frequency (index 15) and 7.1 (channel config 7).
   auto explicit_rate = parse_aac_config(hex("17 80 3e 80 38"));

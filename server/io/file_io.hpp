@@ -1,5 +1,6 @@
-// Blocking file helpers of the recording jobs that run on the threadpool (finalize.cpp,
-// mp4_copy.cpp): a descriptor closed on every return path, and a write that finishes or fails.
+// Blocking file helpers of the jobs that run on the threadpool (server/record/finalize.cpp,
+// server/record/mp4_copy.cpp, server/hls/hls_disk_writer.cpp): a descriptor closed on every
+// return path, and a write that finishes or fails.
 #pragma once
 
 #include <unistd.h>
