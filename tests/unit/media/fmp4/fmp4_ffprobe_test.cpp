@@ -26,11 +26,13 @@
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "unit/media/index_flv.hpp"
+#include "unit/media/ffprobe_packets.hpp"
 #include "unit/media/tool_files.hpp"
 
 using namespace sluice;
 using namespace sluice::media;
 using Buffer = std::vector<uint8_t>;
+using sluice::test::ffmpeg;
 using sluice::test::read_file;
 using sluice::test::run;
 using sluice::test::TempDir;
@@ -39,12 +41,6 @@ using sluice::test::write_file;
 namespace {
 
 const char* enabled() { return getenv("SLUICE_FMP4_FFPROBE"); }
-
-void ffmpeg(const std::string& args) {
-  const std::string cmd = "ffmpeg -v error -y " + args + " 2>&1";
-  INFO(cmd);
-  REQUIRE(run(cmd).has_value());
-}
 
 struct Stream {
   hls::StreamSetup setup;
@@ -134,39 +130,6 @@ Buffer write_fmp4(const Stream& s, size_t& parts) {
   return out;
 }
 
-struct Packet {
-  double pts_ms = 0, dts_ms = 0;
-  std::string size, flags, md5;
-};
-
-// Each stream's packets (ffprobe prints times in seconds with 6 decimals: the same text, hence
-// the same double, for the same millisecond).
-std::map<std::string, std::vector<Packet>> probe(const std::string& path) {
-  auto out = run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
-                 "packet=codec_type,pts_time,dts_time,size,flags,data_hash '" + path + "'");
-  REQUIRE(out.has_value());
-  std::map<std::string, std::vector<Packet>> streams;
-  Packet* p = nullptr;
-  std::istringstream in(*out);
-  std::string line, kv;
-  while (std::getline(in, line)) {
-    std::istringstream parts(line);
-    while (std::getline(parts, kv, '|')) {
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string k = kv.substr(0, eq), val = kv.substr(eq + 1);
-      if (k == "codec_type") p = &streams[val].emplace_back();
-      if (!p) continue;
-      if (k == "pts_time" && val != "N/A") p->pts_ms = std::stod(val) * 1000;
-      if (k == "dts_time" && val != "N/A") p->dts_ms = std::stod(val) * 1000;
-      if (k == "size") p->size = val;
-      if (k == "flags") p->flags = val.substr(0, 1);  // K or _
-      if (k == "data_hash") p->md5 = val;
-    }
-  }
-  return streams;
-}
-
 // `flv` written as fMP4 has the packets of `reference` (a file in `dir`): the same count, sizes,
 // data and key flags, and times equal after shifting the reference's by a constant (its first
 // video dts to ours), within `tolerance_ms`.
@@ -187,7 +150,8 @@ void check(const Buffer& flv, const TempDir& dir, const std::string& reference, 
   REQUIRE(tags.has_value());
   CHECK(*tags == video_tag + ",1/90000\nmp4a,1/90000\n");
 
-  const auto before = probe(reference.empty() ? flv_path : dir.file(reference)), after = probe(mp4_path);
+  const auto before = sluice::test::probe_packets(reference.empty() ? flv_path : dir.file(reference));
+  const auto after = sluice::test::probe_packets(mp4_path);
   REQUIRE(before.size() == 2);
   REQUIRE(after.size() == 2);
   REQUIRE(!before.at("video").empty());
@@ -203,7 +167,7 @@ void check(const Buffer& flv, const TempDir& dir, const std::string& reference, 
       CHECK(std::abs(ours[i].pts_ms - (packets[i].pts_ms + shift)) <= tolerance_ms);
       CHECK(std::abs(ours[i].dts_ms - (packets[i].dts_ms + shift)) <= tolerance_ms);
       CHECK(ours[i].size == packets[i].size);
-      CHECK(ours[i].flags == packets[i].flags);
+      CHECK(ours[i].key == packets[i].key);
       CHECK(ours[i].md5 == packets[i].md5);
     }
   }

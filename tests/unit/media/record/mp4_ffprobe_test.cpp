@@ -18,6 +18,7 @@
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/tag_body.hpp"
 #include "unit/media/index_flv.hpp"
+#include "unit/media/ffprobe_packets.hpp"
 #include "unit/media/tool_files.hpp"
 
 using namespace sluice;
@@ -27,6 +28,7 @@ using namespace sluice::media::vod;
 using Bytes = std::vector<uint8_t>;
 using sluice::test::have_ffmpeg_tools;
 using sluice::test::index_to_flv;
+using sluice::test::ffmpeg;
 using sluice::test::read_file;
 using sluice::test::run;
 using sluice::test::TempDir;
@@ -36,48 +38,6 @@ namespace {
 
 bool have_encoder(const std::string& name) {
   return run("ffmpeg -hide_banner -encoders 2>/dev/null | grep -q ' " + name + " '").has_value();
-}
-
-void ffmpeg(const std::string& args) {
-  const std::string cmd = "ffmpeg -v error -y " + args + " 2>&1";
-  INFO(cmd);
-  REQUIRE(run(cmd).has_value());
-}
-
-struct Packet {
-  double pts_ms = 0;
-  double dts_ms = 0;
-  uint32_t size = 0;
-  bool key = false;
-  std::string md5;
-};
-
-// Each stream's packets ("video", "audio"), in the order ffprobe reads them. Records are split at
-// "codec_type=", as side data may break one over several lines.
-std::map<std::string, std::vector<Packet>> probe(const std::string& path) {
-  auto out = run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
-                 "packet=codec_type,pts_time,dts_time,size,flags,data_hash '" + path + "'");
-  REQUIRE(out.has_value());
-  std::map<std::string, std::vector<Packet>> streams;
-  Packet* p = nullptr;
-  std::istringstream in(*out);
-  std::string line, kv;
-  while (std::getline(in, line)) {
-    std::istringstream parts(line);
-    while (std::getline(parts, kv, '|')) {
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-      if (k == "codec_type") p = &streams[v].emplace_back();
-      if (!p) continue;
-      if (k == "pts_time" && v != "N/A") p->pts_ms = std::stod(v) * 1000;
-      if (k == "dts_time" && v != "N/A") p->dts_ms = std::stod(v) * 1000;
-      if (k == "size") p->size = static_cast<uint32_t>(std::stoul(v));
-      if (k == "flags") p->key = !v.empty() && v[0] == 'K';
-      if (k == "data_hash") p->md5 = v.substr(v.find(':') + 1);
-    }
-  }
-  return streams;
 }
 
 double probe_duration(const std::string& path) {
@@ -107,8 +67,8 @@ struct Figures {
 // `copy`'s packets are `source`'s: same count, sizes, data and key flags in each stream, and times
 // equal (within `tolerance_ms`) after shifting the source's by `offset_ms`.
 Figures compare_packets(const std::string& source, const std::string& copy, double offset_ms, double tolerance_ms) {
-  auto before = probe(source);
-  auto after = probe(copy);
+  auto before = sluice::test::probe_packets(source);
+  auto after = sluice::test::probe_packets(copy);
   Figures f;
   REQUIRE(before.size() == after.size());
   for (const auto& [type, packets] : before) {
@@ -210,8 +170,8 @@ TEST_CASE("HEVC: an FLV made from an ffmpeg HEVC MP4 copies back to the same pac
   CHECK(layout.video_samples == 150);
   // ffmpeg's MP4 has an edit list for the B-frame delay (negative dts) and a 1/12800 video
   // timescale; the FLV has neither: one constant shift, and times within a millisecond.
-  const auto before = probe(source);
-  const auto after = probe(copy);
+  const auto before = sluice::test::probe_packets(source);
+  const auto after = sluice::test::probe_packets(copy);
   REQUIRE(!before.at("video").empty());
   REQUIRE(!after.at("video").empty());
   const double offset = after.at("video")[0].dts_ms - before.at("video")[0].dts_ms;
