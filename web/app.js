@@ -1,7 +1,9 @@
 // The Sluice page: lists the streams (GET api/v1/streams) and the relays (GET api/v1/relays),
-// shows the server's figures (GET api/v1/server) and plays a live stream as HTTP-FLV with mpegts.js. Plain JS, no build step.
+// shows the server's figures (GET api/v1/server) and plays a live stream as HTTP-FLV with mpegts.js
+// or as HLS with hls.js (low-latency mode; Safari's own HLS where there is no Media Source
+// Extensions). Plain JS, no build step.
 // URLs are relative to the page, so it also works behind a reverse proxy under a path prefix.
-// ?stream=app/name in the page's URL plays that stream at once.
+// ?stream=app/name in the page's URL plays that stream at once, &protocol=hls as HLS.
 "use strict";
 
 (function () {
@@ -14,9 +16,13 @@
   const playerTitle = $("player-title");
   const nameInput = $("play-name");
   const stopButton = $("stop");
+  const protocolSelect = $("play-protocol");
+  const PROTOCOL_NAMES = { flv: "HTTP-FLV", hls: "HLS" };
 
   // What a test (or a curious user in the console) can read.
-  const state = { playing: null, streams: [], server: null, apiStatus: null, errors: [] };
+  // hls: the hls.js instance while one plays; hlsErrors: every hls.js ERROR event of this page.
+  const state = { playing: null, protocol: "flv", streams: [], server: null, apiStatus: null, errors: [],
+                  hls: null, hlsErrors: [] };
   window.sluicePage = state;
 
   // ---- formatting ----
@@ -127,9 +133,18 @@
     state.streams = list;
     const body = $("streams-body");
     const rows = list.map((s) => {
-      const button = el("button", { type: "button", textContent: s.name === state.playing ? "Playing" : "Play" });
-      button.addEventListener("click", () => play(s.name));
-      const players = s.http_flv_players ? `${s.players} (${s.http_flv_players} HTTP-FLV)` : String(s.players);
+      const buttons = [];
+      for (const protocol of ["flv", "hls"]) {
+        if (protocol === "hls" && !hlsOffered(s)) continue;
+        const playing = s.name === state.playing && protocol === state.protocol;
+        const b = el("button", { type: "button", class: protocol === "hls" ? "secondary" : "",
+          "data-protocol": protocol, title: "Play as " + PROTOCOL_NAMES[protocol],
+          textContent: (playing ? "Playing" : "Play") + (protocol === "hls" ? " HLS" : "") });
+        b.addEventListener("click", () => play(s.name, protocol));
+        buttons.push(b);
+      }
+      let players = s.http_flv_players ? `${s.players} (${s.http_flv_players} HTTP-FLV)` : String(s.players);
+      if (s.hls && s.hls.viewers) players += ` + ${s.hls.viewers} HLS`;
       return el("tr", { "data-stream": s.name, class: s.name === state.playing ? "playing" : "" },
         el("td", {}, s.name),
         el("td", {}, el("span", { class: "badge " + (s.live ? "live" : "idle") }, s.live ? "live" : "waiting")),
@@ -137,11 +152,21 @@
         el("td", {}, audioText(s.audio)),
         el("td", { class: "num" }, s.live ? `${s.bitrate_in_kbps} kbit/s` : "–"),
         el("td", { class: "num" }, players),
-        el("td", {}, button));
+        el("td", { class: "actions" }, ...buttons));
     });
     body.replaceChildren(...rows);
     $("streams-empty").hidden = list.length !== 0;
     $("streams-table").hidden = list.length === 0;
+  }
+
+  // Whether a stream's row offers HLS. The API's "hls" of a stream is its muxer (null while none
+  // runs: with on_demand, until the first playlist request); "hls_variant", where the server gives
+  // it, is the app's setting (null: HLS is off). Without either, the button is offered and a 404
+  // for the playlist says HLS is off.
+  function hlsOffered(s) {
+    if (s.hls) return true;
+    if ("hls_variant" in s) return !!s.hls_variant;
+    return true;
   }
 
   // Push targets and pulls (docs/relays.md); the section shows only when there are some.
@@ -194,7 +219,8 @@
 
   // ---- the player ----
 
-  let player = null;
+  let player = null;  // mpegts.js
+  let hls = null;     // hls.js
   let retryTimer = null;
   let retries = 0;
 
@@ -209,8 +235,29 @@
     return new URL(encodeURIComponent(app) + "/" + encodeURIComponent(stream) + ".flv", document.baseURI).href;
   }
 
+  function hlsUrl(name) {
+    const slash = name.indexOf("/");
+    const app = name.slice(0, slash);
+    const stream = name.slice(slash + 1);
+    return new URL(encodeURIComponent(app) + "/" + encodeURIComponent(stream) + "/index.m3u8", document.baseURI).href;
+  }
+
   function destroyPlayer() {
     clearTimeout(retryTimer);
+    if (hls) {
+      const h = hls;
+      hls = null;
+      state.hls = null;
+      try {
+        h.destroy();
+      } catch (e) {
+        // gone either way
+      }
+    }
+    if (video.getAttribute("src") && !video.src.startsWith("blob:")) {
+      video.removeAttribute("src");  // Safari's own HLS
+      video.load();
+    }
     if (!player) return;
     const p = player;
     player = null;
@@ -237,7 +284,56 @@
     }, delay);
   }
 
+  function startHls(name) {
+    destroyPlayer();
+    const url = hlsUrl(name);
+    if (window.Hls && Hls.isSupported()) {
+      // lowLatencyMode: blocking playlist reloads and parts when the playlist has them (the app's
+      // variant low-latency); the other variants play as plain HLS with it on.
+      hls = new Hls({ lowLatencyMode: true, backBufferLength: 30, liveDurationInfinity: true });
+      state.hls = hls;
+      let recovered = false;
+      hls.on(Hls.Events.ERROR, (event, data) => {
+        const code = data.response && data.response.code;
+        state.hlsErrors.push({ type: data.type, details: data.details, fatal: !!data.fatal, code: code || null,
+          at: Date.now() });
+        if (!data.fatal) return;  // hls.js retries those itself
+        if (data.type === Hls.ErrorTypes.MEDIA_ERROR && !recovered) {
+          recovered = true;
+          hls.recoverMediaError();
+          return;
+        }
+        if (code === 404) {
+          scheduleRetry("No HLS for this stream: the stream is not live, or HLS is off for its app.");
+        } else {
+          scheduleRetry(`Playback error: ${data.type} ${data.details}${code ? " (HTTP " + code + ")" : ""}.`);
+        }
+      });
+      hls.on(Hls.Events.MANIFEST_PARSED, () => {
+        const p = video.play();
+        if (p && typeof p.catch === "function") p.catch((e) => setStatus(`Press play to start (${e.name}).`));
+      });
+      hls.on(Hls.Events.FRAG_BUFFERED, () => {
+        retries = 0;
+      });
+      hls.loadSource(url);
+      hls.attachMedia(video);
+    } else if (video.canPlayType("application/vnd.apple.mpegurl")) {
+      video.src = url;  // Safari plays HLS (and LL-HLS) itself
+      const p = video.play();
+      if (p && typeof p.catch === "function") p.catch((e) => setStatus(`Press play to start (${e.name}).`));
+    } else {
+      setStatus("This browser cannot play HLS here (no Media Source Extensions).");
+      return;
+    }
+    setStatus(`Connecting to ${url}…`);
+  }
+
   function start(name) {
+    if (state.protocol === "hls") {
+      startHls(name);
+      return;
+    }
     destroyPlayer();
     const url = flvUrl(name);
     player = mpegts.createPlayer(
@@ -264,24 +360,34 @@
     setStatus(`Connecting to ${url}…`);
   }
 
-  function play(name) {
-    name = (name || "").trim().replace(/^\/+/, "").replace(/\.flv$/, "");
+  function play(name, protocol) {
+    name = (name || "").trim().replace(/^\/+/, "");
+    if (/\/index\.m3u8$/.test(name)) {
+      name = name.replace(/\/index\.m3u8$/, "");
+      protocol = protocol || "hls";
+    }
+    name = name.replace(/\.flv$/, "");
+    protocol = protocol === "hls" ? "hls" : "flv";
     if (name.indexOf("/") <= 0 || name.endsWith("/")) {
       setStatus("A stream name is app/stream, for example live/mystream.");
       return;
     }
-    if (!window.mpegts || !mpegts.getFeatureList().mseLivePlayback) {
+    if (protocol === "flv" && (!window.mpegts || !mpegts.getFeatureList().mseLivePlayback)) {
       setStatus("This browser cannot play live streams here (no Media Source Extensions).");
       return;
     }
     state.playing = name;
+    state.protocol = protocol;
     retries = 0;
     nameInput.value = name;
-    playerTitle.textContent = "Playing " + name;
+    protocolSelect.value = protocol;
+    playerTitle.textContent = `Playing ${name} (${PROTOCOL_NAMES[protocol]})`;
     stopButton.disabled = false;
     // Keep the stream in the address bar, so a reload or a shared link plays it again.
     const u = new URL(location.href);
     u.searchParams.set("stream", name);
+    if (protocol === "hls") u.searchParams.set("protocol", "hls");
+    else u.searchParams.delete("protocol");
     history.replaceState(null, "", u);
     start(name);
     if (state.apiStatus === 200) renderStreams(state.streams);  // marks the row being played
@@ -297,24 +403,28 @@
     setStatus("Stopped.");
     const u = new URL(location.href);
     u.searchParams.delete("stream");
+    u.searchParams.delete("protocol");
     history.replaceState(null, "", u);
     if (state.apiStatus === 200) renderStreams(state.streams);
   }
 
-  // While playing: picture size, buffered seconds ahead, dropped frames.
+  // While playing: picture size, buffered seconds ahead, dropped frames; for HLS the distance to
+  // the live edge.
   setInterval(() => {
-    if (!player || !state.playing || video.readyState < 2) return;
+    if (!state.playing || video.readyState < 2) return;
+    if (!player && !hls && !video.getAttribute("src")) return;
     const b = video.buffered;
     const ahead = b.length ? b.end(b.length - 1) - video.currentTime : 0;
     const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
     let t = `Playing ${state.playing}: ${video.videoWidth}x${video.videoHeight}, ${ahead.toFixed(1)} s buffered`;
     if (q) t += `, ${q.droppedVideoFrames} frames dropped`;
+    if (hls && typeof hls.latency === "number" && isFinite(hls.latency)) t += `, ${hls.latency.toFixed(1)} s behind live`;
     setStatus(t + ".");
   }, 1000);
 
   $("play-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    play(nameInput.value);
+    play(nameInput.value, protocolSelect.value);
   });
   stopButton.addEventListener("click", stop);
   window.addEventListener("error", (e) => state.errors.push(String(e.message)));
@@ -326,7 +436,8 @@
     mpegts.LoggingControl.enableDebug = false;
     mpegts.LoggingControl.enableInfo = false;
   }
-  const wanted = new URLSearchParams(location.search).get("stream");
-  if (wanted) play(wanted);
+  const query = new URLSearchParams(location.search);
+  const wanted = query.get("stream");
+  if (wanted) play(wanted, query.get("protocol"));
   refresh();
 })();

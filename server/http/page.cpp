@@ -17,10 +17,12 @@ constexpr PageRoute kRoutes[] = {
     {"/index.html", "index.html", "text/html; charset=utf-8"},
     {"/web/app.js", "app.js", "text/javascript; charset=utf-8"},
     {"/web/mpegts.js", "mpegts.js", "text/javascript; charset=utf-8"},
+    {"/web/hls.js", "hls.js", "text/javascript; charset=utf-8"},
 };
 
-// The page loads only its own scripts, plays only this server's streams (mpegts.js feeds the
-// <video> through a blob: MediaSource URL) and may not be framed by another site.
+// The page loads only its own scripts, plays only this server's streams (mpegts.js and hls.js feed
+// the <video> through a blob: MediaSource URL, hls.js's worker is a blob: too) and may not be framed
+// by another site.
 constexpr std::string_view kPageHeaders =
     "Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; media-src 'self' blob:; worker-src 'self' blob:; connect-src 'self'; "
