@@ -26,9 +26,9 @@ std::string header_value(const std::string& headers, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("the three files are embedded, with their digests") {
+TEST_CASE("the four files are embedded, with their digests") {
   auto files = embedded_web_files();
-  REQUIRE(files.size() == 3);
+  REQUIRE(files.size() == 4);  // index.html, app.js, mpegts.js, hls.js
   for (const auto& f : files) {
     CHECK(f.size > 0);
     CHECK(std::string_view(f.sha256).size() == 64);
@@ -37,6 +37,9 @@ TEST_CASE("the three files are embedded, with their digests") {
   const EmbeddedWebFile* mpegts = http_page_file("/web/mpegts.js");
   REQUIRE(mpegts);
   CHECK(mpegts->size > 100000);
+  const EmbeddedWebFile* hls = http_page_file("/web/hls.js");
+  REQUIRE(hls);
+  CHECK(hls->size > 100000);
   CHECK(http_page_file("/") == http_page_file("/index.html"));
   CHECK(http_page_file("/web/") == nullptr);
   CHECK(http_page_file("/web/app.js.map") == nullptr);
