@@ -47,11 +47,29 @@ json share_json(const HlsShare& share, size_t viewers) {
   return j;
 }
 
+// What the stream's app offers (null: no HLS), so that a page shows "Play HLS" only where it plays.
+json configured_variant(const config::Config& config, const std::string& key) {
+  const config::AppConfig* app = config.find_app(key.substr(0, key.find('/')));
+  if (!app || !app->hls.enabled) return nullptr;
+  switch (app->hls.variant) {
+    case config::HlsVariant::MpegTs:
+      return "mpegts";
+    case config::HlsVariant::Fmp4:
+      return "fmp4";
+    case config::HlsVariant::LowLatency:
+      return "low-latency";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void add_hls_streams(Server& server, HttpService& http, std::map<std::string, json>& streams) {
   auto viewers = http.hls_sessions().viewers_by_stream();
-  for (auto& [key, j] : streams) j["hls"] = nullptr;
+  for (auto& [key, j] : streams) {
+    j["hls_variant"] = configured_variant(server.config(), key);
+    j["hls"] = nullptr;
+  }
   for (const auto& share : server.hls().directory().all()) {
     auto it = streams.find(share->key());
     if (it == streams.end()) continue;

@@ -60,8 +60,10 @@ void Segmenter::set_setup(const StreamSetup& setup) {
 
 void Segmenter::mark_discontinuity() {
   if (has_content()) finish();
+  wall_offset_ms_ = kNoWallOffset;  // the new publication has its own clock
+  if (!any_output_) return;
   discontinuity_next_ = true;
-  rebase_pending_ = any_output_;
+  rebase_pending_ = true;
 }
 
 uint32_t Segmenter::default_duration(int track) const {
@@ -81,12 +83,13 @@ void Segmenter::push(const Sample& sample, Slice keep, int64_t now_ms) {
   Pending p{sample, std::move(keep)};
   const int64_t dts = int64_t(sample.dts) + offset_;
   p.s.dts = dts < 0 ? 0 : uint64_t(dts);
+  wall_offset_ms_ = std::min(wall_offset_ms_, now_ms - int64_t(p.s.dts / kTicksPerMs));
   if (holding_[t]) {
     Pending prev = std::move(held_[t]);
     prev.s.duration = p.s.dts > prev.s.dts ? uint32_t(std::min<uint64_t>(p.s.dts - prev.s.dts, UINT32_MAX)) : 0;
     if (prev.s.duration != 0) last_duration_[t] = prev.s.duration;
     held_[t] = std::move(p);
-    complete(t, std::move(prev), now_ms);
+    complete(t, std::move(prev));
   } else {
     held_[t] = std::move(p);
     holding_[t] = true;
@@ -94,22 +97,19 @@ void Segmenter::push(const Sample& sample, Slice keep, int64_t now_ms) {
   emit_ready(false);
 }
 
-void Segmenter::complete(int track, Pending p, int64_t now_ms) {
-  (void)now_ms;
-  if (track == driver()) return drive(std::move(p), now_ms);
+void Segmenter::complete(int track, Pending p) {
+  if (track == driver()) return drive(std::move(p));
   if (!started_) return;  // before the first keyframe
   queue_[track].push_back(std::move(p));
   if (queue_[track].size() > kMaxQueued) queue_[track].pop_front();
 }
 
-void Segmenter::drive(Pending p, int64_t now_ms) {
+void Segmenter::drive(Pending p) {
   const Sample& s = p.s;
   driver_dts_ = s.dts;
   if (!started_) {
     if (has_video() && !s.keyframe) return;
     started_ = true;
-    anchor_ms_ = now_ms;
-    anchor_dts_ = s.dts;
     part_start_ = last_cut_ = open_segment_start_ = s.dts;
     part_independent_ = true;
     open_segment(s.dts, std::exchange(discontinuity_next_, false));
@@ -153,6 +153,7 @@ void Segmenter::emit_part(const Cut& cut) {
   }
   if (segments_.empty() || segments_.back().complete) open_segment(part_start_, false);
   Segment& seg = segments_.back();
+  seg.pdt_ms = wall_ms_at(seg.start);  // the offset may have shrunk since it opened (a GOP replay)
   const bool starts_segment = seg.parts.empty();
   std::vector<uint8_t> bytes = writer_->part(tracks[0], tracks[1], starts_segment);
   for (int t = 0; t < 2; ++t) queue_[t].erase(queue_[t].begin(), queue_[t].begin() + ptrdiff_t(tracks[t].size()));
@@ -186,10 +187,15 @@ void Segmenter::open_segment(uint64_t start, bool discontinuity) {
   Segment s;
   s.msn = next_msn_++;
   s.start = start;
-  s.pdt_ms = anchor_ms_ + int64_t((start - std::min(start, anchor_dts_)) / kTicksPerMs);
+  s.pdt_ms = wall_ms_at(start);
   s.discontinuity = discontinuity;
   s.init_id = init_id_;
   segments_.push_back(std::move(s));
+}
+
+int64_t Segmenter::wall_ms_at(uint64_t dts) const {
+  if (wall_offset_ms_ == kNoWallOffset) return now_ms_;
+  return wall_offset_ms_ + int64_t(dts / kTicksPerMs);
 }
 
 void Segmenter::finish() {
@@ -199,7 +205,7 @@ void Segmenter::finish() {
     holding_[t] = false;
     Pending p = std::move(held_[t]);
     p.s.duration = default_duration(t);
-    complete(t, std::move(p), now_ms_);
+    complete(t, std::move(p));
   }
   if (started_) {
     for (int t = 0; t < 2; ++t) {

@@ -85,7 +85,8 @@ class Segmenter {
   void push(const Sample& sample, Slice keep, int64_t now_ms);
   // The publisher left: the held samples go out and the segment ends.
   void finish();
-  // The next samples are a new publication (rule 6).
+  // The next samples are a new publication (rule 6). Before any output there is nothing to be
+  // discontinuous with, so a muxer that starts on a live stream opens without a discontinuity.
   void mark_discontinuity();
 
   const Options& options() const { return options_; }
@@ -113,11 +114,12 @@ class Segmenter {
   bool has_video() const { return setup_.video.present(); }
   int driver() const { return has_video() ? 0 : 1; }
   bool has_track(int t) const { return t == 0 ? setup_.video.present() : setup_.audio.present(); }
-  void complete(int track, Pending p, int64_t now_ms);
-  void drive(Pending p, int64_t now_ms);
+  void complete(int track, Pending p);
+  void drive(Pending p);
   void emit_ready(bool force);
   void emit_part(const Cut& cut);
   void open_segment(uint64_t start, bool discontinuity);
+  int64_t wall_ms_at(uint64_t dts) const;
   void trim();
   uint32_t default_duration(int track) const;
   bool has_content() const;
@@ -146,8 +148,11 @@ class Segmenter {
   int64_t offset_ = 0;
   uint64_t last_end_ = 0;
   bool any_output_ = false;
-  int64_t anchor_ms_ = 0;
-  uint64_t anchor_dts_ = 0;
+  // Wall clock minus media time (ms), the smallest seen since the run began: a muxer joining a
+  // live stream gets the cached GOP in one burst, so the newest replayed frame, not the first,
+  // says when the media was live. It sets PROGRAM-DATE-TIME.
+  static constexpr int64_t kNoWallOffset = INT64_MAX;
+  int64_t wall_offset_ms_ = kNoWallOffset;
   int64_t now_ms_ = 0;
 
   std::deque<Segment> segments_;

@@ -16,6 +16,7 @@ parts) and to one with MPEG-TS HLS. While it plays:
     started, ffmpeg -re sends in real time).
 Then the publisher leaves and comes back: the playlist gets exactly one discontinuity, sequence
 numbers go on growing, and a reader across the republish sees continuous fMP4 times."""
+import datetime
 import hashlib
 import json
 import os
@@ -159,7 +160,8 @@ def main():
     read_bytes = sum(len(m["data"]) for r in readers.values() for m in r.media)
     st = json.loads(get(base + "/api/v1/streams/live/cam")[1])
     hls = st.get("hls") or {}
-    check(hls.get("variant") == "low-latency" and hls.get("ready") and hls.get("segments", 0) >= 4,
+    check(st.get("hls_variant") == "low-latency" and hls.get("variant") == "low-latency" and hls.get("ready")
+          and hls.get("segments", 0) >= 4,
           f"the stream's API entry shows its LL-HLS muxer ({hls})")
     check(hls.get("viewers", 0) >= 2 and hls.get("bytes_out", 0) >= read_bytes * 0.5 and hls.get("requests", 0) >= 100,
           f"the API counts the viewers, requests and bytes of live/cam ({hls}; readers got {read_bytes} bytes)")
@@ -178,8 +180,23 @@ def main():
     request_lines = [l for l in server.log_text().splitlines() if "event=request" in l and "/live/cam/" in l]
     check(not request_lines, f"HLS requests are not logged one line each at info ({request_lines[:2]})")
 
-    # Segments: Content-Length, Range, HEAD; a bad name.
+    # The muxer started on a live stream: no discontinuity before the republish below, and
+    # PROGRAM-DATE-TIME at the live edge is the wall clock when that media arrived, not the moment
+    # the cached GOP was replayed to the muxer (up to a GOP later).
+    t_fetch = time.time()
     pl = parse_playlist(get(base + "/live/cam/index.m3u8")[1])
+    check(not any(seg["discontinuity"] for seg in pl["segments"]) and pl["discontinuity_sequence"] == 0
+          and hls.get("discontinuity_sequence") == 0, "no EXT-X-DISCONTINUITY before any republish")
+    if pl["trailing_program_date_time"]:
+        edge_pdt, edge_media = pl["trailing_program_date_time"], 0.0
+    else:
+        edge_pdt, edge_media = pl["segments"][-1]["program_date_time"], pl["segments"][-1]["duration"]
+    edge_media += sum(p["duration"] for p in pl["trailing_parts"])
+    edge_wall = datetime.datetime.fromisoformat(edge_pdt.replace("Z", "+00:00")).timestamp() + edge_media
+    check(-0.1 < t_fetch - edge_wall < 0.6, f"the live edge's PROGRAM-DATE-TIME is {(t_fetch - edge_wall)*1000:.0f} ms "
+                                            "before the playlist was fetched")
+
+    # Segments: Content-Length, Range, HEAD; a bad name.
     seg_url = base + "/live/cam/" + pl["segments"][-1]["uri"]
     whole = urllib.request.urlopen(seg_url, timeout=10).read()
     req = urllib.request.Request(seg_url, headers={"Range": "bytes=100-199"})

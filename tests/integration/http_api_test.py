@@ -75,6 +75,7 @@ try:
     check(st["gop_cache"]["frames"] > 0, "streams: GOP cache filled")
     one = api(hport, "/api/v1/streams/live/cam")
     check(one["name"] == "live/cam", "streams/live/cam: one stream")
+    check(one["hls_variant"] is None and one["hls"] is None, "streams/live/cam: the app has no HLS")
     check(call(hport, "/api/v1/streams/live/none")[0] == 404, "streams/live/none: 404")
 
     clients = api(hport, "/api/v1/clients")

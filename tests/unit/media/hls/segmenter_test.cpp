@@ -209,6 +209,62 @@ TEST_CASE("a republish continues the timeline with a discontinuity; sequence num
   }
 }
 
+TEST_CASE("a muxer that joins a live stream opens without a discontinuity") {
+  // What a muxer started by the first HLS request sees: the publish announced (or mirrored from
+  // another worker) before anything was written, then the configurations one by one, then the GOP.
+  Segmenter seg({Container::Fmp4, 2000, 200, 6, 1000});
+  seg.mark_discontinuity();
+  seg.set_setup(av_setup(true, false));
+  seg.mark_discontinuity();
+  seg.set_setup(av_setup());
+  Feed f{seg};
+  f.av(0, 5000, 1000);
+  REQUIRE(!complete(seg).empty());
+  for (const Segment& s : seg.segments()) CHECK(!s.discontinuity);
+  CHECK(seg.discontinuity_sequence() == 0);
+  CHECK(seg.segments().front().msn == 0);
+  CHECK(seg.segments().front().start == 0);
+}
+
+TEST_CASE("program date-time follows the newest frame of a replayed GOP, not the replay's moment") {
+  Segmenter seg({Container::Fmp4, 2000, 200, 6, 1000});
+  seg.set_setup(av_setup(true, false));
+  Feed f{seg};
+  const int64_t replay_at = f.now;
+  // The cached GOP (0..1960 ms) arrives in one burst at replay_at: the frame at 1960 ms was live
+  // then, so the segment starting at 0 went live about 1960 ms earlier.
+  for (uint64_t t = 0; t < 2000; t += 40) {
+    f.now = replay_at - int64_t(t);
+    f.video(t, t == 0);
+  }
+  // Then frames arrive live, one every 40 ms of wall time.
+  f.now = replay_at - 1960;
+  for (uint64_t t = 2000; t < 6000; t += 40) f.video(t, t % 2000 == 0);
+  auto done = complete(seg);
+  REQUIRE(done.size() >= 2);
+  CHECK(done[0]->pdt_ms == replay_at - 1960);
+  CHECK(done[1]->pdt_ms == done[0]->pdt_ms + 2000);
+}
+
+TEST_CASE("a republish takes its program date-time from the new publisher's frames") {
+  Segmenter seg({Container::Fmp4, 2000, 0, 6, 1000});
+  seg.set_setup(av_setup(true, false));
+  Feed f{seg};
+  for (uint64_t t = 0; t < 4000; t += 40) f.video(t, t % 2000 == 0);
+  seg.finish();
+  const uint64_t last_msn = seg.segments().back().msn;
+  seg.mark_discontinuity();
+  f.now += 60'000;  // the new publisher comes a minute later, its clock at 0 again
+  for (uint64_t t = 0; t < 4000; t += 40) f.video(t, t % 2000 == 0);
+  const Segment* next = nullptr;
+  for (const Segment& s : seg.segments()) {
+    if (s.msn == last_msn + 1) next = &s;
+  }
+  REQUIRE(next != nullptr);
+  CHECK(next->discontinuity);
+  CHECK(next->pdt_ms == f.now);
+}
+
 TEST_CASE("a different setup mid-stream ends the segment and starts a new initialization segment") {
   Segmenter seg({Container::Fmp4, 2000, 0, 6, 1000});
   seg.set_setup(av_setup());
