@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
-# Side-by-side: Sluice (release build, one worker loop) and nginx-rtmp (Debian nginx +
-# libnginx-mod-rtmp, one process) on loopback, the same sluice-bench scenario against each,
-# alternating sluice, nginx, sluice, nginx... for REPS repetitions, plus the kernel floor
-# (bench/floor.c) at the same number of connections. Prints per-run lines and a table of medians
-# with the Sluice/nginx ratios. docs/benchmarks.md explains the method and holds the latest table.
+# Side-by-side: Sluice (release build, one worker loop), SRS (built from source by
+# bench/peers/build_srs.sh, one process) and nginx-rtmp (Debian nginx + libnginx-mod-rtmp, one
+# process) on loopback, the same sluice-bench scenario against each, alternating sluice, srs, nginx,
+# sluice, srs, nginx... for REPS repetitions, plus the kernel floor (bench/floor.c) at the same
+# number of connections. Prints per-run lines and tables of medians with the Sluice/SRS and
+# Sluice/nginx ratios. docs/benchmarks.md explains the method and holds the latest table.
 #
 # Usage: bench/compare.sh [--reps N] [--quick] [--seconds S] [--out DIR] [--no-build | --ref REF] [SCENARIO...]
 #        bench/compare.sh --list
-# Scenarios (default: all, in this order; about 21 minutes with 3 repetitions):
+# Scenarios (default: all, in this order; 22 minutes with 3 repetitions before SRS, which adds a
+# run to every live scenario and ttff):
 #   live200 live500 live1000 live2000    live fan-out of one 2.5 Mb/s publisher (ffmpeg -re -c copy)
 #   vod-flv200 vod-flv1000               N players of one FLV file from the start
 #   vod-mp4-200 vod-mp4-1000             the same media as MP4 (mp4:movie.mp4)
 #   ttff                                 100 late joiners, 10 per second, into a running live stream
+#   (liveN, vod-flvN and vod-mp4-N with another N work too: live50 for a small trial)
 # --quick: 1 repetition, 8 s runs, scenarios live200 vod-flv200 ttff unless named (a smoke test).
 # --reps N: repetitions (default 3). --seconds S: length of the live and VOD runs (default 20).
 # --out DIR: where results go (default /tmp/sluice-compare-DATE; kept).
 # Sluice is the working tree's release build (make release, then copied so a concurrent rebuild
 # cannot change it mid-run); --no-build uses build/release as it is. --ref REF also builds that
-# commit in a private directory and runs it as a third server ("ref") beside the tree and nginx,
-# alternating all three, with a tree/ref ratio per scenario: a change measured against the code
+# commit in a private directory and runs it as one more server ("ref") beside the tree, SRS and
+# nginx, alternating all of them, with a tree/ref ratio per scenario: a change measured against the code
 # before it in one run. The tree's sluice-bench drives all of them.
 # Every run is bounded: SECONDS per server per repetition (ttff 15 s, floor 6 s), on 127.0.0.1.
+# Environment:
+#   READ_BATCH_MS  the players' read mode: 0 (default) reads whenever data arrives, as ffplay and
+#                  VLC do; N lets about N ms of media build up in the socket before reading
+#                  (sluice-bench play --read-batch-ms). The tables and results say which was used.
+#   SRS_BIN        the SRS binary (default: where bench/peers/build_srs.sh builds it). Without one,
+#                  the SRS column is skipped. SRS serves no files over RTMP: its VOD rows are n/a.
+#   SRS_MW_LATENCY, SRS_MW_MSGS  SRS's play.mw_latency (ms) and mw_msgs (default 350 and 8).
+#   SLUICE_WRITE_DELAY, SLUICE_WRITE_BUDGET, SLUICE_IO_URING, SLUICE_WORKERS  Sluice's (bench/lib.sh).
 set -euo pipefail
 
 all_scenarios=(live200 live500 live1000 live2000 vod-flv200 vod-flv1000 vod-mp4-200 vod-mp4-1000 ttff)
@@ -32,7 +43,7 @@ out=""
 build=1
 ref=""
 scenarios=()
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; reps_given=1; shift 2 ;;
@@ -56,9 +67,15 @@ fi
 if [ -n "$seconds" ]; then live_s=$seconds; vod_s=$seconds; fi
 [ ${#scenarios[@]} -gt 0 ] || scenarios=("${all_scenarios[@]}")
 for s in "${scenarios[@]}"; do
-  case " ${all_scenarios[*]} " in *" $s "*) ;; *) echo "compare.sh: unknown scenario $s (--list)" >&2; exit 2 ;; esac
+  # The listed ones, or the same kinds at another player count (live50, vod-flv50, vod-mp4-50).
+  [[ "$s" =~ ^(live|vod-flv|vod-mp4-)[1-9][0-9]*$ || "$s" = ttff ]] ||
+    { echo "compare.sh: unknown scenario $s (--list; or liveN, vod-flvN, vod-mp4-N)" >&2; exit 2; }
 done
 case "$reps" in ''|*[!0-9]*|0) echo "compare.sh: --reps needs a positive integer" >&2; exit 2 ;; esac
+read_batch=${READ_BATCH_MS:-0}
+case "$read_batch" in ''|*[!0-9]*) echo "compare.sh: READ_BATCH_MS needs a number of ms (0: read as data arrives)" >&2; exit 2 ;; esac
+if [ "$read_batch" = 0 ]; then read_mode="reads as data arrives (--read-batch-ms 0)"
+else read_mode="reads in ${read_batch} ms batches (--read-batch-ms $read_batch)"; fi
 for v in "$live_s" "$vod_s"; do
   case "$v" in ''|*[!0-9]*|0) echo "compare.sh: --seconds needs a positive integer" >&2; exit 2 ;; esac
   [ "$v" -le 600 ] || { echo "compare.sh: --seconds is at most 600" >&2; exit 2; }
@@ -66,6 +83,7 @@ done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
+. "$root/bench/peers/build_srs.sh"   # the helpers only: srs_default_bin, srs_write_config, srs_exec
 [ -n "$out" ] || out="/tmp/sluice-compare-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -109,8 +127,9 @@ fi
       sleep 30
     done
   fi
-  [ -x "$root/build/release/server/sluice" ] && [ -x "$root/build/release/bench/load/sluice-bench" ] ||
-    { echo "compare.sh: no release build (make release)" >&2; exit 1; }
+  if [ ! -x "$root/build/release/server/sluice" ] || [ ! -x "$root/build/release/bench/load/sluice-bench" ]; then
+    echo "compare.sh: no release build (make release)" >&2; exit 1
+  fi
   # Private copies: build/release may be rebuilt by someone else while this runs, and every run of
   # one comparison must measure the same binary.
   cp "$root/build/release/server/sluice" "$root/build/release/bench/load/sluice-bench" "$work/bin/"
@@ -121,6 +140,16 @@ fi
 sluice="$work/bin/sluice"
 bench="$work/bin/sluice-bench"
 sluice_version=$("$sluice" --version 2>/dev/null | head -1 || true)
+# SRS: a private copy too, when it has been built (bench/peers/build_srs.sh); else no SRS column.
+srs_src=$(srs_default_bin)
+srs_version=""
+if [ -x "$srs_src" ]; then
+  cp "$srs_src" "$work/bin/srs"
+  srs_version=$("$work/bin/srs" -v 2>&1 | tail -1 || true)
+  [ -n "$srs_version" ] || srs_version=unknown
+else
+  echo "compare.sh: SRS not built (bench/peers/build_srs.sh), SRS column skipped" | tee -a "$out/run.log" >&2
+fi
 cc -O2 -o "$work/floor" "$root/bench/floor.c" -luring
 
 # --- media --------------------------------------------------------------------------------------
@@ -138,16 +167,24 @@ cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 machine="$(nproc) cores, ${cpu_model:-unknown CPU}, Linux $(uname -r), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 nginx_version=$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')
 rtmp_version=$(dpkg-query -W -f='${Version}' libnginx-mod-rtmp)
+servers=(sluice)
+[ -n "$ref_commit" ] && servers+=(ref)
+[ -n "$srs_version" ] && servers+=(srs)
+servers+=(nginx)
 cat > "$out/meta.json" <<JSON
 {"machine": "$machine", "nginx": "$nginx_version", "nginx_rtmp": "$rtmp_version",
  "sluice_commit": "$commit", "sluice_version": "$sluice_version", "ref_commit": "$ref_commit",
+ "srs": "$srs_version", "srs_mw_latency": "${SRS_MW_LATENCY:-}", "srs_mw_msgs": "${SRS_MW_MSGS:-}",
+ "servers": "${servers[*]}", "read_batch_ms": $read_batch, "read_mode": "$read_mode",
  "media_kbit": $media_kbit, "media_s": $media_s, "reps": $reps, "live_s": $live_s, "vod_s": $vod_s, "ttff_s": $ttff_s,
  "floor_s": $floor_s, "ttff_players": $ttff_n, "ttff_rate": $ttff_rate,
- "scenarios": "$(echo "${scenarios[*]}")", "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "uptime_start": "$(uptime)"}
+ "scenarios": "${scenarios[*]}", "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "uptime_start": "$(uptime)"}
 JSON
 log "compare: sluice $commit ($sluice_version)"
 log "compare: machine: $machine"
 log "compare: nginx $nginx_version, libnginx-mod-rtmp $rtmp_version; media ${media_kbit} kbit/s"
+[ -n "$srs_version" ] && log "compare: SRS $srs_version ($srs_src), mw_latency ${SRS_MW_LATENCY:-350 (default)}, mw_msgs ${SRS_MW_MSGS:-8 (default)}"
+log "compare: players $read_mode"
 log "compare: load at start: $(uptime)"
 log "compare: scenarios: ${scenarios[*]}; $reps repetition(s); results in $out"
 
@@ -189,6 +226,13 @@ CONF
   "$nginx_bin" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >>"$out/nginx.log" 2>&1 &
   server_pid=$!; pids+=("$server_pid")
 }
+start_srs() {
+  port=$(bench_free_port)
+  mkdir -p "$work/srs"
+  srs_write_config "$work/srs/srs.conf" "$port" "$work/srs"
+  (cd "$work/srs" && srs_exec "$work/bin/srs" -c "$work/srs/srs.conf") >>"$out/srs.log" 2>&1 &
+  server_pid=$!; pids+=("$server_pid")
+}
 stop_server() {
   bench_stop "$server_pid"
   [ -f "$work/nginx/error.log" ] && { cat "$work/nginx/error.log" >>"$out/nginx.log"; : > "$work/nginx/error.log"; }
@@ -213,6 +257,13 @@ scenario_setup() {
 measure() {
   local server=$1 name=$2 rep=$3 pub="" note=""
   scenario_setup "$name"
+  if [ "$server" = srs ] && [ "$kind" = vod ]; then
+    # SRS plays live streams only (its DVR records, nothing plays a file back over RTMP): a player
+    # of vod/movie.flv would wait for a publisher that never comes. Recorded as n/a, not run.
+    python3 "$root/bench/compare.py" na "$out" scenario="$name" kind="$kind" server="$server" rep="$rep" \
+      players="$players" note="n/a: SRS has no VOD of files over RTMP"
+    return 0
+  fi
   "start_$server"
   if ! bench_wait_port "$port" 10; then note="server did not start"; fi
   if [ "$kind" != vod ] && [ -z "$note" ]; then
@@ -231,7 +282,7 @@ measure() {
     idle=$(bench_rss "$server_pid"); cpu0=$(bench_cpu_ticks "$server_pid"); peak=$idle
     t0=$(date +%s.%N)
     "$bench" play -n "$players" --rate "$rate" -d "$secs" -q --allow-failures "$players" --json "$json" \
-      "${start[@]}" "$url" >"$out/bench-$name-$server-$rep.txt" 2>&1 &
+      --read-batch-ms "$read_batch" "${start[@]}" "$url" >"$out/bench-$name-$server-$rep.txt" 2>&1 &
     local bpid=$!; pids+=("$bpid")
     while kill -0 "$bpid" 2>/dev/null; do
       r=$(bench_rss "$server_pid" 2>/dev/null || echo 0); [ "${r:-0}" -gt "$peak" ] && peak=$r
@@ -268,8 +319,6 @@ floor() {
 }
 
 # --- the runs -----------------------------------------------------------------------------------
-servers=(sluice nginx)
-[ -n "$ref_commit" ] && servers=(sluice ref nginx)
 t_start=$(date +%s)
 for name in "${scenarios[@]}"; do
   scenario_setup "$name"
