@@ -41,15 +41,16 @@ bench_rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 bench_hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 
 # bench_sluice_config FILE PORT MEDIA_DIR: RTMP only, a live and a vod app. One worker loop
-# unless SLUICE_WORKERS says otherwise; SLUICE_WRITE_DELAY overrides player_queue.write_delay and
-# SLUICE_IO_URING (true|false) rtmp.io_uring.
+# unless SLUICE_WORKERS says otherwise; SLUICE_WRITE_DELAY overrides player_queue.write_delay (the
+# hold's ceiling), SLUICE_WRITE_BUDGET player_queue.write_budget (0: always the ceiling) and
+# SLUICE_IO_URING (true|false) rtmp.io_uring. Unset, they are the server's defaults.
 bench_sluice_config() {
   cat > "$1" <<YAML
 workers: ${SLUICE_WORKERS:-1}
 rtmp:
   listen: 127.0.0.1:$2
   chunk_size: 4096
-  player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-30ms} }
+  player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-100ms}, write_budget: ${SLUICE_WRITE_BUDGET:-10000} }
   io_uring: ${SLUICE_IO_URING:-true}
 apps:
   live: { type: live }

@@ -69,9 +69,12 @@ struct PlayerQueueConfig {
   uint64_t hard_bytes = 16 * kMiB;
   Duration soft_delay = std::chrono::seconds(3);
   Duration hard_delay = std::chrono::seconds(15);
-  // Live media to a player waits up to this long so it goes out with what follows it: a few
-  // larger writes a second instead of one per message. 0 writes every loop iteration.
-  Duration write_delay = std::chrono::milliseconds(30);
+  // Live media to a player waits so that it goes out with what follows it: a few larger writes a
+  // second instead of one per message. The wait follows the load (server/io/write_hold.hpp): each
+  // worker loop aims at `write_budget` writes per second, and never holds longer than
+  // `write_delay`. A budget of 0 always holds `write_delay`; a `write_delay` of 0 never holds.
+  Duration write_delay = std::chrono::milliseconds(100);
+  uint64_t write_budget = 10000;
 
   bool operator==(const PlayerQueueConfig&) const = default;
 };

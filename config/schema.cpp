@@ -31,18 +31,20 @@ bool app_name_ok(std::string_view s) {
 }
 
 void load_player_queue(FieldReader& r, const Field& self, PlayerQueueConfig& q) {
-  Section s(r, self, {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay"});
+  Section s(r, self, {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay", "write_budget"});
   auto soft_bytes = s.take("soft_bytes");
   auto hard_bytes = s.take("hard_bytes");
   auto soft_delay = s.take("soft_delay");
   auto hard_delay = s.take("hard_delay");
   auto write_delay = s.take("write_delay");
+  auto write_budget = s.take("write_budget");
   bool ok = true;
   if (soft_bytes) ok &= r.read_size(*soft_bytes, q.soft_bytes, 16 * kKiB, kGiB);
   if (hard_bytes) ok &= r.read_size(*hard_bytes, q.hard_bytes, 16 * kKiB, 4 * kGiB);
   if (soft_delay) ok &= r.read_duration(*soft_delay, q.soft_delay, Duration(100), std::chrono::minutes(10), false);
   if (hard_delay) ok &= r.read_duration(*hard_delay, q.hard_delay, Duration(100), std::chrono::hours(1), false);
   if (write_delay) ok &= r.read_duration(*write_delay, q.write_delay, Duration(0), Duration(500), true);
+  if (write_budget) ok &= r.read_uint(*write_budget, q.write_budget, 0, 10'000'000);
   if (ok) check_queue_limits(r, soft_bytes, hard_bytes, soft_delay, hard_delay, q);
 }
 

@@ -101,6 +101,7 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "soft_delay" << YAML::Value << format_duration(q.soft_delay);
   out << YAML::Key << "hard_delay" << YAML::Value << format_duration(q.hard_delay);
   out << YAML::Key << "write_delay" << YAML::Value << format_duration(q.write_delay);
+  out << YAML::Key << "write_budget" << YAML::Value << q.write_budget;
   out << YAML::EndMap;
   const RtmpLimitsConfig& l = rtmp.limits;
   out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;

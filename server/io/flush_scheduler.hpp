@@ -1,9 +1,9 @@
 // FlushScheduler: when sockets with output get flushed, one per loop for every kind of writer
 // (RTMP connections, HTTP responses, whatever comes next). Control replies and anything urgent go
-// out at the end of the loop iteration (a uv_check handle); live media may be held up to a bound
-// (a one-shot uv_timer started by the first held socket) so that each player gets a few larger
-// writes instead of one per message, and every player of one moment is written by one io_uring
-// submit. See FlushList for the bookkeeping and docs/architecture.md, "Writes".
+// out at the end of the loop iteration (a uv_check handle); live media may be held (a one-shot
+// uv_timer started by the first held socket) so that each player gets a few larger writes instead
+// of one per message, and every player of one moment is written by one io_uring submit. How long
+// follows the load (WriteHold). See FlushList for the bookkeeping and docs/architecture.md, "Writes".
 #pragma once
 
 #include <uv.h>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "server/io/flush_list.hpp"
+#include "server/io/write_hold.hpp"
 #include "server/io/write_ring.hpp"
 
 namespace sluice::server {
@@ -37,13 +38,17 @@ class FlushScheduler {
   FlushScheduler(const FlushScheduler&) = delete;
   FlushScheduler& operator=(const FlushScheduler&) = delete;
 
-  // hold_ms = 0 turns holding off: held output is flushed at the end of the iteration too.
-  void start(uv_loop_t* loop, uint64_t hold_ms);
+  // The hold follows `hold` (a ceiling of 0 turns holding off: held output is flushed at the end
+  // of the iteration too).
+  void start(uv_loop_t* loop, WriteHold hold);
   // With a ring, the sockets flushed in one pass of a drain queue their writes on it and the pass
   // ends with one submit for all of them (see WriteRing).
   void use_ring(WriteRing* ring) { ring_ = ring; }
 
-  void flush_soon(Flushable* f) { list_.add(f); }
+  void flush_soon(Flushable* f) {
+    list_.add(f);
+    keep_awake();
+  }
   void flush_held(Flushable* f);
   void cancel(Flushable* f) { list_.remove(f); }
 
@@ -56,14 +61,24 @@ class FlushScheduler {
 
   void close_handles();
 
+  // How long live media waits now, ms.
+  uint64_t hold_ms() const { return hold_.hold_ms(); }
+
  private:
   static void on_hold_over(uv_timer_t* timer);
+  void end_period();
   void drain();
+  // Output queued from a timer callback (VOD pacing, pings) must not wait in poll for the next
+  // socket event: an active idle handle makes this iteration's poll return at once, so the check
+  // handle drains right after.
+  void keep_awake();
 
   FlushList<Flushable> list_;
   uv_check_t check_{};
+  uv_idle_t idle_{};
   uv_timer_t hold_timer_{};
-  uint64_t hold_ms_ = 0;
+  WriteHold hold_;
+  size_t period_sockets_ = 0;  // sockets given held media since the current hold period began
   WriteRing* ring_ = nullptr;
   bool draining_ = false;
   bool started_ = false;

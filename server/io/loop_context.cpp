@@ -16,7 +16,8 @@ LoopContext::LoopContext(uv_loop_t* loop, const config::Config& config, uint32_t
     : loop_(loop), config_(config), worker_(worker), read_buffer_(kReadBufferSize) {}
 
 void LoopContext::start() {
-  flush_.start(loop_, static_cast<uint64_t>(config_.rtmp.player_queue.write_delay.count()));
+  const config::PlayerQueueConfig& q = config_.rtmp.player_queue;
+  flush_.start(loop_, WriteHold(static_cast<uint64_t>(q.write_delay.count()), q.write_budget));
   if (!config_.rtmp.io_uring) return;
   std::string why;
   if (ring_.open(kRingEntries, why)) {

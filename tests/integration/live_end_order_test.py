@@ -7,7 +7,7 @@ stops at NetStream.Play.UnpublishNotify) and an HTTP-FLV reader (curl). Each mus
 audio and video message of the file, byte-exact, and the RTMP ones must receive all of it before
 UnpublishNotify and StreamEOF, with nothing after them. Two rounds: a raw RTMP publisher that ends
 with FCUnpublish + deleteStream, and ffmpeg, which ends by closing its connection. Both use the held
-write path (write_delay 30 ms), where the last frames of a publication wait when the end comes."""
+write path (a fixed 30 ms hold), where the last frames of a publication wait when the end comes."""
 import os
 import subprocess
 import sys
@@ -101,7 +101,9 @@ def publish_raw(port, name, source):
 
 
 hport = free_port()
-server = Server("end-order", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n").start()
+# A fixed hold (write_budget 0): with three players the adaptive hold would write at once.
+server = Server("end-order", extra_yaml=("  player_queue: { write_delay: 30ms, write_budget: 0 }\n"
+                                         f"http:\n  listen: 127.0.0.1:{hport}\n")).start()
 check(wait_port(hport), "HTTP listener is up")
 # 123 video frames (4.92 s at 25 fps) with audio: the reported case.
 src = make_media(os.path.join(server.dir, "src.flv"), seconds=4.92, fps=25, gop=25)

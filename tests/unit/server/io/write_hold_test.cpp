@@ -1,0 +1,27 @@
+// WriteHold: the hold follows the number of sockets a period held, aiming at the write budget,
+// bounded by the ceiling; a budget of 0 is the fixed hold.
+#include <doctest/doctest.h>
+
+#include "server/io/write_hold.hpp"
+
+using sluice::server::WriteHold;
+
+TEST_CASE("a lightly loaded loop does not hold; a busy one holds up to the ceiling") {
+  WriteHold hold(100, 10000);
+  CHECK(hold.hold_ms() == 0);  // nothing known yet: write at once
+  CHECK(hold.period_ended(4) == 0);
+  CHECK(hold.period_ended(200) == 20);    // 200 players x 50 writes/s = 10000
+  CHECK(hold.period_ended(1000) == 100);  // 1000 players x 10 writes/s
+  CHECK(hold.period_ended(5000) == 100);  // never past the ceiling
+  CHECK(hold.period_ended(15) == 2);      // rounded to the nearest ms
+  CHECK(hold.period_ended(0) == 0);       // the load went away
+}
+
+TEST_CASE("a budget of 0 always holds the ceiling; a ceiling of 0 never holds") {
+  WriteHold fixed(30, 0);
+  CHECK(fixed.hold_ms() == 30);
+  CHECK(fixed.period_ended(1) == 30);
+  CHECK(fixed.period_ended(100000) == 30);
+  WriteHold off(0, 10000);
+  CHECK(off.period_ended(100000) == 0);
+}
