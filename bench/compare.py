@@ -192,7 +192,7 @@ def report(out):
                  f"floor {meta['floor_s']} s")
     lines.append(f"players (sluice-bench play): {read_mode(meta)}")
     if "srs" not in present:
-        lines.append("SRS: not built (bench/peers/build_srs.sh), no SRS column")
+        lines.append("SRS: not in this run (bench/peers/build_srs.sh builds it), no SRS column")
     lines.append(f"load at start: {meta['uptime_start'].strip()}")
     lines.append("")
 
@@ -362,7 +362,8 @@ def curve_key(rec):
 def curve_label(server, value):
     if server == "sluice":
         return ("Sluice", "adaptive (defaults)" if value == "adaptive" else f"hold {value} ms (fixed)")
-    return ("SRS", f"mw_latency {value} ms")
+    lat, _, msgs = value.partition("/")
+    return ("SRS", f"mw_latency {lat} ms" + (f", mw_msgs {msgs}" if msgs else ""))
 
 
 def curve_report(out):
@@ -422,7 +423,7 @@ def curve_report(out):
         for sr in srs_rows:
             fit = [r for r in sl_rows if r["delay_p99_ms"] is not None and sr["delay_p99_ms"] is not None
                    and r["delay_p99_ms"] <= sr["delay_p99_ms"] and r["cpu_s_per_gb"] is not None]
-            head = f"- SRS mw_latency {sr['value']} ms (p99 {fmt(sr['delay_p99_ms'], 1)} ms, {fmt(sr['cpu_s_per_gb'], 3)} CPU-s/GB): "
+            head = f"- SRS {curve_label('srs', sr['value'])[1]} (p99 {fmt(sr['delay_p99_ms'], 1)} ms, {fmt(sr['cpu_s_per_gb'], 3)} CPU-s/GB): "
             if not fit:
                 lines.append(head + "no Sluice point adds that little delay")
                 continue
