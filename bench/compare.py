@@ -395,7 +395,9 @@ def curve_report(out):
         rows.append(row)
     lines = [f"Cost/latency curve, live: {meta['players']} players ({meta['read_mode']}) + {meta['probes']} delay "
              f"probes, one stream of {meta['media_kbit']} kbit/s, runs of {meta['seconds']} s; "
-             f"sluice {meta['sluice_commit']}, SRS {meta.get('srs') or 'not built'}"
+             f"sluice {meta['sluice_commit']}"
+             + (f" (build/release of {meta['sluice_built']})" if meta.get("sluice_built") else "")
+             + f", SRS {meta.get('srs') or 'not built'}"
              + (f" (mw_msgs {meta['srs_mw_msgs']})" if meta.get("srs_mw_msgs") else "")
              + f"; {meta['reps']} repetition(s), points alternated, medians; started {meta['started']}",
              f"machine: {meta['machine']}; load at start: {meta['uptime_start'].strip()}", "",

@@ -92,6 +92,8 @@ mkdir -p "$work/bin" "$work/srs" "$work/media"
 cp "$root/build/release/server/sluice" "$root/build/release/bench/load/sluice-bench" "$work/bin/"
 sluice="$work/bin/sluice"
 bench="$work/bin/sluice-bench"
+# build/release is taken as it is: the tree's commit says what it should be, its date what it is.
+sluice_built=$(date -u -r "$root/build/release/server/sluice" +%Y-%m-%dT%H:%M:%SZ)
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain -- server protocol media config 2>/dev/null | wc -l)
 [ "$dirty" -gt 0 ] && commit="$commit + $dirty uncommitted file(s) in server/ protocol/ media/ config/"
@@ -126,7 +128,7 @@ load_s=$(( ramp_s + seconds + 1 ))
 cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 machine="$(nproc) cores, ${cpu_model:-unknown CPU}, Linux $(uname -r), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 cat > "$out/meta.json" <<JSON
-{"machine": "$machine", "sluice_commit": "$commit", "srs": "$srs_version", "srs_mw_msgs": "${SRS_MW_MSGS:-}",
+{"machine": "$machine", "sluice_commit": "$commit", "sluice_built": "$sluice_built", "srs": "$srs_version", "srs_mw_msgs": "${SRS_MW_MSGS:-}",
  "players": $players, "probes": $probes, "seconds": $seconds, "reps": $reps, "media_kbit": $media_kbit,
  "read_batch_ms": $read_batch, "read_mode": "$read_mode", "points": "${points[*]}",
  "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "uptime_start": "$(uptime)"}
