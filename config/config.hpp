@@ -11,6 +11,7 @@
 
 #include "config/access.hpp"
 #include "config/address.hpp"
+#include "config/cluster.hpp"
 #include "config/hls.hpp"
 #include "config/record.hpp"
 #include "config/relay.hpp"
@@ -178,6 +179,7 @@ struct Config {
   HooksConfig hooks;
   ConnectionLimits limits;  // limits.connections is rtmp.max_connections (one setting, two spellings)
   std::string server_id;    // Sent in hooks; the host name when not set.
+  ClusterConfig cluster;    // Off unless a registry is given (docs/cluster.md).
   uint32_t workers = 0;  // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
 
   // Where the values came from: the file path as given, or "<embedded default>".

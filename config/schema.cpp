@@ -4,11 +4,14 @@
 // file order.
 #include "config/schema.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
 #include "config/access_schema.hpp"
 #include "config/checks.hpp"
+#include "config/cluster_schema.hpp"
 #include "config/hls_schema.hpp"
 #include "config/record_schema.hpp"
 #include "config/relay_schema.hpp"
@@ -17,6 +20,13 @@
 namespace sluice::config {
 
 namespace {
+
+// What names this node when the file does not (cluster.node_id).
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return {};
+  return buf;
+}
 
 bool token_chars_ok(std::string_view s, std::string_view extra) {
   return std::all_of(s.begin(), s.end(), [&](char c) {
@@ -368,7 +378,8 @@ Config read_config(FieldReader& r, const YamlNode& root) {
                                  root.kind_name());
     return cfg;
   }
-  Section top(r, top_field, {"workers", "rtmp", "rtmps", "https", "apps", "http", "log", "hooks", "limits", "server_id"});
+  Section top(r, top_field, {"workers", "rtmp", "rtmps", "https", "apps", "http", "log", "hooks", "limits", "server_id",
+                              "cluster"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -412,6 +423,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     }
   }
   if (auto f = top.take("server_id")) r.read_string(*f, cfg.server_id);
+  if (auto f = top.take("cluster")) load_cluster(r, *f, cfg.cluster, cfg.server_id.empty() ? host_name() : cfg.server_id);
   check_listeners(r, cfg);
   return cfg;
 }

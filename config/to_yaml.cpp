@@ -2,6 +2,7 @@
 // the output documents what the server actually runs with; load_string reads it back.
 #include <yaml-cpp/yaml.h>
 
+#include "config/cluster_schema.hpp"
 #include "config/hls_schema.hpp"
 #include "config/load.hpp"
 #include "config/units.hpp"
@@ -33,6 +34,22 @@ void emit_secret(YAML::Emitter& out, const char* key, const Secret& value, Secre
   if (value.value.empty()) return;
   out << YAML::Key << key << YAML::Value
       << (secrets == Secrets::Show ? value.value : std::string(kRedacted) + " (" + value.origin + ")");
+}
+
+void emit_cluster(YAML::Emitter& out, const ClusterConfig& c, Secrets secrets) {
+  if (!c.enabled()) return;
+  out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "registry" << YAML::Value << c.registry->display();
+  out << YAML::Key << "node_id" << YAML::Value << c.node_id;
+  out << YAML::Key << "advertise" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "rtmp" << YAML::Value << c.advertise_rtmp;
+  if (!c.advertise_http.empty()) out << YAML::Key << "http" << YAML::Value << c.advertise_http;
+  out << YAML::EndMap;
+  emit_secret(out, "password", c.password, secrets);
+  emit_secret(out, "token", c.token, secrets);
+  out << YAML::Key << "lease" << YAML::Value << format_duration(c.lease);
+  out << YAML::Key << "duplicate_publish" << YAML::Value << duplicate_publish_name(c.duplicate_publish);
+  out << YAML::EndMap;
 }
 
 void emit_access(YAML::Emitter& out, const char* key, const AccessRules& a, Secrets secrets) {
@@ -235,6 +252,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   out << YAML::Key << "per_ip" << YAML::Value << config.limits.per_ip;
   out << YAML::EndMap;
   if (!config.server_id.empty()) out << YAML::Key << "server_id" << YAML::Value << config.server_id;
+  emit_cluster(out, config.cluster, secrets);
   out << YAML::Key << "log" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "level" << YAML::Value << std::string(log_level_name(config.log.level));
   out << YAML::Key << "format" << YAML::Value << std::string(log_format_name(config.log.format));
