@@ -1,0 +1,80 @@
+#include "server/cluster/lease_book.hpp"
+
+#include <algorithm>
+
+namespace sluice::server::cluster {
+
+namespace {
+
+// KEYS[1] the stream key, ARGV[1] our value, ARGV[2] the lease in ms. Extends the key while it is
+// ours, writes it again if it is gone (Redis restarted, or the key expired while Redis was
+// unreachable and nobody else claimed it), and leaves another node's value alone.
+constexpr const char* kRefreshScript =
+    "local v = redis.call('GET', KEYS[1]) "
+    "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end "
+    "if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end "
+    "return 0";
+
+// Deletes the key only while it is ours: a release never frees another node's claim.
+constexpr const char* kReleaseScript =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+}  // namespace
+
+LeaseBook::LeaseBook(std::string node_id, uint64_t epoch, std::chrono::milliseconds lease)
+    : node_id_(std::move(node_id)), value_(node_id_ + " " + std::to_string(epoch)), lease_(lease) {}
+
+std::string LeaseBook::owner_of(const std::string& value) { return value.substr(0, value.find(' ')); }
+
+RegistryCommand LeaseBook::claim(const std::string& stream) {
+  return {{"SET", key_of(stream), value_, "NX", "PX", std::to_string(lease_.count())}};
+}
+
+ClaimResult LeaseBook::on_claim_reply(const std::string& stream, const std::optional<std::string>& reply,
+                                      int64_t now_ms) {
+  if (!reply) return ClaimResult::Unreachable;
+  if (*reply != "OK") return ClaimResult::OwnedByOther;
+  owned_[stream] = Claim{now_ms + lease_.count() / 3, false};
+  return ClaimResult::Owned;
+}
+
+std::vector<std::pair<std::string, RegistryCommand>> LeaseBook::due_refreshes(int64_t now_ms) {
+  std::vector<std::pair<std::string, RegistryCommand>> out;
+  for (auto& [stream, c] : owned_) {
+    if (c.in_flight || now_ms < c.next_refresh_ms) continue;
+    c.in_flight = true;
+    out.push_back({stream, {{"EVAL", kRefreshScript, "1", key_of(stream), value_, std::to_string(lease_.count())}}});
+  }
+  return out;
+}
+
+bool LeaseBook::on_refresh_reply(const std::string& stream, std::optional<int64_t> reply, int64_t now_ms) {
+  auto it = owned_.find(stream);
+  if (it == owned_.end()) return false;  // released meanwhile
+  it->second.in_flight = false;
+  if (!reply) {
+    // Unreachable: keep the stream, try again soon (a second, or sooner for short leases).
+    it->second.next_refresh_ms = now_ms + std::min<int64_t>(1000, lease_.count() / 3);
+    return false;
+  }
+  if (*reply == 1) {
+    it->second.next_refresh_ms = now_ms + lease_.count() / 3;
+    return false;
+  }
+  owned_.erase(it);
+  return true;
+}
+
+std::optional<RegistryCommand> LeaseBook::release(const std::string& stream) {
+  if (owned_.erase(stream) == 0) return std::nullopt;
+  return RegistryCommand{{"EVAL", kReleaseScript, "1", key_of(stream), value_}};
+}
+
+std::vector<std::string> LeaseBook::owned() const {
+  std::vector<std::string> out;
+  out.reserve(owned_.size());
+  for (const auto& [stream, c] : owned_) out.push_back(stream);
+  return out;
+}
+
+}  // namespace sluice::server::cluster
