@@ -6,7 +6,7 @@
 #                                 `make fuzz-build`): doctest, clang-14 for fuzzing, and the real
 #                                 peers the tests drive (ffmpeg, rtmpdump, GStreamer, Chromium,
 #                                 VLC as an HLS player, nginx with the RTMP module as a foreign
-#                                 relay peer, ...)
+#                                 relay peer, Redis and HAProxy for the cluster, ...)
 # Without an argument: test (everything).
 # Idempotent: does nothing when every package of the profile is already installed (and npm is on
 # PATH). Uses sudo when not root.
@@ -22,7 +22,7 @@ esac
 packages=(
   build-essential cmake pkg-config
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  librtmp-dev libhttp-parser-dev libcurl4-openssl-dev
+  librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev
 )
 # npm installs mpegts.js for the built-in web page at build time (web/CMakeLists.txt). Debian's npm
 # package only when there is none: a machine with NodeSource's nodejs has npm already, and Debian's
@@ -36,6 +36,7 @@ if [ "$profile" = test ]; then
     clang-14 libclang-rt-14-dev
     ffmpeg rtmpdump curl python3 openssl
     nginx libnginx-mod-rtmp
+    redis-server haproxy
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
     gstreamer1.0-libav
     chromium
