@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "server/cluster/cluster_service.hpp"
 #include "server/hls/hls_service.hpp"
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
@@ -85,6 +86,12 @@ Result<void> Server::start() {
       [r = relays_.get()](const config::AppConfig& app, const std::string& name) { return r->want(app, name); });
   relays_->start();
 
+  if (config_.cluster.enabled()) {
+    cluster_ = std::make_unique<cluster::ClusterService>(loop_, config_.cluster, worker_);
+    cluster_->start([this](const std::string& key, const std::string& why) { end_lost_publish(key, why); });
+    rtmp_.cluster = cluster_.get();
+  }
+
   // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before
   // their handshake, so no TLS state ever moves between loops).
   if (config_.rtmps.enabled()) {
@@ -158,6 +165,16 @@ void Server::on_accepted(int fd, bool tls) {
     c->close("too many connections (limits.connections=" + std::to_string(max) + ")");
   } else {
     check_peer_limit(*c);
+  }
+}
+
+// The registry says another node owns a stream published here: its publisher goes, so that two
+// nodes never both serve it as theirs (docs/cluster.md, "Ownership").
+void Server::end_lost_publish(const std::string& key, const std::string& why) {
+  auto it = registry_.entries().find(key);
+  if (it == registry_.entries().end() || it->second.publisher == nullptr) return;
+  for (RtmpConnection* c : connections_) {
+    if (c == it->second.publisher) return c->close("cluster: " + why);
   }
 }
 
@@ -363,6 +380,7 @@ void Server::close_handles() {
     for (auto& s : signals_) close_handle(&s);
   }
   if (tls_) tls_->close();
+  if (cluster_) cluster_->stop();
   if (retention_) retention_->close();
   if (http_) http_->close_handles();
 }

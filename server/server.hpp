@@ -36,6 +36,9 @@ class RelayManager;
 
 class HttpService;
 class HlsService;
+namespace cluster {
+class ClusterService;
+}
 
 class Server final : public HttpApi {
  public:
@@ -63,6 +66,10 @@ class Server final : public HttpApi {
   WorkerMesh* mesh() { return mesh_; }
   const LoopLag& loop_lag() const { return loop_lag_; }
   RelayManager& relays() { return *relays_; }
+  // This loop's part in the cluster (docs/cluster.md); null on a single node.
+  cluster::ClusterService* cluster() { return cluster_.get(); }
+  // How long this loop now holds live media before writing it (server/io/write_hold.hpp).
+  uint64_t write_hold_ms() const { return context_.flush_hold_ms(); }
   uint32_t worker() const { return worker_; }
   // After the loop ended (all workers joined): closes the mesh wake-up handle.
   void close_mesh_handle();
@@ -86,6 +93,7 @@ class Server final : public HttpApi {
   void on_mesh_event(MeshEvent& e);
   void adopt(int fd, uint64_t id, bool tls);
   bool hand_over(int fd, bool tls);
+  void end_lost_publish(const std::string& key, const std::string& why);
   // limits.per_ip: closes c (with a log line, at most one a second) when its address is full.
   void check_peer_limit(RtmpConnection& c);
   void publish_snapshot();
@@ -109,6 +117,7 @@ class Server final : public HttpApi {
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
   std::unique_ptr<RelayManager> relays_;
   std::unique_ptr<TlsReloader> tls_;  // rtmps: this loop's certificates, reloaded when they change
+  std::unique_ptr<cluster::ClusterService> cluster_;  // stream ownership in the registry; null on a single node
   std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
   LoopLag loop_lag_;

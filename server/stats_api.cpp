@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/api_json.hpp"
+#include "server/cluster_api.hpp"
 #include "server/hls_api.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/flv_player.hpp"
@@ -197,11 +198,15 @@ json server_json(Server& server, HttpService& http, const std::map<std::string, 
     rtmp_in += c->bytes_in();
     rtmp_out += c->bytes_out();
   }
+  json holds = json::array({server.write_hold_ms()});
+  json cluster_loops = json::array({cluster_loop_json(server)});
   if (WorkerMesh* mesh = server.mesh()) {
     for (auto& snap : mesh->snapshots(server.worker())) {
       rtmp_in += snap.value("bytes_in", uint64_t{0});
       rtmp_out += snap.value("bytes_out", uint64_t{0});
       dropped += snap.value("dropped_frames", uint64_t{0});
+      holds.push_back(snap.value("write_hold_ms", uint64_t{0}));
+      cluster_loops.push_back(snap.value("cluster", json()));
     }
   }
   // Open RTMP connections only (closed ones are not counted anywhere yet).
@@ -220,7 +225,9 @@ json server_json(Server& server, HttpService& http, const std::map<std::string, 
               {"bytes", bytes},
               {"dropped_frames", dropped},
               {"http_requests", http.requests},
-              {"hls", hls_server_json(server, http)}};
+              {"hls", hls_server_json(server, http)},
+              {"write_hold_ms", holds},
+              {"cluster", cluster_json(server, cluster_loops)}};
 }
 
 // Prometheus label values escape backslash, double quote and newline.
@@ -449,7 +456,8 @@ json worker_snapshot(Server& server) {
   }
   return json{{"worker", server.worker()}, {"streams", streams}, {"clients", clients}, {"bytes_in", in},
               {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()},
-              {"relays", server.relays().status()}};
+              {"relays", server.relays().status()}, {"write_hold_ms", server.write_hold_ms()},
+              {"cluster", cluster_loop_json(server)}};
 }
 
 }  // namespace sluice::server

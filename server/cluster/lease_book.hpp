@@ -53,6 +53,14 @@ class LeaseBook {
   // returned so that the caller ends the publish), nullopt no answer (kept, retried next time).
   bool on_refresh_reply(const std::string& stream, std::optional<int64_t> reply, int64_t now_ms);
 
+  // Ours without an answer from Redis (it was unreachable when the publish came): the stream goes
+  // on and its first refresh, as soon as Redis answers, writes the claim or finds it lost.
+  void assume(const std::string& stream) { owned_[stream] = Claim{0, false}; }
+  // Redis is back: every claim is refreshed at the next due_refreshes().
+  void refresh_all_soon() {
+    for (auto& [stream, c] : owned_) c.next_refresh_ms = 0;
+  }
+
   // The publisher left: forget the stream; the command deletes the key if still ours.
   std::optional<RegistryCommand> release(const std::string& stream);
 

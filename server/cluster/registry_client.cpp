@@ -19,6 +19,10 @@ namespace sluice::server::cluster {
 namespace {
 
 constexpr uint64_t kPingMs = 5000;
+// A connect that has not finished by then is given up and retried. Besides a Redis that does not
+// answer, this covers hiredis 0.14's libuv adapter, which ignores the error status libuv reports
+// for a refused connect (the connect callback would never come).
+constexpr uint64_t kConnectTimeoutMs = 1500;
 
 RegistryReply convert(const redisReply* r) {
   RegistryReply out;
@@ -58,7 +62,10 @@ struct RegistryClient::Pending {
 RegistryClient::RegistryClient(uv_loop_t* loop, const config::ClusterConfig& config, std::string who)
     : loop_(loop), config_(config), who_(std::move(who)) {}
 
-RegistryClient::~RegistryClient() { stop(); }
+RegistryClient::~RegistryClient() {
+  stop();
+  force_close();
+}
 
 void RegistryClient::start(OnState on_state) {
   on_state_ = std::move(on_state);
@@ -71,15 +78,25 @@ void RegistryClient::start(OnState on_state) {
   connect();
 }
 
+// What is queued still goes out (a stopping node's releases) and its answers are awaited, but a
+// Redis that does not answer holds the stop for half a second at most.
 void RegistryClient::stop() {
   if (stopping_) return;
   stopping_ = true;
   ready_ = false;
+  if (ctx_ == nullptr || !timers_open_) return force_close();
+  redisAsyncDisconnect(ctx_);
+  uv_timer_stop(&ping_timer_);
+  uv_timer_start(
+      &retry_timer_, [](uv_timer_t* t) { static_cast<RegistryClient*>(t->data)->force_close(); }, 500, 0);
+}
+
+void RegistryClient::force_close() {
   if (ctx_ != nullptr) {
     redisAsyncContext* c = ctx_;
     ctx_ = nullptr;
     c->data = nullptr;
-    redisAsyncFree(c);  // pending commands are answered with nullopt now
+    redisAsyncFree(c);  // what is still pending is answered with nullopt now
   }
   if (timers_open_) {
     close_handle(&retry_timer_);
@@ -102,11 +119,24 @@ void RegistryClient::connect() {
   redisLibuvAttach(ctx_, loop_);
   redisAsyncSetConnectCallback(ctx_, &RegistryClient::on_connect);
   redisAsyncSetDisconnectCallback(ctx_, &RegistryClient::on_disconnect);
+  uv_timer_start(
+      &retry_timer_,
+      [](uv_timer_t* t) {
+        auto* self = static_cast<RegistryClient*>(t->data);
+        if (self->ctx_ == nullptr || self->ready_ || self->stopping_) return;
+        redisAsyncContext* c = self->ctx_;
+        self->ctx_ = nullptr;
+        c->data = nullptr;
+        redisAsyncFree(c);
+        self->lost("no answer to the connection within " + std::to_string(kConnectTimeoutMs) + " ms");
+      },
+      kConnectTimeoutMs, 0);
 }
 
 void RegistryClient::on_connect(const redisAsyncContext* c, int status) {
   auto* self = static_cast<RegistryClient*>(c->data);
   if (self == nullptr) return;
+  uv_timer_stop(&self->retry_timer_);  // the connect timeout
   if (status != REDIS_OK) {
     // hiredis frees the context after a failed connect.
     self->ctx_ = nullptr;
@@ -155,6 +185,7 @@ void RegistryClient::on_disconnect(const redisAsyncContext* c, int status) {
   auto* self = static_cast<RegistryClient*>(c->data);
   if (self == nullptr) return;
   self->ctx_ = nullptr;  // hiredis frees it after this callback
+  if (self->stopping_) return self->force_close();
   const bool was_ready = self->ready_;
   self->ready_ = false;
   ++self->reconnects_;

@@ -44,12 +44,15 @@ class RegistryClient {
 
   // Connects now and after every loss; `on_state` hears each (re)connection and loss.
   void start(OnState on_state);
-  // Pending commands are answered with nullopt; then the handles close.
+  // Sends what is queued and closes (at most 0.5 s later); what gets no answer is answered with
+  // nullopt. The loop must run for the close to finish.
   void stop();
 
   void send(const RegistryCommand& command, Done done);
 
   bool connected() const { return ready_; }
+  // stop() has finished: the handles are closing (they are gone after the loop's next turn).
+  bool closed() const { return ctx_ == nullptr && !timers_open_; }
   // The last PING round trip, ms (negative before the first).
   double rtt_ms() const { return rtt_ms_; }
   uint64_t reconnects() const { return reconnects_; }
@@ -60,6 +63,7 @@ class RegistryClient {
   static void on_disconnect(const redisAsyncContext* c, int status);
   static void on_reply(redisAsyncContext* c, void* reply, void* privdata);
   void connect();
+  void force_close();
   void lost(const std::string& why);  // logs it and tries again after a backoff
   void ping();
   void raw_send(const std::vector<std::string>& argv, Done done);

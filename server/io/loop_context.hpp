@@ -36,6 +36,7 @@ class LoopContext {
   void close_handles();
 
   FlushScheduler& flush() { return flush_; }
+  uint64_t flush_hold_ms() const { return flush_.hold_ms(); }
   // The ring when io_uring is on, else nullptr.
   WriteRing* ring() { return ring_.is_open() ? &ring_ : nullptr; }
 

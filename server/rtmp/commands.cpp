@@ -1,6 +1,7 @@
 // RtmpConnection: what the server does for each RTMP event (connect, publish, play, ...).
 #include <algorithm>
 
+#include "server/cluster/cluster_service.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/live/stream_registry.hpp"
@@ -111,7 +112,6 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
 
 void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o) {
   if (!o.allowed()) return refuse_admission(e.stream_id, true, e.publish.name, o);
-  const config::AppConfig* app = config().find_app(app_);
   const std::string& name = o.name;
   if (std::string_view problem = stream_name_problem(name); !problem.empty()) {  // a hook's rename
     GuardCounters::bump(GuardEvent::BadStreamName);
@@ -122,8 +122,40 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
     return;
   }
   std::string key = app_ + "/" + name;
+  if (services_.cluster == nullptr) return publish_here(e, key, std::move(o));
+  // A cluster node first claims the name in the registry (docs/cluster.md): the connection waits
+  // like for a hook, and the claim's answer decides.
+  auto held = std::make_shared<AccessOutcome>(std::move(o));
+  ask(
+      [this, key](AccessDone done) {
+        services_.cluster->claim(key, [this, key, done = std::move(done), keep = Ref(this)](cluster::ClaimOutcome c) {
+          // A claim won for a connection that went meanwhile is given back at once.
+          if (closing() && c.result == cluster::ClaimResult::Owned) services_.cluster->release(key);
+          AccessOutcome answer;
+          if (c.result != cluster::ClaimResult::Owned) {
+            answer.refused_by = RefusedBy::Rules;
+            answer.reason = c.owner;
+          }
+          done(std::move(answer));
+        });
+        return uint64_t{0};
+      },
+      [this, e, key, held](AccessOutcome&& c) {
+        if (c.allowed()) return publish_here(e, key, std::move(*held));
+        session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
+                                "Stream '" + held->name + "' is already publishing on another node.");
+        SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"owned by node {}\"", id(),
+                        peer(), app_, held->name, c.reason);
+        session_.close_after_flush();
+      });
+}
+
+void RtmpConnection::publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o) {
+  const config::AppConfig* app = config().find_app(app_);
+  const std::string& name = o.name;
   StreamRegistry::Claim claim = registry().claim_publisher(key, this, hub_options(*app));
   if (claim == StreamRegistry::Claim::Full) {
+    if (services_.cluster != nullptr) services_.cluster->release(key);
     refuse_for_streams_total(e.stream_id, name, true);
     return;
   }

@@ -37,6 +37,9 @@ class VodPlayer;
 class RtmpConnection;
 class RelayManager;
 class HlsService;
+namespace cluster {
+class ClusterService;
+}
 
 // What an RTMP connection reaches beyond its loop. The composition root owns all of it, one per
 // worker loop, and it outlives every connection.
@@ -51,6 +54,8 @@ struct RtmpServices {
   RelayManager* relays = nullptr;
   // HLS muxers of this loop, started on publish where the app is not on demand; may be null.
   HlsService* hls = nullptr;
+  // Stream ownership in the cluster registry (docs/cluster.md); null on a single node.
+  cluster::ClusterService* cluster = nullptr;
 };
 
 class RtmpConnection final : public StreamSocket {
@@ -89,6 +94,7 @@ class RtmpConnection final : public StreamSocket {
   VodFiles& vod_files() { return services_.vod_files; }
   AccessGate& gate() { return services_.gate; }
   RelayManager* relays() { return services_.relays; }
+  cluster::ClusterService* cluster() { return services_.cluster; }
   HlsService* hls() { return services_.hls; }
   // Who this connection is, for hooks about one of its streams (client, address, app, tcUrl...).
   HookEvent hook_base_event(const std::string& stream) const { return hook_event(stream, ""); }
@@ -127,6 +133,8 @@ class RtmpConnection final : public StreamSocket {
   void note_lifetime(uint64_t lifetime_s);
   void finish_connect(AccessOutcome&& o);
   void finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o);
+  // The name is this node's (claimed in the cluster, or no cluster): take it on this loop.
+  void publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o);
   void finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o);
   void finish_play_vod(const protocol::PlayEvent& e, AccessOutcome&& o);
   // Logs and answers a refusal by the gate; a refused publisher or player is then closed.

@@ -1,5 +1,6 @@
 #include "server/rtmp/live_publisher.hpp"
 
+#include "server/cluster/cluster_service.hpp"
 #include "server/hls/hls_service.hpp"
 
 #include "media/frame.hpp"
@@ -41,6 +42,7 @@ LivePublisher::~LivePublisher() {
   SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_,
                   frames_, bytes_, timestamps_.jumps());
   conn_.registry().release_publisher(key_, &conn_);
+  if (cluster::ClusterService* c = conn_.cluster()) c->release(key_);
 }
 
 void LivePublisher::on_message(protocol::Message& m) {

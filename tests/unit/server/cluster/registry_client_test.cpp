@@ -106,6 +106,13 @@ config::ClusterConfig cluster_config(uint16_t port) {
   return c;
 }
 
+// stop() and the loop turns until the client's handles are closed (they live in the object).
+void finish(Loop& l, RegistryClient& client) {
+  client.stop();
+  REQUIRE(l.run_until([&] { return client.closed(); }));
+  uv_run(&l.loop, UV_RUN_NOWAIT);
+}
+
 std::optional<RegistryReply> call(Loop& l, RegistryClient& client, const std::vector<std::string>& argv) {
   std::optional<RegistryReply> got;
   bool answered = false;
@@ -181,7 +188,7 @@ TEST_CASE("claims, refreshes and releases do in Redis what LeaseBook says") {
   REQUIRE(due.size() == 1);
   CHECK(call(l, client, due[0].second.argv)->integer == 1);
   CHECK(call(l, client, {"GET", "sluice:stream:live/r"})->str == "c 3");
-  client.stop();
+  finish(l, client);
 }
 
 TEST_CASE("a wrong password is refused and said; Redis going away answers nullopt, then reconnects") {
@@ -194,7 +201,7 @@ TEST_CASE("a wrong password is refused and said; Redis going away answers nullop
     client.start(nullptr);
     l.run_until([] { return false; }, 300ms);
     CHECK_FALSE(client.connected());
-    client.stop();
+    finish(l, client);
   }
 
   auto cfg = cluster_config(redis.port);
@@ -211,5 +218,5 @@ TEST_CASE("a wrong password is refused and said; Redis going away answers nullop
   CHECK(ups == 2);
   CHECK(client.reconnects() >= 1);
   CHECK(call(l, client, {"PING"})->str == "PONG");
-  client.stop();
+  finish(l, client);
 }

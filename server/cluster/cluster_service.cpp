@@ -1,0 +1,98 @@
+#include "server/cluster/cluster_service.hpp"
+
+#include <chrono>
+
+#include "server/io/logging.hpp"
+#include "server/io/uv_handle.hpp"
+
+namespace sluice::server::cluster {
+
+namespace {
+
+// How often due refreshes are looked for: a small fraction of the shortest lease (2 s).
+constexpr uint64_t kTickMs = 200;
+
+// This run of the node: the same for every loop (so that they recognise each other's claims),
+// different after a restart (so that a restarted node does not take its old claims for its own).
+uint64_t node_epoch() {
+  static const uint64_t epoch = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  return epoch;
+}
+
+}  // namespace
+
+ClusterService::ClusterService(uv_loop_t* loop, const config::ClusterConfig& config, uint32_t worker)
+    : loop_(loop),
+      config_(config),
+      who_("worker=" + std::to_string(worker)),
+      book_(config.node_id, node_epoch(), config.lease),
+      client_(loop, config, who_) {}
+
+ClusterService::~ClusterService() { stop(); }
+
+void ClusterService::start(OnLost on_lost) {
+  on_lost_ = std::move(on_lost);
+  uv_timer_init(loop_, &timer_);
+  timer_.data = this;
+  uv_timer_start(&timer_, [](uv_timer_t* t) { static_cast<ClusterService*>(t->data)->tick(); }, kTickMs, kTickMs);
+  started_ = true;
+  client_.start([this](bool up) {
+    if (up) book_.refresh_all_soon();
+  });
+}
+
+void ClusterService::stop() {
+  if (stopped_ || !started_) return;
+  stopped_ = true;
+  // Best effort: a node that stops frees its streams at once instead of after a lease.
+  for (const std::string& stream : book_.owned()) {
+    if (auto cmd = book_.release(stream)) client_.send(*cmd, nullptr);
+  }
+  client_.stop();
+  close_handle(&timer_);
+}
+
+void ClusterService::claim(const std::string& stream, std::function<void(ClaimOutcome)> done) {
+  client_.send(book_.claim(stream), [this, stream, done = std::move(done)](std::optional<RegistryReply> r) {
+    if (stopped_) return done({ClaimResult::Unreachable, {}});
+    if (!r || r->type == RegistryReply::Type::Error) {
+      // Availability first: the stream goes on; its claim is written (or found lost) when Redis answers.
+      SLUICE_LOG_WARN("{} proto=cluster event=claim_unconfirmed stream={} reason=\"{}\"", who_, stream,
+                      r ? r->str : "the registry is unreachable");
+      book_.assume(stream);
+      return done({ClaimResult::Owned, {}});
+    }
+    if (r->type == RegistryReply::Type::Status && r->str == "OK") {
+      book_.on_claim_reply(stream, r->str, now_ms());
+      return done({ClaimResult::Owned, {}});
+    }
+    // Taken: by another loop of this node (the same value) or by another node.
+    client_.send({{"GET", LeaseBook::key_of(stream)}}, [this, stream, done](std::optional<RegistryReply> g) {
+      if (g && g->type == RegistryReply::Type::String && g->str == book_.value()) return done({ClaimResult::Owned, {}});
+      if (g && g->type == RegistryReply::Type::String) return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(g->str)});
+      // Gone meanwhile (its owner released it): one more try is the caller's.
+      done({ClaimResult::OwnedByOther, "unknown"});
+    });
+  });
+}
+
+void ClusterService::release(const std::string& stream) {
+  if (auto cmd = book_.release(stream)) client_.send(*cmd, nullptr);
+}
+
+void ClusterService::tick() {
+  if (!client_.connected()) return;
+  for (auto& [stream, cmd] : book_.due_refreshes(now_ms())) {
+    client_.send(cmd, [this, stream = stream](std::optional<RegistryReply> r) {
+      std::optional<int64_t> v;
+      if (r && r->type == RegistryReply::Type::Integer) v = r->integer;
+      if (!book_.on_refresh_reply(stream, v, now_ms())) return;
+      SLUICE_LOG_ERROR("{} proto=cluster event=stream_lost stream={} reason=\"another node owns it now\"", who_,
+                       stream);
+      if (on_lost_) on_lost_(stream, "another node owns it now");
+    });
+  }
+}
+
+}  // namespace sluice::server::cluster

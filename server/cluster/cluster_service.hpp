@@ -1,0 +1,63 @@
+// ClusterService: one loop's part in the cluster (docs/cluster.md): it claims the streams
+// published on this loop in the registry, keeps the claims alive, releases them when their
+// publishers leave and says when one was lost to another node. The rules are LeaseBook's
+// (lease_book.hpp), the Redis connection RegistryClient's; this class adds the timer and turns
+// replies into outcomes. Every loop has its own, with the same value for the whole node, so that
+// a stream published on another loop of this node is told apart from one on another node.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "config/cluster.hpp"
+#include "server/cluster/lease_book.hpp"
+#include "server/cluster/registry_client.hpp"
+
+namespace sluice::server::cluster {
+
+struct ClaimOutcome {
+  ClaimResult result = ClaimResult::Owned;
+  std::string owner;  // OwnedByOther: that node's id
+};
+
+class ClusterService {
+ public:
+  using OnLost = std::function<void(const std::string& stream, const std::string& why)>;
+
+  ClusterService(uv_loop_t* loop, const config::ClusterConfig& config, uint32_t worker);
+  ~ClusterService();
+  ClusterService(const ClusterService&) = delete;
+  ClusterService& operator=(const ClusterService&) = delete;
+
+  void start(OnLost on_lost);
+  void stop();
+
+  // A publish of `stream` ("app/name") asks for it. Owned when this node holds it now (or Redis
+  // did not answer: then the claim is written when it does); OwnedByOther with the owner's id.
+  void claim(const std::string& stream, std::function<void(ClaimOutcome)> done);
+  // Its publisher left.
+  void release(const std::string& stream);
+
+  const LeaseBook& book() const { return book_; }
+  const RegistryClient& client() const { return client_; }
+  const config::ClusterConfig& config() const { return config_; }
+
+ private:
+  void tick();
+  int64_t now_ms() const { return static_cast<int64_t>(uv_now(loop_)); }
+
+  uv_loop_t* loop_;
+  const config::ClusterConfig& config_;
+  std::string who_;
+  LeaseBook book_;
+  RegistryClient client_;
+  OnLost on_lost_;
+  uv_timer_t timer_{};
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace sluice::server::cluster

@@ -1,0 +1,45 @@
+#include "server/cluster_api.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "server/cluster/cluster_service.hpp"
+#include "server/server.hpp"
+
+namespace sluice::server {
+
+using nlohmann::json;
+
+json cluster_loop_json(Server& server) {
+  cluster::ClusterService* c = server.cluster();
+  if (c == nullptr) return nullptr;
+  return json{{"connected", c->client().connected()},
+              {"rtt_ms", c->client().rtt_ms()},
+              {"reconnects", c->client().reconnects()},
+              {"owned", c->book().owned()}};
+}
+
+json cluster_json(Server& server, const json& loops) {
+  cluster::ClusterService* c = server.cluster();
+  if (c == nullptr) return nullptr;
+  const config::ClusterConfig& cfg = c->config();
+  bool connected = true;
+  double rtt = -1;
+  std::vector<std::string> owned;
+  for (const json& loop : loops) {
+    if (!loop.is_object()) continue;
+    connected = connected && loop.value("connected", false);
+    rtt = std::max(rtt, loop.value("rtt_ms", -1.0));
+    for (const json& s : loop.value("owned", json::array())) owned.push_back(s.get<std::string>());
+  }
+  std::sort(owned.begin(), owned.end());
+  json advertise{{"rtmp", cfg.advertise_rtmp}};
+  if (!cfg.advertise_http.empty()) advertise["http"] = cfg.advertise_http;
+  return json{{"node_id", cfg.node_id},         {"registry", cfg.registry->display()},
+              {"advertise", advertise},         {"lease_ms", cfg.lease.count()},
+              {"connected", connected},         {"rtt_ms", rtt},
+              {"owned", owned}};
+}
+
+}  // namespace sluice::server

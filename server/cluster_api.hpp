@@ -1,0 +1,18 @@
+// Cluster figures of the stats API (docs/cluster.md, docs/http.md): each loop's registry
+// connection and the streams it owns, merged into one "cluster" object of /api/v1/server. Part of
+// the composition root, like stats_api.cpp.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::server {
+
+class Server;
+
+// This loop's part: null on a single node, else {connected, rtt_ms, reconnects, owned}.
+nlohmann::json cluster_loop_json(Server& server);
+// The node's: null on a single node, else {node_id, registry, advertise, lease_ms, connected (every
+// loop's connection up), rtt_ms (the slowest loop's), owned (every loop's streams, sorted)}.
+nlohmann::json cluster_json(Server& server, const nlohmann::json& loops);
+
+}  // namespace sluice::server
