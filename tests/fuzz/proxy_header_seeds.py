@@ -222,7 +222,7 @@ def built_seeds():
         "bad_v2_tlv_overrun": v2(0x21, 0x11, ip4 + b"\x05\x00\x10abc"),
         "bad_v2_short_block": v2(0x21, 0x21, ip4),
         "bad_v1_no_crlf": b"PROXY UNKNOWN " + b"x" * 100,
-        "bad_v1_port_zero": b"PROXY TCP4 192.0.2.10 198.51.100.1 051234 1935\r\n",
+        "bad_v1_port_leading_zero": b"PROXY TCP4 192.0.2.10 198.51.100.1 051234 1935\r\n",
         "bad_v1_octal": b"PROXY TCP4 192.0.2.010 198.51.100.1 51234 1935\r\n",
         "bad_v1_lf_only": b"PROXY TCP4 192.0.2.10 198.51.100.1 51234 1935\n",
         "bad_rtmp_without_header": RTMP_FIRST,
