@@ -2,6 +2,7 @@
 // each request is answered with is in routes.cpp and the responders (*_responder.cpp).
 #include "server/http/connection.hpp"
 
+#include <charconv>
 #include <ctime>
 
 #include "server/http/routes.hpp"
@@ -22,6 +23,9 @@ constexpr size_t kMaxUrlBytes = 8 * 1024;
 constexpr size_t kMaxBufferedInput = 64 * 1024;
 // TCP keep-alive probes start after this much silence.
 constexpr unsigned kTcpKeepAliveSeconds = 60;
+// ... and are turned on once a connection has lived this long: most HTTP connections answer a
+// request or a few and are gone well before, and the option costs system calls per connection.
+constexpr uint64_t kTcpKeepAliveAfterMs = 2'000;
 // Queued responses not yet written: pipelined requests wait above it.
 constexpr size_t kMaxQueuedOutput = 256 * 1024;
 
@@ -65,9 +69,6 @@ HttpConnection::HttpConnection(HttpService& service, uint64_t id)
 }
 
 void HttpConnection::on_open() {
-  // A reader waiting for a publisher sends and receives nothing for a long time: TCP keep-alive
-  // finds the peers that vanished without a FIN.
-  uv_tcp_keepalive(tcp(), 1, kTcpKeepAliveSeconds);
   SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id(), peer());
 }
 
@@ -96,7 +97,7 @@ void HttpConnection::on_peer_closed() {
   process_input();  // answer the complete requests that arrived before the end
   if (closing()) return;
   if (cycle_.state() != RequestState::Responding) {
-    if (!write_in_flight() && out_.empty()) return close("peer closed");
+    if (!write_in_flight() && !has_pending_output()) return close("peer closed");
     cycle_.finish_after_write();
   }
   request_flush();
@@ -110,7 +111,7 @@ void HttpConnection::process_input() {
   if (parsing_) return;  // a handler that completes a response at once must not re-enter parsing
   parsing_ = true;
   while (!closing() && cycle_.parses(responder_takes_body())) {
-    if (out_.size() >= kMaxQueuedOutput) {
+    if (out_.size() + out_slice_bytes_ >= kMaxQueuedOutput) {
       resume_input_ = true;  // after the next write
       break;
     }
@@ -177,6 +178,7 @@ const http_parser_settings& HttpConnection::parser_settings() {
 }
 
 int HttpConnection::on_message_begin() {
+  request_complete_ = false;
   req_ = HttpRequest{};
   field_.clear();
   last_was_value_ = false;
@@ -232,7 +234,10 @@ int HttpConnection::on_header_value(const char* at, size_t len) {
 
 int HttpConnection::on_headers_complete() {
   last_read_ms_ = loop_.now_ms();
-  for (auto& [k, v] : req_.headers) v = std::string(trim(v));
+  for (auto& [k, v] : req_.headers) {
+    std::string_view t = trim(v);
+    if (t.size() != v.size()) v = std::string(t);  // most values need no trimming: no copy then
+  }
   req_.method = http_method_str(static_cast<http_method>(parser_.method));
   req_.version_major = parser_.http_major;
   req_.version_minor = parser_.http_minor;
@@ -301,6 +306,7 @@ int HttpConnection::on_body(const char* at, size_t len) {
 
 int HttpConnection::on_message_complete() {
   bool upload_body = responder_takes_body();
+  request_complete_ = true;
   cycle_.message_complete();
   if (upload_body) responder_->on_body_end();
   // One request at a time: parsing stops here until this one is answered.
@@ -338,28 +344,35 @@ void HttpConnection::dispatch() {
 void HttpConnection::write_head(int status, std::string_view headers, Body body, uint64_t length) {
   status_ = status;
   keep_alive_ = keep_alive_ && req_.keep_alive && !service_.stopping() && !peer_eof_ && body != Body::UntilClose;
-  std::string h;
-  h.reserve(256 + headers.size());
-  h += "HTTP/1.1 ";
-  h += std::to_string(status);
-  h += ' ';
-  h += http_status_text(status);
-  h += "\r\nServer: sluice/" SLUICE_VERSION "\r\nDate: ";
-  h += date_now();
-  h += "\r\n";
-  h += headers;
+  // Straight into the output buffer: no string is built per response.
+  auto add = [this](std::string_view s) { out_.insert(out_.end(), s.begin(), s.end()); };
+  char digits[24];
+  auto number = [&digits](uint64_t n) {
+    auto r = std::to_chars(digits, digits + sizeof digits, n);
+    return std::string_view(digits, static_cast<size_t>(r.ptr - digits));
+  };
+  out_.reserve(out_.size() + 160 + headers.size());
+  add("HTTP/1.1 ");
+  add(number(static_cast<uint64_t>(status)));
+  add(" ");
+  add(http_status_text(status));
+  add("\r\nServer: sluice/" SLUICE_VERSION "\r\nDate: ");
+  add(date_now());
+  add("\r\n");
+  add(headers);
   if (body == Body::Length) {
-    h += "Content-Length: " + std::to_string(length) + "\r\n";
+    add("Content-Length: ");
+    add(number(length));
+    add("\r\n");
   } else if (body == Body::Chunked) {
-    h += "Transfer-Encoding: chunked\r\n";
+    add("Transfer-Encoding: chunked\r\n");
   }
   if (!keep_alive_) {
-    h += "Connection: close\r\n";
+    add("Connection: close\r\n");
   } else if (!req_.is_http11()) {
-    h += "Connection: keep-alive\r\n";
+    add("Connection: keep-alive\r\n");
   }
-  h += "\r\n";
-  out_.insert(out_.end(), h.begin(), h.end());
+  add("\r\n");
   request_flush();
 }
 
@@ -385,6 +398,14 @@ void HttpConnection::send_error(int status, std::string_view message, bool close
   send_simple(status, "text/plain; charset=utf-8", body, headers);
 }
 
+void HttpConnection::queue_body(Slice body) {
+  if (body.empty()) return;
+  response_body_bytes_ += body.size();
+  out_slice_bytes_ += body.size();
+  out_slices_.push_back({out_.size(), std::move(body)});
+  request_flush();
+}
+
 void HttpConnection::send_continue() {
   if (!req_.header("expect") || !cycle_.body_unread()) return;
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -402,6 +423,7 @@ void HttpConnection::refuse(int status, std::string_view message) {
     case 431: GuardCounters::bump(GuardEvent::HttpHeaderTooLarge); break;
     default: break;  // 503 and 429 are counted where the limit is checked
   }
+  request_complete_ = false;  // input may still be coming: linger after the answer
   cycle_.respond_now();
   send_error(status, message, true);
 }
@@ -485,10 +507,16 @@ bool HttpConnection::before_flush() {
 }
 
 bool HttpConnection::fill(WriteBatch& batch, size_t max_bytes) {
-  if (!out_.empty()) {
-    batch.add_bytes(out_);
-    out_.clear();
+  size_t pos = 0;
+  for (QueuedSlice& q : out_slices_) {
+    if (q.at > pos) batch.add_bytes(std::span<const uint8_t>(out_).subspan(pos, q.at - pos));
+    pos = q.at;
+    batch.add_slice(std::move(q.bytes));
   }
+  out_slices_.clear();
+  out_slice_bytes_ = 0;
+  if (pos < out_.size()) batch.add_bytes(std::span<const uint8_t>(out_).subspan(pos));
+  out_.clear();
   if (!responder_ || batch.bytes() >= max_bytes) return false;
   return responder_->fill(batch, max_bytes - batch.bytes());
 }
@@ -516,12 +544,22 @@ void HttpConnection::on_written(bool async) {
   if (!async && !in_delayed_list) request_flush();
 }
 
-void HttpConnection::keep_unwritten(std::span<const uint8_t> rest) { out_.insert(out_.begin(), rest.begin(), rest.end()); }
+void HttpConnection::keep_unwritten(std::span<const uint8_t> rest) {
+  out_.insert(out_.begin(), rest.begin(), rest.end());
+  for (QueuedSlice& q : out_slices_) q.at += rest.size();
+}
 
 void HttpConnection::begin_linger() {
   if (cycle_.state() != RequestState::Finishing || closing()) return;
   cycle_.begin_linger(loop_.now_ms());
   if (peer_eof_) return close("response complete");
+  // The client asked for the close and sent its whole request and nothing after it: no unread
+  // input can turn the close into a reset that destroys the answer, so close now, as nginx does.
+  // Lingering is for answers given while input may still come (refusals, a server stopping).
+  if (request_complete_ && !req_.keep_alive && !cycle_.body_unread() && in_pos_ == in_.size() &&
+      !service_.stopping()) {
+    return close("response complete");
+  }
   // Send our FIN, then read and drop whatever the client still sends until it closes too.
   shutdown_req_.data = this;
   int rc = uv_shutdown(&shutdown_req_, as_stream(tcp()), [](uv_shutdown_t* req, int status) {
@@ -537,6 +575,12 @@ void HttpConnection::begin_linger() {
 
 void HttpConnection::on_tick(uint64_t now) {
   if (closing()) return;
+  if (!tcp_keepalive_ && now - started_ms() >= kTcpKeepAliveAfterMs) {
+    // A reader waiting for a publisher sends and receives nothing for a long time: TCP keep-alive
+    // finds the peers that vanished without a FIN.
+    uv_tcp_keepalive(tcp(), 1, kTcpKeepAliveSeconds);
+    tcp_keepalive_ = true;
+  }
   std::optional<uint64_t> pending;
   if (write_in_flight() || sendfile_.active() || tls_file_.active()) pending = last_write_ms();
   switch (cycle_.timeout(now, last_read_ms_, pending)) {
@@ -569,7 +613,7 @@ void HttpConnection::shutdown_gracefully() {
     if (responder_) responder_->stop();  // a live stream ends after what is queued
     return;
   }
-  if (write_in_flight() || !out_.empty()) {
+  if (write_in_flight() || has_pending_output()) {
     cycle_.finish_after_write();
     return;
   }

@@ -102,6 +102,9 @@ class HttpConnection final : public StreamSocket {
   void finish_response();
   // Body bytes of the response, for the request log line.
   void add_body_bytes(uint64_t n) { response_body_bytes_ += n; }
+  // Queues shared body bytes (a cached file's) after everything queued so far, without copying
+  // them: they go out in the same write as the head before them. Counted as body bytes.
+  void queue_body(Slice body);
   // Sends [offset, offset + length) of file_fd around the batch path (server/http/sendfile.hpp);
   // done(0 or a libuv error) runs unless the connection closes first. A libuv error code when
   // it cannot start.
@@ -128,7 +131,7 @@ class HttpConnection final : public StreamSocket {
   void on_nothing_to_write() override;
   void on_written(bool async) override;
   void keep_unwritten(std::span<const uint8_t> rest) override;
-  bool has_pending_output() const override { return !out_.empty(); }
+  bool has_pending_output() const override { return !out_.empty() || !out_slices_.empty(); }
   void on_close(const std::string& reason) override;
 
   void process_input();
@@ -166,10 +169,19 @@ class HttpConnection final : public StreamSocket {
   std::vector<char> in_;     // received, not yet parsed (pipelined requests wait here)
   size_t in_pos_ = 0;
   bool peer_eof_ = false;
+  bool request_complete_ = false;  // the last request was parsed to its end (and not refused)
+  bool tcp_keepalive_ = false;  // SO_KEEPALIVE is on (from the first tick after kTcpKeepAliveAfterMs)
   uint64_t last_read_ms_ = 0;
 
   // Output.
   std::vector<uint8_t> out_;  // response heads and small bodies, in order
+  // Shared bodies queued between out_'s bytes: each goes after the first `at` bytes of out_.
+  struct QueuedSlice {
+    size_t at;
+    Slice bytes;
+  };
+  std::vector<QueuedSlice> out_slices_;
+  size_t out_slice_bytes_ = 0;
   bool resume_input_ = false;  // parse what waits at the next flush
   bool keep_alive_ = true;     // of the current response
   bool head_only_ = false;

@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <memory>
+#include <optional>
 
 #include "server/http/connection.hpp"
+#include "server/http/file_lookup.hpp"
+#include "server/http/service.hpp"
+#include "server/http/small_file_cache.hpp"
 #include "server/http/util.hpp"
 #include "server/io/logging.hpp"
-#include "server/vod/confined_open.hpp"
-#include "server/vod/path.hpp"
 
 namespace sluice::server {
 
@@ -37,56 +39,8 @@ void close_file_async(HttpConnection& conn, uv_file fd) {
 
 }  // namespace
 
-HttpFileReply http_file_reply(const HttpRequest& req, std::string_view rel, uint64_t size, int64_t mtime_ns) {
-  HttpFileReply out;
-  HttpValidators v{http_make_etag(size, mtime_ns), mtime_ns / 1'000'000'000};
-  std::string validators = "ETag: " + v.etag + "\r\nLast-Modified: " + http_format_date(v.mtime_s) + "\r\n";
-  switch (http_evaluate_preconditions(req, v)) {
-    case HttpPrecondition::NotModified:
-      out.status = 304;
-      out.headers = validators + std::string(kHttpCors);
-      return out;
-    case HttpPrecondition::Failed:
-      out.status = 412;
-      out.error = "precondition failed";
-      out.headers = validators + std::string(kHttpCors);
-      return out;
-    case HttpPrecondition::Proceed:
-      break;
-  }
-  std::string headers = "Content-Type: " + std::string(http_content_type_for(rel)) + "\r\nAccept-Ranges: bytes\r\n";
-  headers += validators;
-  headers += kHttpCors;
-  out.length = size;
-  const std::string* range = req.method == "GET" ? req.header("range") : nullptr;
-  if (range && req.header_count("range") == 1 && http_if_range_allows(req, v)) {
-    HttpByteRange r;
-    switch (http_parse_range(*range, size, r)) {
-      case HttpRangeResult::Partial:
-        out.status = 206;
-        out.first = r.first;
-        out.length = r.length();
-        headers += "Content-Range: bytes " + std::to_string(r.first) + "-" + std::to_string(r.last) + "/" +
-                   std::to_string(size) + "\r\n";
-        break;
-      case HttpRangeResult::Unsatisfiable:
-        out.status = 416;
-        out.error = "range not satisfiable";
-        out.length = 0;
-        out.headers = "Content-Range: bytes */" + std::to_string(size) + "\r\n" + headers;
-        return out;
-      case HttpRangeResult::Whole:
-        break;
-    }
-  }
-  out.headers = std::move(headers);
-  return out;
-}
-
-// The file lookup on libuv's threadpool: confined_open (server/vod/confined_open.hpp), the one
-// open every VOD reader shares, resolves and opens in one step below the root, so no symlink
-// swapped in meanwhile can lead the body out of it. The job keeps the connection, and so its
-// responder, until it is done.
+// The file lookup on libuv's threadpool (file_lookup.hpp). The job keeps the connection, and so
+// its responder, until it is done.
 struct FileResponder::OpenJob {
   explicit OpenJob(FileResponder* r) : keep(&r->conn_), owner(r) {}
 
@@ -96,11 +50,11 @@ struct FileResponder::OpenJob {
   std::string root;
   bool follow_symlinks = true;
   std::string rel;
-  int status = 0;  // 0, or the HTTP status of the failure
-  std::string error;
-  uv_file fd = -1;
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
+  uint64_t queued_ms = 0;             // the check is at least this recent
+  std::optional<FileIdentity> known;  // the cache's version of the file, its bytes and head lines
+  Slice known_body;
+  std::shared_ptr<const HttpFileMeta> known_meta;
+  FileLookup found;
 
   static void work(uv_work_t* req);
   static void after(uv_work_t* req, int status);
@@ -108,23 +62,14 @@ struct FileResponder::OpenJob {
 
 void FileResponder::OpenJob::work(uv_work_t* req) {
   auto* job = static_cast<OpenJob*>(req->data);
-  auto opened = confined_open(job->root, job->rel, {.follow_symlinks = job->follow_symlinks});
-  if (!opened) {
-    // A path out of the root is answered like a missing file: it tells nothing about what is there.
-    job->status = opened.error().code == Errc::Io && opened.error().context == kConfinedPermissionDenied ? 403 : 404;
-    job->error = opened.error().context;
-    return;
-  }
-  job->size = static_cast<uint64_t>(opened->st.st_size);
-  job->mtime_ns = file_mtime_ns(opened->st);
-  job->fd = opened->fd.release();
+  job->found = lookup_file(job->root, job->rel, job->follow_symlinks, SmallFileCache::kMaxFileBytes, job->known);
 }
 
 void FileResponder::OpenJob::after(uv_work_t* req, int) {
   std::unique_ptr<OpenJob> job(static_cast<OpenJob*>(req->data));
   HttpConnection& conn = job->owner->conn_;
   if (conn.closing()) {
-    if (job->fd >= 0) close_file_async(conn, job->fd);
+    if (job->found.fd >= 0) close_file_async(conn, job->found.fd);
     return;
   }
   job->owner->on_opened(*job);
@@ -138,11 +83,22 @@ void FileResponder::start(const config::AppConfig& app, const std::string& decod
                     conn_.peer(), app.name, conn_.request().path, rel.error().context);
     return conn_.send_error(404, "no such file", false, kHttpCors);
   }
+  SmallFileCache& cache = conn_.service().file_cache();
+  const uint64_t now = conn_.loop_context().now_ms();
+  if (const CachedFile* f = cache.find_fresh(app.root, app.follow_symlinks, *rel, now)) {
+    return answer_from_memory(*f->meta, f->body);
+  }
   auto* job = new OpenJob(this);
   job->req.data = job;
   job->root = app.root;
   job->follow_symlinks = app.follow_symlinks;
   job->rel = std::move(*rel);
+  job->queued_ms = now;
+  if (const CachedFile* stale = cache.find(app.root, app.follow_symlinks, job->rel)) {
+    job->known = stale->id;
+    job->known_body = stale->body.share();
+    job->known_meta = stale->meta;
+  }
   int rc = uv_queue_work(conn_.loop_context().loop(), &job->req, &OpenJob::work, &OpenJob::after);
   if (rc != 0) {
     delete job;
@@ -151,13 +107,35 @@ void FileResponder::start(const config::AppConfig& app, const std::string& decod
 }
 
 void FileResponder::on_opened(OpenJob& job) {
-  if (job.status != 0) {
-    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", conn_.id(), conn_.peer(),
-                    conn_.request().path, job.error);
-    return conn_.send_error(job.status, job.status == 403 ? "forbidden" : "no such file", false, kHttpCors);
+  SmallFileCache& cache = conn_.service().file_cache();
+  FileLookup& found = job.found;
+  if (found.status != 0) {
+    cache.erase(job.root, job.follow_symlinks, job.rel);  // removed, or no longer reachable
+    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", conn_.id(),
+                    conn_.peer(), conn_.request().path, found.error);
+    return conn_.send_error(found.status, found.status == 403 ? "forbidden" : "no such file", false, kHttpCors);
   }
-  fd_ = job.fd;
-  HttpFileReply reply = http_file_reply(conn_.request(), job.rel, job.size, job.mtime_ns);
+  if (found.unchanged) {
+    // Still the cached version: fresh again (or back in, if it was evicted meanwhile).
+    if (!cache.revalidated(job.root, job.follow_symlinks, job.rel, *job.known, job.queued_ms)) {
+      cache.put(job.root, job.follow_symlinks, job.rel, CachedFile{*job.known, job.known_body.share(), job.known_meta},
+                job.queued_ms);
+    }
+    return answer_from_memory(*job.known_meta, job.known_body);
+  }
+  if (found.fd < 0) {
+    // Read whole: cached unless it changed size while it was read.
+    if (found.whole) {
+      cache.put(job.root, job.follow_symlinks, job.rel, CachedFile{found.id, found.body.share(), found.meta},
+                job.queued_ms);
+    } else {
+      cache.erase(job.root, job.follow_symlinks, job.rel);
+    }
+    return answer_from_memory(*found.meta, found.body);
+  }
+  cache.erase(job.root, job.follow_symlinks, job.rel);  // too large for it now
+  fd_ = found.fd;
+  HttpFileReply reply = http_file_reply(conn_.request(), *found.meta);
   if (reply.status == 304) {
     close_file();
     return conn_.send_simple(304, {}, {}, reply.headers);
@@ -176,6 +154,18 @@ void FileResponder::on_opened(OpenJob& job) {
   length_ = reply.length;
   stage_ = Stage::Head;  // the body starts once the head is written (on_written)
   conn_.request_flush();
+}
+
+void FileResponder::answer_from_memory(const HttpFileMeta& meta, const Slice& body) {
+  stage_ = Stage::Done;
+  close_file();
+  HttpFileReply reply = http_file_reply(conn_.request(), meta);
+  if (reply.status == 304) return conn_.send_simple(304, {}, {}, reply.headers);
+  if (!reply.error.empty()) return conn_.send_error(reply.status, reply.error, false, reply.headers);
+  // Head and body leave in the same write: the body is queued behind the head, not copied.
+  conn_.write_head(reply.status, reply.headers, HttpConnection::Body::Length, reply.length);
+  if (!conn_.head_only() && reply.length > 0) conn_.queue_body(body.share(reply.first, reply.length));
+  conn_.finish_response();
 }
 
 void FileResponder::on_written() {

@@ -1,14 +1,18 @@
-// FileResponder: GET/HEAD /{vod-app}/{path}, a file below the app's root, its body sent with
-// sendfile(2) (sendfile.hpp) and never through user space.
+// FileResponder: GET/HEAD /{vod-app}/{path}, a file below the app's root. Small files are answered
+// from memory (small_file_cache.hpp), head and body in one write; larger ones have their body sent
+// with sendfile(2) (sendfile.hpp), never through user space.
 //
 // Steps:
 //  1. The name is checked (util.hpp, http_file_relative_path: the download rules).
-//  2. A threadpool job opens the file confined to the root (server/vod/confined_open.hpp, the
-//     open RTMP VOD uses too) and fstats the descriptor, off the loop (a slow disk or NFS never
-//     stalls it); the body is sent from that descriptor.
-//  3. The answer is planned from the request and the file's size and mtime (http_file_reply):
+//  2. A fresh entry of the loop's small-file cache answers at once, with no threadpool work.
+//  3. Otherwise a threadpool job (file_lookup.hpp) opens the file confined to the root
+//     (server/vod/confined_open.hpp, the open RTMP VOD uses too) and fstats it, off the loop (a
+//     slow disk or NFS never stalls it). A small file is read whole there and closed, then cached;
+//     a larger one stays open and its body is sent from that descriptor.
+//  4. The answer is planned from the request and the file's size and mtime (file_reply.hpp):
 //     preconditions (304, 412), one Range (206, 416), or the whole file.
-//  4. The head is queued; once it is written, the body goes around the batch path
+//  5. From memory: head and body are queued together and the response finishes. From the disk: the
+//     head is queued; once it is written, the body goes around the batch path
 //     (HttpConnection::send_file); when it is sent the file is closed and the response finishes.
 //     A failed body closes the connection: the head promised a length.
 // The open file is the responder's: closed once answered, or when the connection closes.
@@ -20,26 +24,16 @@
 #include <string>
 #include <string_view>
 
+#include "base/bytes.hpp"
 #include "config/config.hpp"
-#include "server/http/request.hpp"
 #include "server/access/access_ticket.hpp"
+#include "server/http/file_reply.hpp"
+#include "server/http/request.hpp"
 #include "server/http/responder.hpp"
 
 namespace sluice::server {
 
 class HttpConnection;
-
-// What a GET or HEAD of an opened file is answered with (RFC 9110 sections 13 and 14). No I/O:
-// unit-tested in tests/unit/server/http/file_responder_test.cpp.
-struct HttpFileReply {
-  int status = 200;        // 200 or 206 with a body; 304 (no body), 412 and 416 (errors)
-  std::string headers;     // the head's lines besides the status, Date, Server and length
-  std::string_view error;  // the message of a 412 or 416 (sent as an error); empty otherwise
-  uint64_t first = 0;      // the body: [first, first + length) of the file
-  uint64_t length = 0;
-};
-// rel names the file below its root (for its Content-Type); size and mtime_ns are its fstat.
-HttpFileReply http_file_reply(const HttpRequest& req, std::string_view rel, uint64_t size, int64_t mtime_ns);
 
 class FileResponder final : public HttpResponder {
  public:
@@ -58,6 +52,8 @@ class FileResponder final : public HttpResponder {
   enum class Stage { Opening, Head, Body, Done };
 
   void on_opened(OpenJob& job);
+  // The answer from the file's bytes in memory (the whole file) and its head lines.
+  void answer_from_memory(const HttpFileMeta& meta, const Slice& body);
   void start_body();
   void end_body(int status);
   void close_file();

@@ -95,6 +95,7 @@ void HttpService::on_tick(uv_timer_t* timer) {
     if (self->connections_.count(c)) c->on_tick(now);
   }
   self->hls_sessions_.tick(now);
+  self->file_cache_.sweep(now);
 }
 
 void HttpService::on_connection_closed(HttpConnection* c) {

@@ -23,6 +23,7 @@
 #include "base/result.hpp"
 #include "server/http/api.hpp"
 #include "server/http/hls_sessions.hpp"
+#include "server/http/small_file_cache.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/tls_reloader.hpp"
@@ -58,6 +59,8 @@ class HttpService {
   void set_hls(HlsService* hls) { hls_ = hls; }
   HlsService* hls() { return hls_; }
   HlsSessions& hls_sessions() { return hls_sessions_; }
+  // The loop's small downloadable files in memory (server/http/small_file_cache.hpp).
+  SmallFileCache& file_cache() { return file_cache_; }
   AccessGate& gate() { return gate_; }
   HttpApi& api() { return api_; }
   bool stopping() const { return stopping_; }
@@ -88,6 +91,7 @@ class HttpService {
   HttpApi& api_;
   HlsService* hls_ = nullptr;
   HlsSessions hls_sessions_;
+  SmallFileCache file_cache_;
   LogRateLimit peer_limit_log_;
   std::function<size_t()> other_connections_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
