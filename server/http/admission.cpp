@@ -36,13 +36,14 @@ int status_of(const AccessOutcome& o) {
   return 403;
 }
 
-void admitted(HttpConnection& c, const config::AppConfig& app, const HookEvent& event, AccessOutcome&& o) {
+void admitted(HttpConnection& c, const config::AppConfig& app, HookEvent&& event, AccessOutcome&& o) {
   if (!o.allowed()) {
     SLUICE_LOG_WARN("conn={} proto=http peer={} event=play_rejected app={} stream=\"{}\" reason=\"{}\"", c.id(),
                     c.peer(), app.name, printable(event.stream), o.reason);
     return c.send_error(status_of(o), "not allowed: " + o.reason, false, kHttpCors);
   }
-  AccessTicket ticket(c.service().gate(), AccessAction::Play, event, std::move(o.seat), c, c.loop_context().now_ms());
+  AccessTicket ticket(c.service().gate(), AccessAction::Play, std::move(event), std::move(o.seat), c,
+                      c.loop_context().now_ms());
   if (app.type == config::AppType::Live) return c.respond<FlvResponder>().start(app, o.name, std::move(ticket));
   c.respond<FileResponder>().start(app, o.name, std::move(ticket));
 }
@@ -52,10 +53,14 @@ void admitted(HttpConnection& c, const config::AppConfig& app, const HookEvent& 
 void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::string name) {
   AccessGate& gate = c.service().gate();
   HookEvent event = http_hook_event(c, app, name);
+  HookEvent asked = event;  // the gate's copy; the callback keeps the other for the ticket
   auto& waiting = c.respond<AdmissionResponder>(gate);
   // The connection outlives the callback: closing it cancels the request (AdmissionResponder).
-  uint64_t id = gate.admit(AccessAction::Play, app, c.peer_address(), event,
-                           [conn = &c, &app, event](AccessOutcome&& o) { admitted(*conn, app, event, std::move(o)); });
+  // The callback runs once, so it may give its event away.
+  uint64_t id = gate.admit(AccessAction::Play, app, c.peer_address(), std::move(asked),
+                           [conn = &c, &app, event = std::move(event)](AccessOutcome&& o) mutable {
+                             admitted(*conn, app, std::move(event), std::move(o));
+                           });
   // Answered at once, `waiting` is gone already (replaced by the answer's responder).
   if (id != 0) waiting.wait_for(id);
 }
