@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The floors of docs/architecture.md, checked on the include lines of every source file:
 #   base -> protocol -> media -> config -> server/io -> server/{live,vod,access,record} ->
-#   server/{relay,hls} (on live/) -> server/{rtmp,http}
+#   server/{relay,hls} (on live/) -> server/cluster (on relay/) -> server/{rtmp,http}
 #   -> server/ (the composition root: the files directly in server/, e.g. server.*, stats_api.*,
 #   record_api.*, main.cpp)
 # A file may include its own folder and the floors below it, never a floor above it or a sibling
@@ -33,7 +33,9 @@ done
 check_floor "server/relay" "$low|server/io/|server/live/|server/relay/" "server/relay/ sees io/ and live/, no other wing"
 # server/hls/ too: its muxers are subscribers of the hubs.
 check_floor "server/hls" "$low|server/io/|server/live/|server/hls/" "server/hls/ sees io/ and live/, no other wing"
-mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|server/relay/|server/hls/"
+# server/cluster/ stands on relay/: a stream owned by another node comes over a relay pull.
+check_floor "server/cluster" "$low|server/io/|server/live/|server/relay/|server/cluster/" "server/cluster/ sees io/, live/ and relay/, no other wing"
+mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|server/relay/|server/hls/|server/cluster/"
 check_floor "server/rtmp" "$mid|server/rtmp/" "server/rtmp/ sees the wings below, not server/http/ or the root"
 check_floor "server/http" "$mid|server/http/" "server/http/ sees the wings below, not server/rtmp/ or the root"
 check_floor "tools bench/load" 'base/|protocol/|media/|bench/load/' "tools/ and bench/load/ use only base/, protocol/ and media/"
