@@ -42,4 +42,21 @@ json cluster_json(Server& server, const json& loops) {
               {"owned", owned}};
 }
 
+json cluster_view_json(Server& server) {
+  cluster::ClusterService* c = server.cluster();
+  if (c == nullptr) return nullptr;
+  const cluster::ClusterView& v = c->view();
+  json nodes = json::array();
+  for (const auto& n : v.nodes) {
+    json record = json::parse(n.record, nullptr, false);
+    if (!record.is_object()) record = json::object();
+    record["node_id"] = n.id;
+    record["self"] = n.id == c->config().node_id;
+    nodes.push_back(std::move(record));
+  }
+  json streams = json::array();
+  for (const auto& s : v.streams) streams.push_back({{"name", s.name}, {"owner", s.owner}});
+  return json{{"node_id", c->config().node_id}, {"read_at_ms", v.read_at_ms}, {"nodes", nodes}, {"streams", streams}};
+}
+
 }  // namespace sluice::server

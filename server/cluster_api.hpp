@@ -14,5 +14,8 @@ nlohmann::json cluster_loop_json(Server& server);
 // The node's: null on a single node, else {node_id, registry, advertise, lease_ms, connected (every
 // loop's connection up), rtt_ms (the slowest loop's), owned (every loop's streams, sorted)}.
 nlohmann::json cluster_json(Server& server, const nlohmann::json& loops);
+// GET /api/v1/cluster: the nodes alive and which owns what, as last read from the registry (every
+// third of a lease); null on a single node.
+nlohmann::json cluster_view_json(Server& server);
 
 }  // namespace sluice::server

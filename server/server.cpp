@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <csignal>
 
+#include <nlohmann/json.hpp>
+
 #include "server/cluster/cluster_service.hpp"
 #include "server/hls/hls_service.hpp"
 #include "server/http/service.hpp"
@@ -89,6 +91,18 @@ Result<void> Server::start() {
   if (config_.cluster.enabled()) {
     cluster_ = std::make_unique<cluster::ClusterService>(loop_, config_.cluster, worker_);
     cluster_->start([this](const std::string& key, const std::string& why) { end_lost_publish(key, why); });
+    if (worker_ == 0) {
+      cluster_->keep_node_record([this] {
+        const config::ClusterConfig& c = config_.cluster;
+        nlohmann::json advertise{{"rtmp", c.advertise_rtmp}};
+        if (!c.advertise_http.empty()) advertise["http"] = c.advertise_http;
+        return nlohmann::json{{"advertise", advertise},
+                              {"version", SLUICE_VERSION},
+                              {"uptime_s", (now_ms() - started_ms()) / 1000},
+                              {"workers", mesh_ ? mesh_->size() : 1}}
+            .dump();
+      });
+    }
     rtmp_.cluster = cluster_.get();
   }
 

@@ -421,6 +421,12 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
     add_hls_streams(server, http, one);
     return json_reply(200, stream_json(key, std::move(one[key]), http_flv_readers(http)));
   }
+  if (path == "/api/v1/cluster") {
+    if (!get) return only_get();
+    json view = cluster_view_json(server);
+    if (view.is_null()) return error_reply(404, "this node is not in a cluster (docs/cluster.md)");
+    return json_reply(200, view);
+  }
   if (path == "/api/v1/relays" || path.starts_with("/api/v1/relays/")) return relays_api(server, req, path);
   if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/")) return recordings_api(server, req.method, path);
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {

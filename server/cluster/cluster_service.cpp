@@ -20,6 +20,27 @@ uint64_t node_epoch() {
   return epoch;
 }
 
+// Every live node and every claimed stream in one round trip. KEYS is fine here: the registry's
+// database holds only the cluster's keys (a few per node and stream). Nodes whose record expired
+// leave the set.
+constexpr const char* kViewScript =
+    "local out = {} "
+    "for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do "
+    "  local v = redis.call('GET', 'sluice:node:' .. id) "
+    "  if v then table.insert(out, 'node') table.insert(out, id) table.insert(out, v) "
+    "  else redis.call('SREM', KEYS[1], id) end "
+    "end "
+    "for _, k in ipairs(redis.call('KEYS', 'sluice:stream:*')) do "
+    "  local v = redis.call('GET', k) "
+    "  if v then table.insert(out, 'stream') table.insert(out, string.sub(k, 15)) table.insert(out, v) end "
+    "end "
+    "return out";
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 ClusterService::ClusterService(uv_loop_t* loop, const config::ClusterConfig& config, uint32_t worker)
@@ -81,8 +102,37 @@ void ClusterService::release(const std::string& stream) {
   if (auto cmd = book_.release(stream)) client_.send(*cmd, nullptr);
 }
 
+void ClusterService::keep_node_record(std::function<std::string()> record) { record_ = std::move(record); }
+
+void ClusterService::write_record() {
+  const std::string key = "sluice:node:" + config_.node_id;
+  client_.send({{"SET", key, record_(), "PX", std::to_string(3 * config_.lease.count())}}, nullptr);
+  client_.send({{"SADD", "sluice:nodes", config_.node_id}}, nullptr);
+}
+
+void ClusterService::read_view() {
+  view_in_flight_ = true;
+  client_.send({{"EVAL", kViewScript, "1", "sluice:nodes"}}, [this](std::optional<RegistryReply> r) {
+    view_in_flight_ = false;
+    if (!r || r->type != RegistryReply::Type::Array) return;
+    ClusterView v;
+    for (size_t i = 0; i + 2 < r->elements.size(); i += 3) {
+      const std::string& kind = r->elements[i].str;
+      if (kind == "node") v.nodes.push_back({r->elements[i + 1].str, r->elements[i + 2].str});
+      if (kind == "stream") v.streams.push_back({r->elements[i + 1].str, LeaseBook::owner_of(r->elements[i + 2].str)});
+    }
+    v.read_at_ms = wall_ms();
+    view_ = std::move(v);
+  });
+}
+
 void ClusterService::tick() {
   if (!client_.connected()) return;
+  if (record_ && now_ms() >= next_record_ms_) {
+    next_record_ms_ = now_ms() + config_.lease.count() / 3;
+    write_record();
+    if (!view_in_flight_) read_view();
+  }
   for (auto& [stream, cmd] : book_.due_refreshes(now_ms())) {
     client_.send(cmd, [this, stream = stream](std::optional<RegistryReply> r) {
       std::optional<int64_t> v;

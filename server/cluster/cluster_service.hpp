@@ -11,12 +11,29 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/cluster.hpp"
 #include "server/cluster/lease_book.hpp"
 #include "server/cluster/registry_client.hpp"
 
 namespace sluice::server::cluster {
+
+// The cluster as the registry knows it, read every few seconds by the loop that keeps the node's
+// record (loop 0): for /api/v1/cluster.
+struct ClusterView {
+  struct Node {
+    std::string id;
+    std::string record;  // the JSON the node wrote (advertise, version, started_ms)
+  };
+  struct Stream {
+    std::string name;   // "app/name"
+    std::string owner;  // node id
+  };
+  std::vector<Node> nodes;
+  std::vector<Stream> streams;
+  int64_t read_at_ms = -1;  // wall clock of the last successful read; -1 never
+};
 
 struct ClaimOutcome {
   ClaimResult result = ClaimResult::Owned;
@@ -33,6 +50,10 @@ class ClusterService {
   ClusterService& operator=(const ClusterService&) = delete;
 
   void start(OnLost on_lost);
+  // This loop also keeps the node's record (`sluice:node:ID` with a TTL of three leases, and its id
+  // in `sluice:nodes`) and reads the cluster view: `record` gives the JSON to write.
+  void keep_node_record(std::function<std::string()> record);
+  const ClusterView& view() const { return view_; }
   void stop();
 
   // A publish of `stream` ("app/name") asks for it. Owned when this node holds it now (or Redis
@@ -47,6 +68,8 @@ class ClusterService {
 
  private:
   void tick();
+  void write_record();
+  void read_view();
   int64_t now_ms() const { return static_cast<int64_t>(uv_now(loop_)); }
 
   uv_loop_t* loop_;
@@ -55,6 +78,10 @@ class ClusterService {
   LeaseBook book_;
   RegistryClient client_;
   OnLost on_lost_;
+  std::function<std::string()> record_;
+  int64_t next_record_ms_ = 0;
+  bool view_in_flight_ = false;
+  ClusterView view_;
   uv_timer_t timer_{};
   bool started_ = false;
   bool stopped_ = false;

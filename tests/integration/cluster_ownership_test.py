@@ -59,6 +59,11 @@ def node(name, redis, http_port):
     return Server(f"cluster-{name}", extra_yaml=yaml, port=port).start()
 
 
+def cluster_view(http_port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/api/v1/cluster", timeout=5) as r:
+        return json.loads(r.read())
+
+
 def api(http_port):
     with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/api/v1/server", timeout=5) as r:
         return json.loads(r.read())
@@ -85,6 +90,14 @@ def main():
     check(cl["node_id"] == "a" and cl["owned"] == ["live/cam"] and cl["rtt_ms"] >= 0,
           f"A's API shows what it owns ({cl})")
 
+    def view_ok():
+        v = cluster_view(ha)
+        nodes = {n["node_id"]: n for n in v["nodes"]}
+        return (set(nodes) == {"a", "b"} and nodes["a"]["self"] and nodes["b"]["advertise"]["rtmp"] == f"rtmp://127.0.0.1:{b.port}"
+                and {"name": "live/cam", "owner": "a"} in v["streams"])
+    check(wait_for(view_ok, LEASE_S * 2), f"A's /api/v1/cluster lists both nodes and who owns live/cam ({cluster_view(ha)})")
+    check(redis.cli("TTL", "sluice:node:b") != "-1", "node records expire unless refreshed")
+
     dup = publish_ffmpeg(src, b.url("live/cam"))
     code = dup.wait(timeout=20)
     check(code != 0, "the same name published on B is refused")
@@ -104,6 +117,8 @@ def main():
           f"the dead owner's claim expired ({time.time() - t_kill:.1f} s after the kill, lease {LEASE_S} s)")
     pub_a = publish_ffmpeg(src, a.url("live/cam"))
     check(wait_for(lambda: redis.cli("GET", key).startswith("a "), 10), "A publishes the name the dead node had")
+    check(wait_for(lambda: [n["node_id"] for n in cluster_view(ha)["nodes"]] == ["a"], LEASE_S * 3 + 3),
+          "the dead node leaves A's cluster view once its record expired (3 leases)")
 
     # Redis dies and comes back empty: the publisher goes on, A writes its claim again.
     redis.kill()
