@@ -621,8 +621,14 @@ void HttpConnection::shutdown_gracefully() {
 }
 
 void HttpConnection::on_close(const std::string& reason) {
-  SLUICE_LOG_INFO("conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id(),
-                  peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms());
+  // A connection that ends between answers, the way HTTP connections do, is at debug: its requests
+  // have their lines already (the access log), and a second line per short connection would double
+  // what a busy server logs. One that ends otherwise (mid-answer, an error) stays at info.
+  const bool routine = cycle_.state() != RequestState::Responding &&
+                       (reason == "response complete" || reason == "peer closed" || reason == "keep-alive timeout");
+  SLUICE_LOG_INFO_UNLESS(routine,
+                         "conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}",
+                         id(), peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms());
   if (cycle_.state() == RequestState::Responding && status_ != 0) log_request(status_, response_body_bytes_);
   service_.on_connection_closed(this);
   retain();

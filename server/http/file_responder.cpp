@@ -88,6 +88,11 @@ void FileResponder::start(const config::AppConfig& app, const std::string& decod
   if (const CachedFile* f = cache.find_fresh(app.root, app.follow_symlinks, *rel, now)) {
     return answer_from_memory(*f->meta, f->body);
   }
+  if (const std::string* why = cache.known_missing(app.root, app.follow_symlinks, *rel, now)) {
+    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", conn_.id(), conn_.peer(),
+                    conn_.request().path, *why);
+    return conn_.send_error(404, "no such file", false, kHttpCors);
+  }
   auto* job = new OpenJob(this);
   job->req.data = job;
   job->root = app.root;
@@ -110,13 +115,19 @@ void FileResponder::on_opened(OpenJob& job) {
   SmallFileCache& cache = conn_.service().file_cache();
   FileLookup& found = job.found;
   if (found.status != 0) {
-    cache.erase(job.root, job.follow_symlinks, job.rel);  // removed, or no longer reachable
+    // Removed, or no longer reachable: a missing name is remembered as missing for a while too.
+    if (found.status == 404) {
+      cache.put_missing(job.root, job.follow_symlinks, job.rel, found.error, job.queued_ms);
+    } else {
+      cache.erase(job.root, job.follow_symlinks, job.rel);
+    }
     SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", conn_.id(),
                     conn_.peer(), conn_.request().path, found.error);
     return conn_.send_error(found.status, found.status == 403 ? "forbidden" : "no such file", false, kHttpCors);
   }
   if (found.unchanged) {
-    // Still the cached version: fresh again (or back in, if it was evicted meanwhile).
+    // Still the cached version: fresh again (or back in, if it was evicted or replaced by an older
+    // check meanwhile; put() keeps what a later check found).
     if (!cache.revalidated(job.root, job.follow_symlinks, job.rel, *job.known, job.queued_ms)) {
       cache.put(job.root, job.follow_symlinks, job.rel, CachedFile{*job.known, job.known_body.share(), job.known_meta},
                 job.queued_ms);

@@ -14,6 +14,10 @@
 //  3. Bounded: files up to kMaxFileBytes, at most kMaxEntries entries and kMaxTotalBytes of bodies
 //     and keys together; the least recently used entries go first. Entries nobody asked for in
 //     kIdleMs are dropped by sweep() (HttpService's 1 s tick).
+//  4. A name the check found missing (or out of the root) is remembered as missing for kValidMs
+//     too, so a stream of requests for it is answered 404 without a threadpool job each. At most
+//     kMaxMissing such names, kept apart from the files: requests for random names never push a
+//     file out. A successful upload forgets its name at once (forget()).
 // Fixed bounds, not configuration: they are small enough for any machine and large enough for the
 // playlists, thumbnails and short clips this is for.
 //
@@ -59,6 +63,7 @@ class SmallFileCache {
   static constexpr size_t kMaxFileBytes = 64 * 1024;
   static constexpr size_t kMaxEntries = 1024;
   static constexpr size_t kMaxTotalBytes = 16 * 1024 * 1024;
+  static constexpr size_t kMaxMissing = 256;
 
   SmallFileCache() = default;
   SmallFileCache(const SmallFileCache&) = delete;
@@ -69,18 +74,31 @@ class SmallFileCache {
   const CachedFile* find_fresh(std::string_view root, bool follow_symlinks, std::string_view rel, uint64_t now_ms);
   // The entry whatever its age (to revalidate it), or nullptr.
   const CachedFile* find(std::string_view root, bool follow_symlinks, std::string_view rel);
-  // Stores (or replaces) what was just read, checked at now_ms. Refused (false) when the file is
-  // too large for the cache or its body does not match its size.
+  // Stores (or replaces) what a check that started at now_ms found. Refused (false) when the file is
+  // too large for the cache, its body does not match its size, or the entry there now comes from a
+  // check that started later (checks of one file may finish out of order).
   bool put(std::string_view root, bool follow_symlinks, std::string_view rel, CachedFile file, uint64_t now_ms);
   // The file was checked at now_ms and is still `id`: the entry is fresh again. False when the
   // entry is gone or is another version by now (nothing changes then).
   bool revalidated(std::string_view root, bool follow_symlinks, std::string_view rel, const FileIdentity& id,
                    uint64_t now_ms);
+  // Drops the name, file or missing.
   void erase(std::string_view root, bool follow_symlinks, std::string_view rel);
+  // Both follow_symlinks variants of the name, file or missing (an upload has just replaced it).
+  void forget(std::string_view root, std::string_view rel);
+
+  // Missing names: a check that started at now_ms found no servable file (why: for the log). The
+  // file's entry, if any, goes, unless a later check put it there.
+  void put_missing(std::string_view root, bool follow_symlinks, std::string_view rel, std::string why,
+                   uint64_t now_ms);
+  // Why the name was found missing, if that was less than kValidMs ago; nullptr otherwise.
+  const std::string* known_missing(std::string_view root, bool follow_symlinks, std::string_view rel,
+                                   uint64_t now_ms);
   // Drops the entries not asked for in kIdleMs.
   void sweep(uint64_t now_ms);
 
   size_t entries() const { return index_.size(); }
+  size_t missing_entries() const { return missing_.size(); }
   // Bodies and keys, the figure kMaxTotalBytes bounds.
   size_t bytes() const { return bytes_; }
 
@@ -98,9 +116,16 @@ class SmallFileCache {
   static size_t cost(const Entry& e) { return e.key.size() + e.file.body.size(); }
   void remove(List::iterator it);
 
+  struct Missing {
+    std::string why;
+    uint64_t checked_ms = 0;
+  };
+  static bool fresh(uint64_t checked_ms, uint64_t now_ms) { return now_ms >= checked_ms && now_ms - checked_ms < kValidMs; }
+
   List lru_;
   std::unordered_map<std::string_view, List::iterator> index_;  // views of the entries' keys
   size_t bytes_ = 0;
+  std::unordered_map<std::string, Missing> missing_;
   std::string scratch_;
 };
 

@@ -128,6 +128,8 @@ struct UploadResponder::Upload {
   std::string final_path;
   std::string temp_path;
   std::string location;    // the request path, for the Location header and logs
+  std::string root;        // the app's root and the file's path below it (the download cache's key)
+  std::string rel;
   bool claimed = false;    // holds the service's claim on final_path
   bool replaced = false;   // the target existed
   bool receiving = false;  // the parser feeds the body
@@ -317,6 +319,8 @@ void UploadResponder::on_opened(OpenJob& job) {
   u.temp_path = job.temp_path;
   u.replaced = job.replaced;
   u.location = req.path;
+  u.root = job.root;
+  u.rel = job.rel;
   u.started_ms = conn_.loop_context().now_ms();
   if (conn_.closing()) return abort(0, "connection closed");
   if (!conn_.service().claim_upload(u.final_path)) return abort(409, "another upload of this file is in progress");
@@ -430,6 +434,8 @@ void UploadResponder::finish() {
   std::unique_ptr<Upload> u(upload_);
   upload_ = nullptr;
   if (u->claimed) conn_.service().release_upload(u->final_path);
+  // Downloads of it on this loop see the new file at once, not within the cache's second.
+  conn_.service().file_cache().forget(u->root, u->rel);
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_done path=\"{}\" bytes={} replaced={} duration_ms={}",
                   conn_.id(), conn_.peer(), u->location, u->written, u->replaced ? "yes" : "no",
                   conn_.loop_context().now_ms() - u->started_ms);

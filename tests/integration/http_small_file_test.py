@@ -3,9 +3,10 @@
 from memory"): repeated GETs byte-exact (keep-alive, new connections, pipelined, HTTP/1.0), HEAD,
 Range, If-None-Match, If-Match, If-Range and 416 on cached entries exactly as from the disk; a file
 rewritten, replaced or grown past the cache's limit is served new within the revalidation
-interval (1 s) plus a margin, a removed one turns into 404; a symlink swapped to point outside the
-root is never followed to serve the outside bytes, and an app with follow_symlinks: false does not
-serve what another app cached through a symlink. Every request is in the access log; no file
+interval (1 s) plus a margin, a removed one turns into 404, a missing one that appears is served
+within the interval too, and an upload is downloaded at once; a symlink swapped to point outside
+the root is never followed to serve the outside bytes, and an app with follow_symlinks: false does
+not serve what another app cached through a symlink. Every request is in the access log; no file
 descriptor is left open."""
 import http.client
 import os
@@ -22,7 +23,9 @@ VALID_S = 1.0
 MARGIN_S = 2.0
 
 hport = free_port()
-server = Server("http-small-file", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n",
+TOKEN = "small-file-test"
+server = Server("http-small-file",
+                extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n  upload:\n    token: {TOKEN}\n",
                 apps="  vod: { type: vod, root: ./media }\n"
                      "  strict: { type: vod, root: ./media, follow_symlinks: false }\n")
 media = os.path.join(server.dir, "media")
@@ -209,6 +212,25 @@ try:
     took, seen = poll_until("/vod/tiny.mp4", lambda s, b: s == 404, VALID_S + MARGIN_S)
     check(took is not None, f"removed: 404 after {took} s")
     check(all(get("/vod/tiny.mp4")[0] == 404 for _ in range(5)), "removed: 404 from then on")
+    # A missing name (404s are remembered for the interval too) that appears is served within it.
+    check(all(get("/vod/later.mp4")[0] == 404 for _ in range(5)), "later.mp4: 404 while it does not exist")
+    with open(os.path.join(media, "later.mp4"), "wb") as f:
+        f.write(b"I AM HERE NOW")
+    took, seen = poll_until("/vod/later.mp4", lambda s, b: s == 200 and b == b"I AM HERE NOW", VALID_S + MARGIN_S)
+    check(took is not None and all(s in (200, 404) for s, _ in seen), f"appeared: served after {took} s")
+    # An upload over a cached file, and of a name just found missing: downloaded new at once.
+    for name, old in (("edge.m4a", files["edge.m4a"]), ("fresh.mp4", None)):
+        status, _, body = get(f"/vod/{name}")
+        check((status, body) == ((200, old) if old else (404, body)), f"{name}: {status} before the upload")
+        upload = rnd.randbytes(5000)
+        c = http.client.HTTPConnection("127.0.0.1", hport, timeout=10)
+        c.request("PUT", f"/vod/{name}", body=upload, headers={"Authorization": f"Bearer {TOKEN}"})
+        r = c.getresponse()
+        r.read()
+        c.close()
+        check(r.status in (201, 204), f"{name}: uploaded ({r.status})")
+        status, _, body = get(f"/vod/{name}")
+        check(status == 200 and body == upload, f"{name}: the upload is served at once")
 
     # A symlink swapped to point outside the root: the outside bytes are never served.
     check(get("/vod/link.mp4")[2] == b"INSIDE-THE-ROOT", "link.mp4 (inside the root) served and cached")
@@ -225,7 +247,8 @@ try:
     # The access log has a line per request, cached or not.
     time.sleep(0.2)
     lines = [l for l in server.log_text().splitlines() if "event=request" in l and 'path="/vod/edge.m4a"' in l]
-    check(len(lines) >= 71 and all("status=200" in l and f"bytes={64 * 1024}" in l for l in lines),
+    lines = [l for l in lines if "method=GET" in l][:71]  # before the upload replaced it
+    check(len(lines) == 71 and all("status=200" in l and f"bytes={64 * 1024}" in l for l in lines),
           f"access log: {len(lines)} lines for edge.m4a, status and bytes right")
 
     check(server.alive(), "server still running")

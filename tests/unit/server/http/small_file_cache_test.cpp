@@ -65,6 +65,21 @@ TEST_CASE("a check that finds the same file makes the entry fresh again; a chang
   CHECK_FALSE(c.revalidated(kRoot, true, "a.mp4", changed, later));
 }
 
+TEST_CASE("checks that finish out of order: the one that started later wins") {
+  SmallFileCache c;
+  REQUIRE(c.put(kRoot, true, "a.mp4", file_of("v2", 2), 2000));
+  // A check that started at 1500 found v1 and finishes now: older news, refused.
+  CHECK_FALSE(c.put(kRoot, true, "a.mp4", file_of("v1", 1), 1500));
+  CHECK(text(c.find(kRoot, true, "a.mp4")) == "v2");
+  // Nor does an old check of the same version move the entry's check time back.
+  FileIdentity v2 = c.find(kRoot, true, "a.mp4")->id;
+  CHECK(c.revalidated(kRoot, true, "a.mp4", v2, 1800));
+  CHECK(c.find_fresh(kRoot, true, "a.mp4", 2000 + SmallFileCache::kValidMs - 1) != nullptr);
+  // A later check replaces it.
+  CHECK(c.put(kRoot, true, "a.mp4", file_of("v3", 3), 2500));
+  CHECK(text(c.find(kRoot, true, "a.mp4")) == "v3");
+}
+
 TEST_CASE("the key is the root, follow_symlinks and the path together") {
   SmallFileCache c;
   REQUIRE(c.put(kRoot, true, "a.mp4", file_of("follow"), 0));
@@ -146,4 +161,50 @@ TEST_CASE("the sweep drops entries nobody asked for in kIdleMs") {
   CHECK(c.find(kRoot, true, "used.mp4") != nullptr);
   c.sweep(t + SmallFileCache::kIdleMs);
   CHECK(c.entries() == 0);
+}
+
+TEST_CASE("missing names: 404 for kValidMs without a check, then checked again") {
+  SmallFileCache c;
+  CHECK(c.known_missing(kRoot, true, "gone.mp4", 0) == nullptr);
+  c.put_missing(kRoot, true, "gone.mp4", "no such file", 1000);
+  REQUIRE(c.known_missing(kRoot, true, "gone.mp4", 1000) != nullptr);
+  CHECK(*c.known_missing(kRoot, true, "gone.mp4", 1000) == "no such file");
+  CHECK(c.known_missing(kRoot, false, "gone.mp4", 1000) == nullptr);
+  CHECK(c.known_missing(kRoot, true, "gone.mp4", 1000 + SmallFileCache::kValidMs) == nullptr);
+  // The file appears: a later check stores it, and the name is no longer missing.
+  REQUIRE(c.put(kRoot, true, "gone.mp4", file_of("here"), 1000 + SmallFileCache::kValidMs));
+  CHECK(c.known_missing(kRoot, true, "gone.mp4", 1000 + SmallFileCache::kValidMs) == nullptr);
+  CHECK(c.missing_entries() == 0);
+  // It is removed again: the check drops the file.
+  c.put_missing(kRoot, true, "gone.mp4", "no such file", 3000);
+  CHECK(c.find(kRoot, true, "gone.mp4") == nullptr);
+  CHECK(c.entries() == 0);
+  // An older check that found it missing does not drop what a later one stored.
+  REQUIRE(c.put(kRoot, true, "back.mp4", file_of("b"), 5000));
+  c.put_missing(kRoot, true, "back.mp4", "no such file", 4000);
+  CHECK(c.find(kRoot, true, "back.mp4") != nullptr);
+  CHECK(c.known_missing(kRoot, true, "back.mp4", 5000) == nullptr);
+}
+
+TEST_CASE("missing names are bounded apart from the files, and swept") {
+  SmallFileCache c;
+  REQUIRE(c.put(kRoot, true, "real.mp4", file_of("r"), 0));
+  for (size_t i = 0; i < 10 * SmallFileCache::kMaxMissing; ++i) {
+    c.put_missing(kRoot, true, "random" + std::to_string(i) + ".mp4", "no such file", 0);
+    CHECK(c.missing_entries() <= SmallFileCache::kMaxMissing);
+  }
+  CHECK(c.find_fresh(kRoot, true, "real.mp4", 0) != nullptr);  // a flood of names never evicts a file
+  c.sweep(SmallFileCache::kValidMs);
+  CHECK(c.missing_entries() == 0);
+}
+
+TEST_CASE("forget: an upload replaced the file, in both follow_symlinks variants") {
+  SmallFileCache c;
+  REQUIRE(c.put(kRoot, true, "up.mp4", file_of("old"), 0));
+  REQUIRE(c.put(kRoot, false, "up.mp4", file_of("old"), 0));
+  c.put_missing(kRoot, true, "new.mp4", "no such file", 0);
+  c.forget(kRoot, "up.mp4");
+  c.forget(kRoot, "new.mp4");
+  CHECK(c.entries() == 0);
+  CHECK(c.missing_entries() == 0);
 }
