@@ -81,6 +81,8 @@ class Server final : public HttpApi {
   // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
   const std::unordered_set<RtmpConnection*>& connections() const { return connections_; }
   uint64_t started_ms() const { return started_ms_; }
+  // SIGTERM or SIGINT came: no new clients (/readyz says 503).
+  bool stopping() const { return stopping_; }
 
   // The stats API (HttpApi, for the HTTP side).
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/api_json.hpp"
+#include "server/cluster/cluster_service.hpp"
 #include "server/cluster_api.hpp"
 #include "server/hls_api.hpp"
 #include "server/http/connection.hpp"
@@ -420,6 +421,18 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
     std::map<std::string, json> one{{key, std::move(it->second)}};
     add_hls_streams(server, http, one);
     return json_reply(200, stream_json(key, std::move(one[key]), http_flv_readers(http)));
+  }
+  // Probes: alive as long as this answers; ready while the server takes new clients (not
+  // stopping) and, in a cluster, its registry answers (docs/cluster.md).
+  if (path == "/healthz") return json_reply(200, json{{"status", "ok"}});
+  if (path == "/readyz") {
+    std::string why;
+    if (server.stopping()) why = "stopping";
+    if (why.empty() && server.cluster() != nullptr && !server.cluster()->client().connected()) {
+      why = "the cluster registry is unreachable";
+    }
+    if (why.empty()) return json_reply(200, json{{"status", "ready"}});
+    return json_reply(503, json{{"status", "not ready"}, {"reason", why}});
   }
   if (path == "/api/v1/cluster") {
     if (!get) return only_get();

@@ -12,6 +12,12 @@ namespace sluice::server {
 
 void ApiResponder::start() {
   const HttpRequest& req = conn_.request();
+  probe_ = req.path == "/healthz" || req.path == "/readyz";
+  if (probe_) {
+    HttpApiReply r = conn_.service().api().reply(req, conn_.id());
+    return conn_.send_simple(r.status, r.content_type, req.method == "HEAD" ? std::string() : r.body,
+                             r.headers + "Cache-Control: no-store\r\n");
+  }
   if (!config::cidr_list_allows(conn_.loop_context().config().http.api.allow, conn_.peer_address())) {
     SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\"", conn_.id(), conn_.peer(), req.path);
     return conn_.send_error(403, "the API is not open to this address (http.api.allow)");

@@ -25,7 +25,9 @@ void http_route(HttpConnection& c) {
     }
     return c.respond<SimpleResponder>().error(400, "bad request target");
   }
-  if (path == "/metrics" || path == "/api" || path.starts_with("/api/")) return c.respond<ApiResponder>().start();
+  if (path == "/metrics" || path == "/healthz" || path == "/readyz" || path == "/api" || path.starts_with("/api/")) {
+    return c.respond<ApiResponder>().start();
+  }
   if (auto r = http_page_reply(req)) {
     return c.respond<SimpleResponder>().reply(r->status, r->content_type, r->body, r->headers);
   }

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -62,6 +63,14 @@ def node(name, redis, http_port):
 def cluster_view(http_port):
     with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/api/v1/cluster", timeout=5) as r:
         return json.loads(r.read())
+
+
+def probe_status(http_port, path):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{http_port}{path}", timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 def api(http_port):
@@ -125,10 +134,14 @@ def main():
     time.sleep(2)
     check(pub_a.poll() is None, "A's publisher goes on while Redis is down")
     check(wait_for(lambda: not api(ha)["cluster"]["connected"], 5), "A's API says the registry is unreachable")
+    st, body = probe_status(ha, "/readyz")
+    check(st == 503 and "registry" in body.get("reason", ""), f"A's /readyz is 503 without its registry ({st} {body})")
+    check(probe_status(ha, "/healthz")[0] == 200, "but /healthz still 200: the node is alive")
     redis.start()
     t_back = time.time()
     check(wait_for(lambda: redis.cli("GET", key).startswith("a "), 10),
           f"A claims its stream again when Redis is back ({time.time() - t_back:.1f} s)")
+    check(wait_for(lambda: probe_status(ha, "/readyz")[0] == 200, 5), "A is ready again")
     check("event=registry_unreachable" in a.log_text() and "event=registry_connected" in a.log_text(),
           "A logged the loss and the reconnection")
     stop_proc(pub_a)

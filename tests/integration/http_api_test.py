@@ -136,6 +136,11 @@ try:
     for path in ("/api/v1/server", "/api/v1/clients", "/metrics"):
         check(call(hport2, path)[0] == 403, f"api.allow [10.0.0.0/8]: {path} from 127.0.0.1 is 403")
     check(call(hport2, "/api/v1/clients/1", "DELETE")[0] == 403, "api.allow: DELETE refused too")
+    # The probes are open to every address: a load balancer asks them, and they tell nothing else.
+    st, _, body = call(hport2, "/healthz")
+    check(st == 200 and json.loads(body)["status"] == "ok", f"/healthz answers 200 where the API is closed ({st})")
+    st, _, body = call(hport2, "/readyz")
+    check(st == 200 and json.loads(body)["status"] == "ready", f"/readyz: ready ({st} {body!r})")
     time.sleep(0.5)
     held = [socket.create_connection(("127.0.0.1", hport2)) for _ in range(2)]
     rtmp_held = socket.create_connection(("127.0.0.1", closed.port))
