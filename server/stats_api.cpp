@@ -311,6 +311,18 @@ std::string metrics_text(Server& server, HttpService& http) {
           s["bytes"]["rtmp_out_open_connections"].get<double>());
   }
   hls_metrics(server, http, m);
+  metric("sluice_write_hold_seconds", "gauge", "How long each loop now holds live media before writing it (adaptive).");
+  for (size_t w = 0; w < s["write_hold_ms"].size(); ++w) {
+    value("sluice_write_hold_seconds{worker=\"" + std::to_string(w) + "\"}", s["write_hold_ms"][w].get<double>() / 1000);
+  }
+  if (const json& c = s["cluster"]; c.is_object()) {
+    metric("sluice_cluster_registry_up", "gauge", "1 while every loop's connection to the cluster registry (Redis) is up.");
+    value("sluice_cluster_registry_up", c["connected"].get<bool>() ? 1 : 0);
+    metric("sluice_cluster_registry_rtt_seconds", "gauge", "The slowest loop's last PING round trip to the registry.");
+    value("sluice_cluster_registry_rtt_seconds", c["rtt_ms"].get<double>() / 1000);
+    metric("sluice_cluster_streams_owned", "gauge", "Streams this node owns in the cluster registry.");
+    value("sluice_cluster_streams_owned", double(c["owned"].size()));
+  }
   json streams = streams_json(server, std::move(merged), http);
   struct PerStream {
     const char* name;

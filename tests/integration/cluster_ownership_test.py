@@ -106,6 +106,10 @@ def main():
                 and {"name": "live/cam", "owner": "a"} in v["streams"])
     check(wait_for(view_ok, LEASE_S * 2), f"A's /api/v1/cluster lists both nodes and who owns live/cam ({cluster_view(ha)})")
     check(redis.cli("TTL", "sluice:node:b") != "-1", "node records expire unless refreshed")
+    with urllib.request.urlopen(f"http://127.0.0.1:{ha}/metrics", timeout=5) as r:
+        metrics = dict(line.rsplit(" ", 1) for line in r.read().decode().splitlines() if line.startswith("sluice_cluster"))
+    check(metrics.get("sluice_cluster_registry_up") == "1" and metrics.get("sluice_cluster_streams_owned") == "1"
+          and float(metrics.get("sluice_cluster_registry_rtt_seconds", "-1")) >= 0, f"/metrics has the registry's state ({metrics})")
 
     dup = publish_ffmpeg(src, b.url("live/cam"))
     code = dup.wait(timeout=20)

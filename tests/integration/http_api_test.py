@@ -90,6 +90,12 @@ try:
     check(m1.get('sluice_stream_players{stream="live/cam"}') == 2, "metrics: 2 players of live/cam")
     check(m1.get('sluice_connections{protocol="rtmp"}') == 2, "metrics: 2 RTMP connections")
     check(m1.get('sluice_stream_live{stream="live/cam"}') == 1, "metrics: live/cam is live")
+    # Two players: the adaptive hold writes at once (docs/configuration.md, rtmp.player_queue).
+    hold0 = m1.get('sluice_write_hold_seconds{worker="0"}')
+    check(hold0 == 0, f"metrics: no write hold for two players ({hold0})")
+    srv = api(hport, "/api/v1/server")
+    check(srv["write_hold_ms"] and all(h == 0 for h in srv["write_hold_ms"]) and srv["cluster"] is None,
+          f"server: write_hold_ms per loop, no cluster ({srv['write_hold_ms']}, {srv['cluster']})")
     time.sleep(2)
     m2 = metrics(hport)
     grow = m2['sluice_stream_ingest_bytes_total{stream="live/cam"}'] - m1['sluice_stream_ingest_bytes_total{stream="live/cam"}']
