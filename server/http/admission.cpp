@@ -1,5 +1,7 @@
 #include "server/http/admission.hpp"
 
+#include <optional>
+
 #include "server/access/access_ticket.hpp"
 #include "server/access/gate.hpp"
 #include "server/http/connection.hpp"
@@ -14,17 +16,21 @@ namespace sluice::server {
 
 namespace {
 
-HookEvent http_hook_event(HttpConnection& c, const config::AppConfig& app, const std::string& name) {
+// for_hooks: the event goes to a play or play_done hook, which gets the whole description of the
+// client. Without one, the gate reads only the stream and the query (its rules), so the address,
+// URL and agent are left out: building them is most of the cost of admitting a small download.
+HookEvent http_hook_event(HttpConnection& c, const config::AppConfig& app, const std::string& name, bool for_hooks) {
   const HttpRequest& req = c.request();
   HookEvent e;
   e.client_id = c.id();
-  set_hook_peer(e, c.peer());
   e.app = app.name;
   e.stream = name;
   e.query = req.query;
+  e.protocol = app.type == config::AppType::Live ? "http-flv" : "http";
+  if (!for_hooks) return e;
+  set_hook_peer(e, c.peer());
   if (const std::string* host = req.header("host")) e.tc_url = "http://" + *host + req.path;
   if (const std::string* ua = req.header("user-agent")) e.user_agent = *ua;
-  e.protocol = app.type == config::AppType::Live ? "http-flv" : "http";
   return e;
 }
 
@@ -52,7 +58,17 @@ void admitted(HttpConnection& c, const config::AppConfig& app, HookEvent&& event
 
 void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::string name) {
   AccessGate& gate = c.service().gate();
-  HookEvent event = http_hook_event(c, app, name);
+  const auto& hooks = gate.config().hooks;
+  HookEvent event = http_hook_event(c, app, name, !hooks.on_play.empty() || !hooks.on_play_done.empty());
+  if (hooks.on_play.empty()) {
+    // No hook to wait for: the gate answers inside admit() (gate.hpp), so nothing has to hold the
+    // request meanwhile, and the callback is small enough to need no allocation.
+    std::optional<AccessOutcome> outcome;
+    gate.admit(AccessAction::Play, app, c.peer_address(), event,
+               [&outcome](AccessOutcome&& o) { outcome = std::move(o); });
+    if (outcome) return admitted(c, app, std::move(event), std::move(*outcome));
+    return c.send_error(500, "the access check did not answer", false, kHttpCors);  // never: see gate.hpp
+  }
   HookEvent asked = event;  // the gate's copy; the callback keeps the other for the ticket
   auto& waiting = c.respond<AdmissionResponder>(gate);
   // The connection outlives the callback: closing it cancels the request (AdmissionResponder).
@@ -72,7 +88,8 @@ void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string
     return c.respond<HlsResponder>().start(app, std::move(name), std::move(file));
   }
   AccessGate& gate = c.service().gate();
-  HookEvent event = http_hook_event(c, app, name);
+  const auto& hooks = gate.config().hooks;
+  HookEvent event = http_hook_event(c, app, name, !hooks.on_play.empty() || !hooks.on_play_done.empty());
   event.protocol = "hls";
   auto& waiting = c.respond<AdmissionResponder>(gate);
   uint64_t id = gate.admit(
