@@ -132,7 +132,16 @@ for i in range(HTTP_GETS):
 stop.set()
 thread.join()
 print(f"HTTP: {ok} downloads, {missing} refused; {swaps[0]} swaps in all", flush=True)
-check(ok > 0, "downloads of the legitimate file succeeded during the swapping")
+# The HTTP side remembers a name it found missing for up to a second (server/http/small_file_cache),
+# so while the folder flaps every few ms its downloads may all be refused; what matters is that none
+# carried the outside file, and that the legitimate file is served again once the swapping stops.
+def legit_download():
+    try:
+        return urllib.request.urlopen(f"http://127.0.0.1:{hport}/vod/shows/clip.flv", timeout=10).read() == inside_bytes
+    except urllib.error.HTTPError:
+        return False
+check(ok + missing == HTTP_GETS, f"every download was the inside file or a 404 ({ok} + {missing})")
+check(wait_for(legit_download, 3), "after the swapping the legitimate file downloads again, whole, within the cache's second")
 check(swaps[0] > 100, f"the swap really ran ({swaps[0]} swaps)")
 events = guard_events(hport)
 check(events.get("vod_outside_root", 0) > 0, f"refusals counted as vod_outside_root ({events.get('vod_outside_root')})")
