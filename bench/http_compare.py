@@ -91,10 +91,12 @@ def record(out, pairs):
         w = parse_wrk(read(kv["wrk"]))
         rec.update(w)
         rec["connections"] = int(kv["connections"])
+        rec["scenario"] = kv.get("scenario", "small")
         if not rec["note"] and (not w["rps"] or w["non2xx"] or w["errors"]):
             rec["note"] = f"wrk: {w['requests']} requests, {w['non2xx']} non-2xx, {w['errors']} socket errors"
         us = rec["cpu_s"] / w["requests"] * 1e6 if w["requests"] else float("nan")
-        line = (f"  small  {rec['server']:<6} rep {rec['rep']}: {w['rps'] or 0:.0f} req/s, cpu {rec['cpu_s']:.2f} s"
+        line = (f"  {rec['scenario']:<11} {rec['server']:<6} rep {rec['rep']}: {w['rps'] or 0:.0f} req/s,"
+                f" cpu {rec['cpu_s']:.2f} s"
                 f" = {us:.1f} us/request ({rec['cpu_s'] / rec['wall_s'] * 100:.0f}% of a core), latency p50/p99"
                 f" {w['p50'] or 0:.2f}/{w['p99'] or 0:.2f} ms, rss {rec['peak_rss_kb'] / 1024:.1f} MB, {tail}")
     elif kind in ("large", "upload"):
@@ -233,24 +235,33 @@ def report(out):
     small = [r for r in recs if r["kind"] == "small"]
     if small:
         L.append("")
-        L.append(f"Small file: 4 KiB, keep-alive, {meta['connections']} connections, wrk -t1, {meta['small_s']} s")
+        L.append(f"Small answers: wrk -t1, {meta['connections']} connections, {meta['small_s']} s. small: a 4 KiB file, "
+                 f"tiny: a 9-byte file; keep-alive, or -close: one request per connection (Connection: close)")
         L.append("")
-        L.append("| server | requests/s | CPU µs/request | CPU % of a core | latency p50 ms | latency p99 ms | peak RSS MB |")
-        L.append("|---|---:|---:|---:|---:|---:|---:|")
-        m = {s: medians([r for r in small if r["server"] == s]) for s in SERVERS}
-        for s in SERVERS:
-            x = m[s]
-            if not x["runs"]:
-                L.append(f"| {label[s]} | no valid run: {'; '.join(x['bad'])} | | | | | |")
-                continue
-            L.append(f"| {label[s]} | {fmt(x['rps'], 0)} | {fmt(x['us_req'], 1)} | {fmt(x['cpu_pct'], 0)} "
-                     f"| {fmt(x['p50'])} | {fmt(x['p99'])} | {fmt(x['peak_mb'], 1)} |")
-        a, b = m["sluice"], m["nginx"]
-        if a["runs"] and b["runs"]:
-            L.append(f"| **sluice/nginx** | **{ratio(a['rps'], b['rps'])}** | **{ratio(a['us_req'], b['us_req'])}** "
-                     f"| {ratio(a['cpu_pct'], b['cpu_pct'])} | {ratio(a['p50'], b['p50'])} | {ratio(a['p99'], b['p99'])} "
-                     f"| {ratio(a['peak_mb'], b['peak_mb'])} |")
-        cond.append(conditions("small", a["runs"] + b["runs"], a["bad"] + b["bad"], meta))
+        L.append("| scenario | server | requests/s | CPU µs/request | CPU % of a core | latency p50 ms | latency p99 ms "
+                 "| peak RSS MB |")
+        L.append("|---|---|---:|---:|---:|---:|---:|---:|")
+        order = []
+        for r in small:
+            name = r.get("scenario", "small")
+            if name not in order:
+                order.append(name)
+        for name in order:
+            m = {s: medians([r for r in small if r["server"] == s and r.get("scenario", "small") == name])
+                 for s in SERVERS}
+            for s in SERVERS:
+                x = m[s]
+                if not x["runs"]:
+                    L.append(f"| {name} | {label[s]} | no valid run: {'; '.join(x['bad'])} | | | | | |")
+                    continue
+                L.append(f"| {name} | {label[s]} | {fmt(x['rps'], 0)} | {fmt(x['us_req'], 1)} | {fmt(x['cpu_pct'], 0)} "
+                         f"| {fmt(x['p50'])} | {fmt(x['p99'])} | {fmt(x['peak_mb'], 1)} |")
+            a, b = m["sluice"], m["nginx"]
+            if a["runs"] and b["runs"]:
+                L.append(f"| {name} | **sluice/nginx** | **{ratio(a['rps'], b['rps'])}** "
+                         f"| **{ratio(a['us_req'], b['us_req'])}** | {ratio(a['cpu_pct'], b['cpu_pct'])} "
+                         f"| {ratio(a['p50'], b['p50'])} | {ratio(a['p99'], b['p99'])} | {ratio(a['peak_mb'], b['peak_mb'])} |")
+            cond.append(conditions(name, a["runs"] + b["runs"], a["bad"] + b["bad"], meta))
 
     for kind, title in (("large", f"Large file download: {meta['large_mib']} MiB, {meta['downloads']} parallel curl to /dev/null"),
                         ("upload", f"Upload: PUT of {meta['upload_mib']} MiB with curl -T, Authorization: Bearer")):

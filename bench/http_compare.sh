@@ -7,15 +7,17 @@
 #
 # Usage: bench/http_compare.sh [--reps N] [--quick] [--out DIR] [--no-build | --build-dir DIR] [SCENARIO...]
 #        bench/http_compare.sh --list
-# Scenarios (default: all, in this order; about 8 minutes with 3 repetitions):
+# Scenarios (default: all, in this order; about 11 minutes with 3 repetitions):
 #   small     wrk, one 4 KiB file, keep-alive, 50 connections, 10 s: requests/s, server CPU per request
+#   small-close  the same, one request per connection (wrk -H "Connection: close": it reconnects)
+#   tiny, tiny-close  the same with a 9-byte file (the seeds' httperf/ab measure)
 #   large     4 parallel curl downloads of one 1 GiB file to /dev/null: MB/s, server CPU-s per GB
 #   upload    curl -T of a 1 GiB file (PUT, Authorization: Bearer): MB/s, server CPU-s per GB
 #             (nginx: core dav_methods PUT, when its build has the dav module)
 #   flv200    Sluice only: 200 HTTP-FLV readers (sluice-bench http-flv) of one live stream, beside
 #   flv1000   200 / 1000 RTMP players (sluice-bench play) of the same stream: CPU-s/GB, RSS per reader
-# --quick: 1 repetition, 4 s wrk, 256 MiB files, 8 s FLV runs, scenarios small large upload flv200
-#   unless named (a smoke test, about 2 minutes).
+# --quick: 1 repetition, 4 s wrk, 256 MiB files, 8 s FLV runs, scenarios small small-close tiny
+#   tiny-close large upload flv200 unless named (a smoke test, about 3 minutes).
 # --reps N: repetitions (default 3). --connections C (wrk, default 50). --small-seconds S (default 10).
 # --large-mib M (default 1024), --downloads N (parallel, default 4), --upload-mib M (default 1024),
 # --flv-seconds S (default 20). --out DIR: where results go (default /tmp/sluice-http-DATE; kept).
@@ -27,7 +29,7 @@
 # processes this script started are stopped (by PID).
 set -euo pipefail
 
-all_scenarios=(small large upload flv200 flv1000)
+all_scenarios=(small small-close tiny tiny-close large upload flv200 flv1000)
 reps=3
 reps_given=0
 quick=0
@@ -41,7 +43,7 @@ downloads=4
 upload_mib=""
 flv_s=""
 scenarios=()
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; reps_given=1; shift 2 ;;
@@ -64,7 +66,7 @@ done
 if [ "$quick" = 1 ]; then
   [ "$reps_given" = 1 ] || reps=1
   : "${small_s:=4}" "${large_mib:=256}" "${upload_mib:=256}" "${flv_s:=8}"
-  [ ${#scenarios[@]} -gt 0 ] || scenarios=(small large upload flv200)
+  [ ${#scenarios[@]} -gt 0 ] || scenarios=(small small-close tiny tiny-close large upload flv200)
 fi
 : "${small_s:=10}" "${large_mib:=1024}" "${upload_mib:=1024}" "${flv_s:=20}"
 [ ${#scenarios[@]} -gt 0 ] || scenarios=("${all_scenarios[@]}")
@@ -142,6 +144,7 @@ www="$work/www"
 mkdir -p "$www/vod" "$www/.nginx-body" "$work/src"
 want() { case " ${scenarios[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 head -c 4096 /dev/urandom > "$www/vod/small.mp4"
+printf 'hello!!!\n' > "$www/vod/tiny.mp4"   # 9 bytes
 if want large; then
   log "http_compare: writing a ${large_mib} MiB file"
   head -c "$(( large_mib * 1048576 ))" /dev/urandom > "$www/vod/big.mp4"
@@ -286,18 +289,21 @@ record() {  # record KIND SERVER REP key=value...
     note="$note" "${@:4}"
 }
 
-measure_small() {  # SERVER REP
-  local server=$1 rep=$2 txt="$out/wrk-$1-$2.txt" wpid
+measure_small() {  # SCENARIO SERVER REP: small, small-close, tiny, tiny-close
+  local scenario=$1 server=$2 rep=$3 txt="$out/wrk-$1-$2-$3.txt" wpid file=small.mp4 close=()
+  case "$scenario" in tiny*) file=tiny.mp4 ;; esac
+  # One request per connection: wrk reconnects after each answer that closes.
+  case "$scenario" in *-close) close=(-H "Connection: close") ;; esac
   begin_run "$server"
   if [ -z "$note" ]; then
     timeout $(( small_s + 30 )) "$wrk_bin" -t1 -c"$connections" -d"${small_s}s" --timeout 5s --latency \
-      "http://127.0.0.1:$port/vod/small.mp4" >"$txt" 2>&1 &
+      ${close[@]+"${close[@]}"} "http://127.0.0.1:$port/vod/$file" >"$txt" 2>&1 &
     wpid=$!; pids+=("$wpid")
     sample_while "$wpid"
     wait "$wpid" || note="wrk exited with $?"
   fi
   end_run
-  record small "$server" "$rep" wrk="$txt" connections="$connections" seconds="$small_s"
+  record small "$server" "$rep" scenario="$scenario" wrk="$txt" connections="$connections" seconds="$small_s"
 }
 
 measure_large() {  # SERVER REP
@@ -381,7 +387,7 @@ for name in "${scenarios[@]}"; do
   log "http_compare: $name, load $(cut -d' ' -f1-3 /proc/loadavg)"
   for rep in $(seq 1 "$reps"); do
     case "$name" in
-      small) measure_small sluice "$rep"; measure_small nginx "$rep" ;;
+      small|small-close|tiny|tiny-close) measure_small "$name" sluice "$rep"; measure_small "$name" nginx "$rep" ;;
       large) measure_large sluice "$rep"; measure_large nginx "$rep" ;;
       upload) measure_upload sluice "$rep"; measure_upload nginx "$rep" ;;
       flv*) measure_flv "$name" http-flv "$rep"; measure_flv "$name" rtmp "$rep" ;;
