@@ -31,6 +31,9 @@ constexpr size_t kMaxQueuedOutput = 256 * 1024;
 
 HttpConnection* self_of(http_parser* p) { return static_cast<HttpConnection*>(p->data); }
 
+// The usual close reason, made once: a string this long would be allocated at every close.
+const std::string kResponseComplete = "response complete";
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -179,7 +182,7 @@ const http_parser_settings& HttpConnection::parser_settings() {
 
 int HttpConnection::on_message_begin() {
   request_complete_ = false;
-  req_ = HttpRequest{};
+  req_.reset();
   field_.clear();
   last_was_value_ = false;
   header_bytes_ = 0;
@@ -552,13 +555,13 @@ void HttpConnection::keep_unwritten(std::span<const uint8_t> rest) {
 void HttpConnection::begin_linger() {
   if (cycle_.state() != RequestState::Finishing || closing()) return;
   cycle_.begin_linger(loop_.now_ms());
-  if (peer_eof_) return close("response complete");
+  if (peer_eof_) return close(kResponseComplete);
   // The client asked for the close and sent its whole request and nothing after it: no unread
   // input can turn the close into a reset that destroys the answer, so close now, as nginx does.
   // Lingering is for answers given while input may still come (refusals, a server stopping).
   if (request_complete_ && !req_.keep_alive && !cycle_.body_unread() && in_pos_ == in_.size() &&
       !service_.stopping()) {
-    return close("response complete");
+    return close(kResponseComplete);
   }
   // Send our FIN, then read and drop whatever the client still sends until it closes too.
   shutdown_req_.data = this;
@@ -566,7 +569,7 @@ void HttpConnection::begin_linger() {
     auto* self = owner_of<HttpConnection>(req);
     if (status < 0 && status != UV_ECANCELED && !self->closing()) self->close("shutdown failed");
   });
-  if (rc != 0) return close("response complete");
+  if (rc != 0) return close(kResponseComplete);
   start_reading();
 }
 
@@ -602,7 +605,7 @@ void HttpConnection::on_tick(uint64_t now) {
     case HttpTimeout::Send:
       return close("send timeout (the client reads nothing)");
     case HttpTimeout::Linger:
-      return close("response complete");
+      return close(kResponseComplete);
   }
 }
 
@@ -625,7 +628,7 @@ void HttpConnection::on_close(const std::string& reason) {
   // have their lines already (the access log), and a second line per short connection would double
   // what a busy server logs. One that ends otherwise (mid-answer, an error) stays at info.
   const bool routine = cycle_.state() != RequestState::Responding &&
-                       (reason == "response complete" || reason == "peer closed" || reason == "keep-alive timeout");
+                       (reason == kResponseComplete || reason == "peer closed" || reason == "keep-alive timeout");
   SLUICE_LOG_INFO_UNLESS(routine,
                          "conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}",
                          id(), peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms());

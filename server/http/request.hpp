@@ -24,6 +24,22 @@ struct HttpRequest {
   bool chunked = false;         // Transfer-Encoding: chunked
   uint64_t content_length = 0;  // 0 when absent or chunked
 
+  // Empty for the next request on the connection, keeping the memory (a keep-alive connection
+  // parses many requests).
+  void reset() {
+    method.clear();
+    target.clear();
+    path.clear();
+    query.clear();
+    headers.clear();
+    version_major = 1;
+    version_minor = 1;
+    keep_alive = true;
+    has_body = false;
+    chunked = false;
+    content_length = 0;
+  }
+
   // The first value of a header (name lower case), or nullptr.
   const std::string* header(std::string_view lower_name) const {
     for (const auto& [k, v] : headers)
