@@ -167,6 +167,15 @@ struct LogConfig {
   bool operator==(const LogConfig&) const = default;
 };
 
+// What SIGTERM/SIGINT does (docs/cluster.md, "Draining"). With a drain period the node stops
+// accepting, asks RTMP clients that can reconnect to do so, and lets the other sessions run for
+// up to `drain` before the usual stop; a second signal stops at once. 0 = stop at once (0..24h).
+struct ShutdownConfig {
+  Duration drain = Duration(0);
+
+  bool operator==(const ShutdownConfig&) const = default;
+};
+
 struct Config {
   RtmpConfig rtmp;
   RtmpsConfig rtmps;
@@ -181,6 +190,7 @@ struct Config {
   std::string server_id;    // Sent in hooks; the host name when not set.
   ClusterConfig cluster;    // Off unless a registry is given (docs/cluster.md).
   uint32_t workers = 0;  // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
+  ShutdownConfig shutdown;
 
   // Where the values came from: the file path as given, or "<embedded default>".
   std::string source;

@@ -336,6 +336,11 @@ void load_http(FieldReader& r, const Field& self, HttpConfig& http) {
   }
 }
 
+void load_shutdown(FieldReader& r, const Field& self, ShutdownConfig& shutdown) {
+  Section s(r, self, {"drain"});
+  if (auto f = s.take("drain")) r.read_duration(*f, shutdown.drain, Duration(100), std::chrono::hours(24), true);
+}
+
 void load_log(FieldReader& r, const Field& self, LogConfig& log) {
   Section s(r, self, {"level", "format"});
   if (auto f = s.take("level")) {
@@ -379,7 +384,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     return cfg;
   }
   Section top(r, top_field, {"workers", "rtmp", "rtmps", "https", "apps", "http", "log", "hooks", "limits", "server_id",
-                              "cluster"});
+                              "cluster", "shutdown"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -407,6 +412,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     r.error(YamlMark{}, "https", "needs the HTTP side: add an http section (http: { listen: ... })");
   }
   if (auto f = top.take("log")) load_log(r, *f, cfg.log);
+  if (auto f = top.take("shutdown")) load_shutdown(r, *f, cfg.shutdown);
   if (auto f = top.take("hooks")) load_hooks(r, *f, cfg.hooks);
   if (auto f = top.take("limits")) {
     auto rtmp = top.take("rtmp");

@@ -253,6 +253,9 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   out << YAML::EndMap;
   if (!config.server_id.empty()) out << YAML::Key << "server_id" << YAML::Value << config.server_id;
   emit_cluster(out, config.cluster, secrets);
+  out << YAML::Key << "shutdown" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "drain" << YAML::Value << format_duration(config.shutdown.drain);
+  out << YAML::EndMap;
   out << YAML::Key << "log" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "level" << YAML::Value << std::string(log_level_name(config.log.level));
   out << YAML::Key << "format" << YAML::Value << std::string(log_format_name(config.log.format));
