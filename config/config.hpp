@@ -104,8 +104,20 @@ struct RtmpLimitsConfig {
   bool operator==(const RtmpLimitsConfig&) const = default;
 };
 
+// The PROXY protocol on one family of listeners (docs/proxy_protocol.md): when enabled, every
+// connection they accept must start with a PROXY header (v1 or v2) whose source address then
+// stands for the client everywhere (logs, address rules, per-IP limits, hooks, the API).
+// YAML: <family>.proxy_protocol and <family>.proxy_protocol_from.
+struct ProxyProtocolConfig {
+  bool enabled = false;
+  std::vector<Cidr> from;  // peers (the balancers) allowed to connect; empty = any peer
+
+  bool operator==(const ProxyProtocolConfig&) const = default;
+};
+
 struct RtmpConfig {
   std::vector<ListenAddress> listen = {{"0.0.0.0", 1935}};
+  ProxyProtocolConfig proxy_protocol;
   uint32_t chunk_size = 4096;           // Our outgoing chunk size, 128..65536.
   uint32_t window_ack_size = 2500000;   // Window Acknowledgement Size and Peer Bandwidth we announce.
   uint32_t max_message_size = 16 * kMiB;  // Larger incoming messages close the connection.
@@ -132,6 +144,7 @@ struct TlsCertificate {
 struct RtmpsConfig {
   std::vector<ListenAddress> listen;         // empty: no RTMPS
   std::vector<TlsCertificate> certificates;  // the first is the default, the others by SNI
+  ProxyProtocolConfig proxy_protocol;  // the header comes before the TLS ClientHello
   bool enabled() const { return !listen.empty(); }
   bool operator==(const RtmpsConfig&) const = default;
 };
@@ -147,6 +160,7 @@ struct ApiConfig {
 struct HttpConfig {
   bool enabled = false;  // True when the file has an "http:" section, unless it says enabled: false.
   std::vector<ListenAddress> listen = {{"0.0.0.0", 8080}};
+  ProxyProtocolConfig proxy_protocol;
   ApiConfig api;
   std::string upload_token;  // Uploads need "Authorization: Bearer <token>"; empty disables uploads.
   uint64_t upload_max_size = 4 * kGiB;

@@ -81,11 +81,24 @@ void load_rtmp_limits(FieldReader& r, const Field& self, RtmpLimitsConfig& l) {
   if (auto f = s.take("accepts_per_iteration")) r.read_uint(*f, l.accepts_per_iteration, 1, 100000);
 }
 
+// <family>.proxy_protocol and <family>.proxy_protocol_from (docs/proxy_protocol.md). A list of
+// balancers without the switch would do nothing, which is surely not what was meant.
+void load_proxy_protocol(FieldReader& r, const Section& s, ProxyProtocolConfig& pp) {
+  if (auto f = s.take("proxy_protocol")) r.read_bool(*f, pp.enabled);
+  auto from = s.take("proxy_protocol_from");
+  if (from && r.read_cidrs(*from, pp.from) && !pp.from.empty() && !pp.enabled) {
+    r.error(from->key.mark(), from->path,
+            "only valid with proxy_protocol: true (it lists the balancers that send the header)");
+  }
+}
+
 void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
   Section s(r, self,
             {"listen", "chunk_size", "window_ack_size", "max_message_size", "max_connections", "handshake_timeout",
-             "idle_timeout", "ping_interval", "player_queue", "limits", "io_uring"});
+             "idle_timeout", "ping_interval", "player_queue", "limits", "io_uring", "proxy_protocol",
+             "proxy_protocol_from"});
   if (auto f = s.take("listen")) r.read_listen(*f, rtmp.listen);
+  load_proxy_protocol(r, s, rtmp.proxy_protocol);
   if (auto f = s.take("chunk_size")) r.read_uint(*f, rtmp.chunk_size, 128, 65536);
   if (auto f = s.take("window_ack_size")) r.read_uint(*f, rtmp.window_ack_size, 4096, 0x7FFFFFFF);
   // 16MiB is the wire maximum plus one (the length field has 24 bits), i.e. "no extra limit".
@@ -252,10 +265,11 @@ void load_apps(FieldReader& r, const Field& self, std::vector<AppConfig>& apps) 
 
 // rtmps: { listen, cert, key } or with certificates: [{ cert, key }, ...] (chosen by SNI).
 void load_rtmps(FieldReader& r, const Field& self, RtmpsConfig& rtmps) {
-  Section s(r, self, {"listen", "cert", "key", "certificates"});
+  Section s(r, self, {"listen", "cert", "key", "certificates", "proxy_protocol", "proxy_protocol_from"});
   if (!s.valid()) return;
   rtmps.listen.clear();
   if (auto f = s.take("listen")) r.read_listen(*f, rtmps.listen);
+  load_proxy_protocol(r, s, rtmps.proxy_protocol);
   auto cert = s.take("cert");
   auto key = s.take("key");
   if (cert || key) {
@@ -286,9 +300,10 @@ void load_rtmps(FieldReader& r, const Field& self, RtmpsConfig& rtmps) {
 }
 
 void load_http(FieldReader& r, const Field& self, HttpConfig& http) {
-  Section s(r, self, {"enabled", "listen", "api", "upload"});
+  Section s(r, self, {"enabled", "listen", "api", "upload", "proxy_protocol", "proxy_protocol_from"});
   if (auto f = s.take("enabled")) r.read_bool(*f, http.enabled);
   if (auto f = s.take("listen")) r.read_listen(*f, http.listen);
+  load_proxy_protocol(r, s, http.proxy_protocol);
   if (auto api = s.take("api")) {
     Section a(r, *api, {"allow", "token", "token_file", "token_env"});
     if (auto f = a.take("allow")) r.read_cidrs(*f, http.api.allow);

@@ -101,9 +101,15 @@ void emit_hooks(YAML::Emitter& out, const HooksConfig& h) {
   out << YAML::EndMap;
 }
 
+void emit_proxy_protocol(YAML::Emitter& out, const ProxyProtocolConfig& pp) {
+  out << YAML::Key << "proxy_protocol" << YAML::Value << pp.enabled;
+  if (!pp.from.empty()) emit_cidrs(out, "proxy_protocol_from", pp.from);
+}
+
 void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "rtmp" << YAML::Value << YAML::BeginMap;
   emit_listen(out, rtmp.listen);
+  emit_proxy_protocol(out, rtmp.proxy_protocol);
   out << YAML::Key << "chunk_size" << YAML::Value << rtmp.chunk_size;
   out << YAML::Key << "window_ack_size" << YAML::Value << rtmp.window_ack_size;
   out << YAML::Key << "max_message_size" << YAML::Value << format_size(rtmp.max_message_size);
@@ -204,6 +210,7 @@ void emit_http(YAML::Emitter& out, const HttpConfig& http, Secrets secrets) {
   out << YAML::Key << "http" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "enabled" << YAML::Value << http.enabled;
   emit_listen(out, http.listen);
+  emit_proxy_protocol(out, http.proxy_protocol);
   out << YAML::Key << "api" << YAML::Value << YAML::BeginMap;
   emit_cidrs(out, "allow", http.api.allow);
   emit_secret(out, "token", http.api.token, secrets);
@@ -236,6 +243,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
     if (!tls->enabled()) continue;
     out << YAML::Key << name << YAML::Value << YAML::BeginMap;
     emit_listen(out, tls->listen);
+    emit_proxy_protocol(out, tls->proxy_protocol);
     out << YAML::Key << "certificates" << YAML::Value << YAML::BeginSeq;
     for (const TlsCertificate& c : tls->certificates) {
       out << YAML::BeginMap << YAML::Key << "cert" << YAML::Value << c.cert << YAML::Key << "key" << YAML::Value
