@@ -33,6 +33,11 @@ enum class DuplicatePublish : uint8_t {
   Takeover,  // the new publisher wins once the old owner's lease is gone or released
 };
 
+// The query parameter with which a node plays another node's stream, carrying `token` (the owner
+// admits such a play without the app's play rules, hooks and limits: its own players passed them
+// on the pulling node).
+inline constexpr const char* kClusterTokenParam = "sluice_cluster_token";
+
 struct ClusterConfig {
   std::optional<RedisUrl> registry;  // none: no cluster
   std::string node_id;               // unique per node; default the host name

@@ -104,6 +104,14 @@ Result<void> Server::start() {
       });
     }
     rtmp_.cluster = cluster_.get();
+    // A player of a stream owned by another node gets it over one pull per node, run by loop 0.
+    ClusterPulls pulls{nullptr, config_.cluster.token.value, config_.cluster.node_id};
+    if (worker_ == 0) {
+      pulls.locate = [c = cluster_.get()](const std::string& key, std::function<void(StreamLocation)> done) {
+        c->locate(key, std::move(done));
+      };
+    }
+    relays_->use_cluster(std::move(pulls));
   }
 
   // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before

@@ -15,6 +15,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "config/config.hpp"
 #include "server/access/audience.hpp"
@@ -65,6 +66,8 @@ class AccessGate {
 
  private:
   HookRequest request_for(const std::string& url, HookEvent& event);
+  // A play by another node of the cluster, with the internal token (docs/cluster.md, "Location").
+  bool is_cluster_pull(std::string_view query) const;
 
   const config::Config& config_;
   HookClient hooks_;

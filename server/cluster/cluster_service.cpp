@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <nlohmann/json.hpp>
+
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
 
@@ -35,6 +37,24 @@ constexpr const char* kViewScript =
     "  if v then table.insert(out, 'stream') table.insert(out, string.sub(k, 15)) table.insert(out, v) end "
     "end "
     "return out";
+
+// The owner of KEYS[1] and that node's record in one round trip: {claim, record}, the record ""
+// when the owner's has expired (it died); nil when nobody owns the stream.
+constexpr const char* kLocateScript =
+    "local v = redis.call('GET', KEYS[1]) "
+    "if not v then return nil end "
+    "local owner = string.match(v, '^(%S+)') or '' "
+    "return {v, redis.call('GET', 'sluice:node:' .. owner) or ''}";
+
+// The rtmp:// address in a node's record ({"advertise": {"rtmp": ...}}); empty when absent.
+std::string advertised_rtmp(const std::string& record) {
+  nlohmann::json j = nlohmann::json::parse(record, nullptr, false);
+  if (!j.is_object()) return {};
+  auto a = j.find("advertise");
+  if (a == j.end() || !a->is_object()) return {};
+  auto r = a->find("rtmp");
+  return r != a->end() && r->is_string() ? r->get<std::string>() : std::string();
+}
 
 int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -100,6 +120,26 @@ void ClusterService::claim(const std::string& stream, std::function<void(ClaimOu
 
 void ClusterService::release(const std::string& stream) {
   if (auto cmd = book_.release(stream)) client_.send(*cmd, nullptr);
+}
+
+void ClusterService::locate(const std::string& stream, std::function<void(StreamLocation)> done) {
+  client_.send({{"EVAL", kLocateScript, "1", LeaseBook::key_of(stream)}},
+               [this, done = std::move(done)](std::optional<RegistryReply> r) {
+                 StreamLocation where;
+                 if (!r || r->type == RegistryReply::Type::Error) {
+                   where.kind = StreamLocation::Kind::Unreachable;
+                 } else if (r->type == RegistryReply::Type::Array && r->elements.size() == 2) {
+                   where.owner = LeaseBook::owner_of(r->elements[0].str);
+                   if (r->elements[0].str == book_.value()) {
+                     where.kind = StreamLocation::Kind::Here;
+                   } else if (where.owner != config_.node_id) {
+                     // An earlier run of this node is nobody: its publisher is gone with it.
+                     where.rtmp = advertised_rtmp(r->elements[1].str);
+                     if (!where.rtmp.empty()) where.kind = StreamLocation::Kind::Remote;
+                   }
+                 }
+                 done(std::move(where));
+               });
 }
 
 void ClusterService::keep_node_record(std::function<std::string()> record) { record_ = std::move(record); }

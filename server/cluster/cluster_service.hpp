@@ -16,6 +16,7 @@
 #include "config/cluster.hpp"
 #include "server/cluster/lease_book.hpp"
 #include "server/cluster/registry_client.hpp"
+#include "server/relay/stream_locator.hpp"
 
 namespace sluice::server::cluster {
 
@@ -61,6 +62,9 @@ class ClusterService {
   void claim(const std::string& stream, std::function<void(ClaimOutcome)> done);
   // Its publisher left.
   void release(const std::string& stream);
+  // Who owns `stream` now and where to pull it from (one round trip: the claim and the owner's
+  // record). `done` runs exactly once.
+  void locate(const std::string& stream, std::function<void(StreamLocation)> done);
 
   const LeaseBook& book() const { return book_; }
   const RegistryClient& client() const { return client_; }

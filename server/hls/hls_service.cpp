@@ -18,7 +18,9 @@ HlsService::Open HlsService::open(const config::AppConfig& app, const std::strin
                                   std::shared_ptr<HlsShare>& out) {
   out = directory_.find(key);
   if (!out) {
-    if (!registry_.is_live(key)) return Open::NotLive;
+    // A stream pulled on demand (an app's upstreams, or its owner in a cluster) is on its way:
+    // the muxer waits for it like the first playlist waits for its first segment.
+    if (!registry_.is_live(key) && !registry_.ask_upstream(app, key.substr(app.name.size() + 1))) return Open::NotLive;
     bool created = false;
     out = directory_.open(key, loop_.worker(), created);
     if (created) {

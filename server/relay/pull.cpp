@@ -14,6 +14,7 @@ namespace sluice::server {
 namespace {
 const char* pull_state_name(Pull::State s) {
   switch (s) {
+    case Pull::State::Locating: return "locating";
     case Pull::State::Connecting: return "connecting";
     case Pull::State::Live: return "live";
     case Pull::State::Waiting: return "waiting";
@@ -21,6 +22,9 @@ const char* pull_state_name(Pull::State s) {
   }
   return "?";
 }
+// A cluster pull asks the registry again at least this often while it has no stream: a publisher
+// that comes back on another node is found within about a second (docs/cluster.md, "Faults").
+constexpr uint64_t kRelocateMaxMs = 1000;
 }  // namespace
 
 Pull::Pull(RelayServices& services, Settings settings)
@@ -28,13 +32,44 @@ Pull::Pull(RelayServices& services, Settings settings)
 
 Pull::~Pull() { end("server stopping"); }
 
-void Pull::start() { connect(); }
+void Pull::start() { settings_.locate ? locate() : connect(); }
+
+void Pull::locate() {
+  set_state(State::Locating, "");
+  settings_.locate(settings_.key, [alive = std::weak_ptr<char>(alive_), this](StreamLocation where) {
+    if (!alive.expired()) on_located(where);
+  });
+}
+
+void Pull::on_located(const StreamLocation& where) {
+  if (state_ != State::Locating) return;  // ended meanwhile
+  switch (where.kind) {
+    case StreamLocation::Kind::Remote: {
+      const std::string app = settings_.key.substr(0, settings_.key.find('/'));
+      auto url = RelayUrl::parse(where.rtmp + "/" + app);
+      if (!url) return wait_to_retry("node " + where.owner + " advertises an unusable address: " + where.rtmp);
+      settings_.upstreams = {std::move(*url)};
+      upstream_ = 0;
+      return connect();
+    }
+    case StreamLocation::Kind::Nobody: return wait_to_retry("no node owns the stream");
+    case StreamLocation::Kind::Here: return wait_to_retry("this node owns the stream");
+    case StreamLocation::Kind::Unreachable: return wait_to_retry("the cluster registry is unreachable");
+  }
+}
+
+void Pull::wait_to_retry(const std::string& why) {
+  last_error_ = why;
+  retry_at_ms_ = services_.loop.now_ms() + std::min(backoff_.next_delay_ms(), kRelocateMaxMs);
+  set_state(State::Waiting, why);
+}
 
 void Pull::connect() {
   RelayClient::Settings s;
   s.role = RelayClient::Role::Pull;
   s.url = settings_.upstreams[upstream_];
   s.stream_name = s.url.stream_name(settings_.name);
+  if (!settings_.query.empty()) s.stream_name += "?" + settings_.query;
   s.tls = services_.tls(settings_.verify);
   s.setup_timeout_ms = static_cast<uint64_t>(services_.loop.config().rtmp.handshake_timeout.count());
   ++connects_;
@@ -109,6 +144,13 @@ void Pull::relay_closed(RelayClient& c, const std::string& reason) {
   if (state_ == State::Ended) return;
   const uint64_t now = services_.loop.now_ms();
   if (state_ == State::Live && now - live_since_ms_ >= Backoff::kStableMs) backoff_.reset();
+  if (settings_.locate) {
+    // The owner went (or refused): ask who owns it now, at once after a live stream ended.
+    if (state_ != State::Live) return wait_to_retry(reason);
+    retry_at_ms_ = now;
+    set_state(State::Waiting, reason + "; locating again");
+    return;
+  }
   // Origin failover: the next upstream at once; after a round where every one failed, a backoff.
   const bool was_live = state_ == State::Live;
   upstream_ = (upstream_ + 1) % settings_.upstreams.size();
@@ -140,7 +182,11 @@ void Pull::on_tick(uint64_t now_ms) {
       return;
     }
   }
-  if (state_ == State::Waiting && now_ms >= retry_at_ms_) connect();
+  if (state_ == State::Waiting && settings_.locate && services_.registry.is_live(settings_.key)) {
+    end("published on this node");
+    return;
+  }
+  if (state_ == State::Waiting && now_ms >= retry_at_ms_) settings_.locate ? locate() : connect();
 }
 
 void Pull::end(const std::string& why) {
@@ -155,7 +201,10 @@ void Pull::end(const std::string& why) {
 void Pull::set_state(State s, const std::string& why) {
   if (s == state_ && s != State::Connecting) return;
   state_ = s;
-  const std::string url = settings_.upstreams[upstream_].display();
+  // A cluster pull looks again every second while nobody owns the stream: said once, not each time.
+  if (settings_.locate && (s == State::Locating || (s == State::Waiting && why == last_logged_))) return;
+  last_logged_ = why;
+  const std::string url = upstream_display();
   // A failure is a warning; the normal steps (and the end, whatever its reason) are not.
   const bool failure = !why.empty() && s != State::Ended;
   if (failure) {
@@ -168,9 +217,15 @@ void Pull::set_state(State s, const std::string& why) {
   }
 }
 
+std::string Pull::upstream_display() const {
+  if (upstream_ < settings_.upstreams.size()) return settings_.upstreams[upstream_].display();
+  return "cluster";  // a cluster pull before its first location
+}
+
 nlohmann::json Pull::status() const {
   return nlohmann::json{{"stream", settings_.key},
-                        {"upstream", settings_.upstreams[upstream_].display()},
+                        {"upstream", upstream_display()},
+                        {"cluster", static_cast<bool>(settings_.locate)},
                         {"state", pull_state_name(state_)},
                         {"on_demand", settings_.on_demand},
                         {"connects", connects_},

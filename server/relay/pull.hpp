@@ -7,9 +7,15 @@
 // States: connecting -> live (playing there; the local stream is published while the upstream's
 // is) -> [lost] -> the next upstream at once, or, after a whole round of failures, waiting
 // (backoff) -> connecting ... An on-demand pull ends `idle` after the stream's last player left.
+//
+// A cluster pull (docs/cluster.md, "Location") has no configured upstream: before each attempt it
+// asks the registry which node owns the stream (locating), pulls from that node's advertised
+// address with the internal token, and after a loss or when nobody owns it asks again within a
+// second, so players keep waiting and get the stream wherever its publisher comes back.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +25,7 @@
 #include "media/timestamp_corrector.hpp"
 #include "server/relay/backoff.hpp"
 #include "server/relay/relay_client.hpp"
+#include "server/relay/stream_locator.hpp"
 
 namespace sluice::server {
 
@@ -26,12 +33,14 @@ struct RelayServices;
 
 class Pull final : public RelayClient::Owner {
  public:
-  enum class State : uint8_t { Connecting, Live, Waiting, Ended };
+  enum class State : uint8_t { Locating, Connecting, Live, Waiting, Ended };
 
   struct Settings {
     std::string key;   // "app/name"
     std::string name;  // the local stream name
-    std::vector<RelayUrl> upstreams;
+    std::vector<RelayUrl> upstreams;  // empty for a cluster pull (located each time)
+    StreamLocator locate;             // set: a cluster pull
+    std::string query;                // appended to the played name ("a=b"), for the token
     bool on_demand = true;
     uint64_t idle_ms = 10'000;
     bool verify = true;
@@ -58,10 +67,14 @@ class Pull final : public RelayClient::Owner {
   void relay_source_end(RelayClient& c) override;
   void relay_closed(RelayClient& c, const std::string& reason) override;
   void connect();
+  void locate();
+  void on_located(const StreamLocation& where);
+  void wait_to_retry(const std::string& why);
   void set_state(State s, const std::string& why);
   void end_publication();
   void let_go(RelayClient& c);
   bool in_use() const;
+  std::string upstream_display() const;
 
   RelayServices& services_;
   Settings settings_;
@@ -81,6 +94,9 @@ class Pull final : public RelayClient::Owner {
   uint64_t frames_ = 0;
   uint64_t bytes_in_done_ = 0;
   std::string last_error_;
+  std::string last_logged_;  // a cluster pull's repeated waits are logged once
+  // Alive while this pull is: a registry answer that comes after the pull ended is dropped.
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
 };
 
 }  // namespace sluice::server

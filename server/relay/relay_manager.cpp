@@ -1,6 +1,7 @@
 #include "server/relay/relay_manager.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
@@ -29,6 +30,23 @@ std::vector<RelayUrl> parse_urls(const std::vector<std::string>& urls) {
   }
   return out;
 }
+
+// A token may hold any byte: in a query it is %XX-escaped except for the unreserved characters.
+std::string percent_encoded(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool relay_selects(const std::vector<std::string>& streams, const std::string& name) {
@@ -169,9 +187,13 @@ void RelayManager::sync_runtime_targets() {
 
 bool RelayManager::want(const config::AppConfig& app, const std::string& name) {
   const config::PullConfig& pull = app.relay.pull;
-  if (stopped_ || !pull.enabled() || !pull.on_demand || !relay_selects(pull.streams, name)) return false;
+  if (stopped_) return false;
+  const bool configured = pull.enabled() && pull.on_demand && relay_selects(pull.streams, name);
+  // An app with upstreams of its own (or always-on pulls) is not looked up in the cluster.
+  const bool clustered = !pull.enabled() && cluster_.has_value();
+  if (!configured && !clustered) return false;
   if (worker_ == 0) {
-    start_pull(app, name);
+    configured ? start_pull(app, name) : start_cluster_pull(app, name);
   } else if (mesh_) {
     auto e = std::make_unique<MeshEvent>();
     e->kind = MeshEvent::Kind::PullWanted;
@@ -189,9 +211,35 @@ void RelayManager::on_pull_wanted(const std::string& key) {
   if (app) want(*app, key.substr(slash + 1));
 }
 
+Pull* RelayManager::find_pull(const std::string& key) const {
+  for (const auto& p : pulls_) {
+    if (p->key() == key && !p->ended()) return p.get();
+  }
+  return nullptr;
+}
+
+void RelayManager::start_cluster_pull(const config::AppConfig& app, const std::string& name) {
+  const std::string key = app.name + "/" + name;
+  if (!cluster_ || !cluster_->locate || find_pull(key)) return;
+  Pull::Settings s;
+  s.key = key;
+  s.name = name;
+  s.locate = cluster_->locate;
+  if (!cluster_->token.empty()) s.query = std::string(config::kClusterTokenParam) + "=" + percent_encoded(cluster_->token);
+  s.on_demand = true;
+  s.idle_ms = static_cast<uint64_t>(app.relay.pull.idle.count());
+  s.verify = app.relay.pull.verify;
+  s.timestamp_jump_ms = static_cast<uint32_t>(app.timestamp_jump.count());
+  s.hub = hub_options(app);
+  auto p = std::make_unique<Pull>(services_, std::move(s));
+  Pull* raw = p.get();
+  pulls_.push_back(std::move(p));
+  raw->start();
+}
+
 void RelayManager::start_pull(const config::AppConfig& app, const std::string& name) {
   const std::string key = app.name + "/" + name;
-  if (std::any_of(pulls_.begin(), pulls_.end(), [&](const auto& p) { return p->key() == key && !p->ended(); })) return;
+  if (find_pull(key)) return;
   Pull::Settings s;
   s.key = key;
   s.name = name;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "config/config.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "server/relay/relay_services.hpp"
+#include "server/relay/stream_locator.hpp"
 
 namespace sluice::media {
 class StreamHub;
@@ -37,6 +39,9 @@ class RelayManager {
 
   // Starts the timer and (worker 0) the always-on pulls.
   void start();
+  // In a cluster, a stream that no app pulls and nobody publishes here is pulled from the node
+  // that owns it (docs/cluster.md, "Location").
+  void use_cluster(ClusterPulls cluster) { cluster_ = std::move(cluster); }
   // Server shutdown: every relay ends (pushes send their end first).
   void stop();
   // The end of a stop: connections still sending their end are closed.
@@ -60,6 +65,8 @@ class RelayManager {
   void tick();
   void sync_runtime_targets();
   void start_pull(const config::AppConfig& app, const std::string& name);
+  void start_cluster_pull(const config::AppConfig& app, const std::string& name);
+  Pull* find_pull(const std::string& key) const;
   void add_push(const std::string& target_id, const std::vector<std::string>& urls, const std::string& key_secret,
                 bool verify, const config::AppConfig& app, const std::string& name, media::StreamHub& hub);
 
@@ -80,6 +87,7 @@ class RelayManager {
   };
   std::vector<Publication> publications_;
   uint64_t runtime_generation_ = 0;
+  std::optional<ClusterPulls> cluster_;
 };
 
 // Whether a stream name is in a relay's `streams` list (every name when the list is empty).

@@ -171,4 +171,5 @@ def main():
     print("PASS: cluster ownership")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -33,7 +33,7 @@ TEST_CASE("cluster: registry, node, advertised addresses, secrets and lease") {
                 "cluster:\n  registry: redis://10.0.0.9:6380/2\n  node_id: edge-1\n"
                 "  advertise: { rtmp: rtmp://10.0.0.5:1935, http: http://10.0.0.5:8080 }\n"
                 "  password: hunter2\n  token_env: SLUICE_TEST_CLUSTER_TOKEN\n  lease: 6s\n"
-                "  duplicate_publish: takeover\n");
+                "  duplicate_publish: refuse\n");
   REQUIRE(c.ok());
   const ClusterConfig& k = c->cluster;
   CHECK(k.enabled());
@@ -47,7 +47,7 @@ TEST_CASE("cluster: registry, node, advertised addresses, secrets and lease") {
   CHECK(k.token.value == "internal-pull-token");
   CHECK(k.token.origin == "env SLUICE_TEST_CLUSTER_TOKEN");
   CHECK(k.lease == 6000ms);
-  CHECK(k.duplicate_publish == DuplicatePublish::Takeover);
+  CHECK(k.duplicate_publish == DuplicatePublish::Refuse);
 
   // Redacted for logs; with Show it loads back equal.
   const std::string shown = to_yaml(*c, Secrets::Redact);
@@ -88,6 +88,8 @@ TEST_CASE("cluster: what is missing or wrong is said, and a password is never ec
   CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  lease: 1s\n"), "lease"));
   CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  duplicate_publish: x\n"),
                  "refuse or takeover"));
+  CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  duplicate_publish: takeover\n"),
+                 "not available yet"));
 }
 
 TEST_CASE("RedisUrl: IPv6 hosts, users, defaults") {
