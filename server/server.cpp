@@ -120,6 +120,12 @@ Result<void> Server::start() {
     tls_ = std::make_unique<TlsReloader>(loop_, config_.rtmps.certificates, worker_);
     if (auto r = tls_->start(); !r) return r.error();
   }
+  // Every worker reads the PROXY headers of the connections handed to it.
+  if (expects_proxy_header(false) || expects_proxy_header(true)) {
+    proxy_reader_ = std::make_unique<ProxyHeaderReader>(
+        loop_, ProxyHeaderReader::timeout_for(config_.rtmp.handshake_timeout),
+        [this](int fd, uint64_t id, bool tls, PeerAddress peer) { open_rtmp(fd, id, tls, std::move(peer)); });
+  }
   if (worker_ != 0) return ok();
   std::vector<RepairDir> record_dirs;
   std::vector<RetentionRule> keep;
@@ -169,8 +175,11 @@ Result<void> Server::start() {
 
 void Server::on_accepted(int fd, bool tls) {
   uint32_t max = config_.rtmp.max_connections;
-  bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() >= max);
+  // Sockets still waiting for their PROXY header hold descriptors: they count too.
+  const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
+  bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() + waiting >= max);
   if (!refuse && hand_over(fd, tls)) return;
+  if (!refuse && expects_proxy_header(tls)) return read_proxy_header(fd, context_.next_connection_id(), tls);
   auto* c = new RtmpConnection(rtmp_, context_.next_connection_id());
   connections_.insert(c);
   if (mesh_) ++mesh_->rtmp_connections;
@@ -231,9 +240,46 @@ bool Server::hand_over(int fd, bool tls) {
 }
 
 void Server::adopt(int fd, uint64_t id, bool tls) {
+  if (!stopping_ && expects_proxy_header(tls)) {
+    // Not a connection until its header is in: the sender's count is taken back, open_rtmp
+    // counts it again.
+    --mesh_->rtmp_connections;
+    return read_proxy_header(fd, id, tls);
+  }
   auto* c = new RtmpConnection(rtmp_, id);
   if (tls && tls_) c->use_tls(tls_->context());
   connections_.insert(c);
+  int rc = c->adopt(fd);
+  if (rc != 0) {
+    c->close(std::string("accept failed: ") + uv_strerror(rc));
+    return;
+  }
+  if (stopping_) {
+    c->close("server is stopping");
+  } else {
+    check_peer_limit(*c);
+  }
+}
+
+// The listener family travels with a handed-over socket (MeshEvent::tls), and with it the
+// setting: rtmp.proxy_protocol or rtmps.proxy_protocol.
+bool Server::expects_proxy_header(bool tls) const {
+  return tls ? config_.rtmps.proxy_protocol.enabled : config_.rtmp.proxy_protocol.enabled;
+}
+
+void Server::read_proxy_header(int fd, uint64_t id, bool tls) {
+  const config::ProxyProtocolConfig& pp = tls ? config_.rtmps.proxy_protocol : config_.rtmp.proxy_protocol;
+  proxy_reader_->start(fd, id, {tls ? "rtmps" : "rtmp", tls, pp.from});
+}
+
+// A socket whose PROXY header is in becomes a connection, limits.per_ip counted on the client's
+// address.
+void Server::open_rtmp(int fd, uint64_t id, bool tls, PeerAddress peer) {
+  auto* c = new RtmpConnection(rtmp_, id);
+  connections_.insert(c);
+  if (mesh_) ++mesh_->rtmp_connections;
+  if (tls && tls_) c->use_tls(tls_->context());
+  c->use_peer(std::move(peer));
   int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
@@ -342,6 +388,7 @@ void Server::stop() {
     }
   }
   for (auto& l : listeners_) l->close();
+  if (proxy_reader_) proxy_reader_->close_all();
   if (relays_) relays_->stop();
   std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
   for (RtmpConnection* c : all) {

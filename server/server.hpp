@@ -24,6 +24,7 @@
 #include "server/http/api.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/loop_context.hpp"
+#include "server/io/proxy_header_reader.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "server/rtmp/connection.hpp"
@@ -94,6 +95,11 @@ class Server final : public HttpApi {
   static void on_wake(uv_async_t* async);
   void on_mesh_event(MeshEvent& e);
   void adopt(int fd, uint64_t id, bool tls);
+  // rtmp/rtmps.proxy_protocol: the socket goes to proxy_reader_ first, which calls open_rtmp
+  // with the client's address once the PROXY header is in (server/io/proxy_header_reader.hpp).
+  bool expects_proxy_header(bool tls) const;
+  void read_proxy_header(int fd, uint64_t id, bool tls);
+  void open_rtmp(int fd, uint64_t id, bool tls, PeerAddress peer);
   bool hand_over(int fd, bool tls);
   void end_lost_publish(const std::string& key, const std::string& why);
   // limits.per_ip: closes c (with a log line, at most one a second) when its address is full.
@@ -112,6 +118,7 @@ class Server final : public HttpApi {
   AccessGate gate_;
   RtmpServices rtmp_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
+  std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when rtmp or rtmps has proxy_protocol
   HlsDirectory own_hls_directory_;
   HlsDirectory* hls_directory_;
   std::unique_ptr<HlsService> hls_;  // before http_: its responders wait on it

@@ -46,7 +46,7 @@ def node(name, redis, http_port, token=TOKEN):
             f"cluster:\n  registry: redis://127.0.0.1:{redis.port}/1\n  node_id: {name}\n"
             f"  advertise: rtmp://127.0.0.1:{port}\n  password: {PASSWORD}\n  token: \"{token}\"\n"
             f"  lease: {LEASE_S}s\n")
-    apps = f"  live:\n    type: live\n    gop_cache: true\n    play:\n      signed: {{ secret: {SECRET} }}\n"
+    apps = f"  live:\n    type: live\n    gop_cache: true\n    hls: {{ enabled: true, idle_close: 5s }}\n    play:\n      signed: {{ secret: {SECRET} }}\n"
     return Server(f"cluster-loc-{name}", extra_yaml=yaml, apps=apps, port=port).start()
 
 
@@ -119,6 +119,20 @@ def main():
     plays = a.log_text().count("event=play app=live stream=cam")
     check(plays == 2, f"A saw two plays of live/cam in all, one per pulling node ({plays})")
 
+    # HLS on a node without the stream starts the same pull (a stream new to C).
+    hls_pub = publish_ffmpeg(src, a.url("live/h"))
+    check(wait_for(lambda: redis.cli("EXISTS", "sluice:stream:live/h") == "1", 10), "live/h published on A")
+    out_h = os.path.join(d, "c-hls.ts")
+    hls_url = f"http://127.0.0.1:{hc}/{signed('live/h')}".replace("/live/h?", "/live/h/index.m3u8?")
+    r = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", hls_url, "-t", "4", "-c", "copy", "-f", "mpegts",
+                        "-y", out_h], capture_output=True, timeout=60)
+    check(r.returncode == 0, f"ffmpeg plays live/h over HLS from C ({r.stderr.decode()[-300:]})")
+    frames = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-count_packets", "-show_entries",
+                             "stream=nb_read_packets", "-of", "csv=p=0", out_h], capture_output=True, text=True).stdout.split()[0]
+    check(frames.isdigit() and int(frames) >= 75, f"C's HLS of A's stream has 4 s of video ({frames} frames)")
+    check(any(p["stream"] == "live/h" and p["cluster"] for p in pulls(hc)), "HLS rides C's pull of live/h")
+    stop_proc(hls_pub)
+
     # Time to first frame on a node that has no pull yet: each stream is new to B.
     ttff = []
     extra = []
@@ -167,7 +181,7 @@ def main():
     check(len(later_video) > 25, f"and the same player gets the stream again from C ({len(later_video)} frames later)")
 
     stop_proc(pub)
-    check(wait_for(lambda: pulls(hb) == [] and pulls(hc) == [], 20),
+    check(wait_for(lambda: pulls(hb) == [] and pulls(hc) == [], 25),
           f"the pulls end once nobody plays ({pulls(hb)} {pulls(hc)})")
     check(b.alive() and c.alive(), "B and C are alive")
     check(b.stop() == 0 and c.stop() == 0, "clean shutdowns")
