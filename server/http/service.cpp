@@ -32,6 +32,12 @@ Result<void> HttpService::start() {
     tls_ = std::make_unique<TlsReloader>(loop_.loop(), https.certificates, 0);
     if (auto r = tls_->start(); !r) return r.error();
   }
+  const config::Config& cfg = loop_.config();
+  if (cfg.http.proxy_protocol.enabled || cfg.https.proxy_protocol.enabled) {
+    proxy_reader_ = std::make_unique<ProxyHeaderReader>(
+        loop_.loop(), ProxyHeaderReader::timeout_for(cfg.rtmp.handshake_timeout),
+        [this](int fd, uint64_t id, bool tls, PeerAddress peer) { open(fd, id, tls, std::move(peer)); });
+  }
   auto add = [&](const config::ListenAddress& addr, bool tls) -> Result<void> {
     listeners_.push_back(std::make_unique<TcpListener>(loop_.loop(), tls ? "https" : "http",
                                                        loop_.config().rtmp.limits.accepts_per_iteration,
@@ -55,9 +61,24 @@ void HttpService::reload_tls(const char* why) {
 }
 
 void HttpService::on_accepted(int fd, bool tls) {
-  auto* c = new HttpConnection(*this, loop_.next_connection_id());
+  const config::Config& cfg = loop_.config();
+  const config::ProxyProtocolConfig& pp = tls ? cfg.https.proxy_protocol : cfg.http.proxy_protocol;
+  // Sockets still waiting for their header count against the limit too (they hold descriptors);
+  // over it, the connection opens at once and is answered 503 like any other.
+  const uint32_t max = cfg.rtmp.max_connections;
+  const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
+  if (pp.enabled && !stopping_ && (max == 0 || other_connections_() + connections_.size() + waiting < max)) {
+    proxy_reader_->start(fd, loop_.next_connection_id(), {tls ? "https" : "http", tls, pp.from});
+    return;
+  }
+  open(fd, loop_.next_connection_id(), tls, std::nullopt);
+}
+
+void HttpService::open(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer) {
+  auto* c = new HttpConnection(*this, id);
   connections_.insert(c);
   if (tls && tls_) c->use_tls(tls_->context());
+  if (peer) c->use_peer(std::move(*peer));
   int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
@@ -109,6 +130,7 @@ void HttpService::stop() {
   if (stopping_) return;
   stopping_ = true;
   for (auto& l : listeners_) l->close();
+  if (proxy_reader_) proxy_reader_->close_all();
   std::vector<HttpConnection*> all(connections_.begin(), connections_.end());
   for (HttpConnection* c : all) {
     if (connections_.count(c)) c->shutdown_gracefully();

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "server/http/small_file_cache.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/listener.hpp"
+#include "server/io/proxy_header_reader.hpp"
 #include "server/io/tls_reloader.hpp"
 #include "server/io/loop_context.hpp"
 
@@ -83,6 +85,9 @@ class HttpService {
 
  private:
   void on_accepted(int fd, bool tls);
+  // The connection itself: at once, or once its PROXY header is in (http/https.proxy_protocol,
+  // server/io/proxy_header_reader.hpp) with the client's address as peer.
+  void open(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer);
   static void on_tick(uv_timer_t* timer);
 
   LoopContext& loop_;
@@ -95,6 +100,7 @@ class HttpService {
   LogRateLimit peer_limit_log_;
   std::function<size_t()> other_connections_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
+  std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when http or https has proxy_protocol
   std::unordered_set<HttpConnection*> connections_;
   uv_timer_t tick_{};
   std::unordered_set<std::string> uploads_;

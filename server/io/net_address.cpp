@@ -1,5 +1,7 @@
 #include "server/io/net_address.hpp"
 
+#include <sys/socket.h>
+
 namespace sluice::server {
 
 std::string format_sockaddr(const sockaddr_storage& ss) {
@@ -14,11 +16,9 @@ std::string format_sockaddr(const sockaddr_storage& ss) {
   return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
 }
 
-PeerAddress peer_address(const uv_tcp_t* tcp) {
+namespace {
+PeerAddress from_sockaddr(const sockaddr_storage& ss) {
   PeerAddress out;
-  sockaddr_storage ss{};
-  int len = sizeof ss;
-  if (uv_tcp_getpeername(tcp, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return out;
   out.text = format_sockaddr(ss);
   if (ss.ss_family == AF_INET) {
     auto* b = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr);
@@ -28,6 +28,21 @@ PeerAddress peer_address(const uv_tcp_t* tcp) {
     out.raw.assign(b, b + 16);
   }
   return out;
+}
+}  // namespace
+
+PeerAddress peer_address(const uv_tcp_t* tcp) {
+  sockaddr_storage ss{};
+  int len = sizeof ss;
+  if (uv_tcp_getpeername(tcp, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
+  return from_sockaddr(ss);
+}
+
+PeerAddress socket_peer_address(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
+  return from_sockaddr(ss);
 }
 
 }  // namespace sluice::server

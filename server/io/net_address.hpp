@@ -17,5 +17,7 @@ struct PeerAddress {
   std::vector<uint8_t> raw;  // 4 bytes (IPv4) or 16 bytes (IPv6), network order
 };
 PeerAddress peer_address(const uv_tcp_t* tcp);
+// The same for a socket no handle owns yet (an accepted fd waiting for its PROXY header).
+PeerAddress socket_peer_address(int fd);
 
 }  // namespace sluice::server

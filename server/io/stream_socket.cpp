@@ -46,9 +46,11 @@ void StreamSocket::on_connected(uv_connect_t* req, int status) {
 
 int StreamSocket::open_accepted() {
   uv_tcp_nodelay(&tcp_, 1);
-  PeerAddress peer = server::peer_address(&tcp_);
-  peer_ = std::move(peer.text);
-  peer_address_ = std::move(peer.raw);
+  if (!peer_given_) {
+    PeerAddress peer = server::peer_address(&tcp_);
+    peer_ = std::move(peer.text);
+    peer_address_ = std::move(peer.raw);
+  }
   on_open();
   return start_reading();
 }
@@ -102,6 +104,12 @@ struct StreamSocket::TlsWrite {
   StreamSocket* socket = nullptr;
   std::vector<uint8_t> bytes;
 };
+
+void StreamSocket::use_peer(PeerAddress peer) {
+  peer_ = std::move(peer.text);
+  peer_address_ = std::move(peer.raw);
+  peer_given_ = true;
+}
 
 void StreamSocket::use_tls(std::shared_ptr<const TlsContext> context, const std::string& server_name) {
   tls_ = std::make_unique<TlsTransform>(std::move(context), server_name);

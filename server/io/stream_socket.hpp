@@ -23,6 +23,7 @@
 
 #include "server/io/flush_scheduler.hpp"
 #include "server/io/loop_context.hpp"
+#include "server/io/net_address.hpp"
 #include "server/io/tls_transform.hpp"
 #include "server/io/write_batch.hpp"
 #include "server/io/write_ring.hpp"
@@ -45,6 +46,9 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   // socket sees plaintext (server/io/tls_transform.hpp).
   // A client (a relay to an rtmps:// server) names the server for SNI and verification.
   void use_tls(std::shared_ptr<const TlsContext> context, const std::string& server_name = "");
+  // Before adopt: the client's address as a PROXY header gave it (server/io/proxy_header_reader.hpp)
+  // stands for the socket's peer in peer() and peer_address(), so everything sees the client.
+  void use_peer(PeerAddress peer);
   // An outgoing connection (relays): connects to addr and starts reading once connected, as
   // adopt() does for accepted ones. A failure to connect closes the socket ("connect failed: ...").
   int connect(const sockaddr* addr);
@@ -181,6 +185,7 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   std::vector<uint8_t> tls_ring_bytes_;  // ciphertext queued on the ring, until its completion
   uv_buf_t tls_ring_buf_{};              // ... and the one-entry buffer list the ring reads
   bool tcp_initialized_ = false;
+  bool peer_given_ = false;  // use_peer(): the socket's own peer is not looked up
   bool handle_closed_ = false;
   bool reading_ = false;
   bool writing_ = false;        // batch_ is with uv_write

@@ -114,8 +114,13 @@ class Message:
 
 
 class RtmpClient:
-    def __init__(self, port, host="127.0.0.1", timeout=10.0, handshake=True):
-        self.sock = socket.create_connection((host, port), timeout=timeout)
+    def __init__(self, port, host="127.0.0.1", timeout=10.0, handshake=True, source=None, first=b""):
+        """source: the local address to connect from ("127.0.0.2"); first: bytes sent before the
+        handshake (a PROXY header)."""
+        self.sock = socket.create_connection((host, port), timeout=timeout,
+                                             source_address=(source, 0) if source else None)
+        if first:
+            self.sock.sendall(first)
         self.out_chunk = 128
         self.in_chunk = 128
         self.buf = b""
