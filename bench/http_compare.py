@@ -92,13 +92,26 @@ def record(out, pairs):
         rec.update(w)
         rec["connections"] = int(kv["connections"])
         rec["scenario"] = kv.get("scenario", "small")
-        if not rec["note"] and (not w["rps"] or w["non2xx"] or w["errors"]):
-            rec["note"] = f"wrk: {w['requests']} requests, {w['non2xx']} non-2xx, {w['errors']} socket errors"
+        rec["expect_status"] = int(kv.get("expect_status", 200))
+        # notfound: every answer is a 404, which wrk counts as non-2xx.
+        want_non2xx = w["requests"] if rec["expect_status"] >= 300 else 0
+        if not rec["note"] and (not w["rps"] or w["non2xx"] != want_non2xx or w["errors"]):
+            rec["note"] = (f"wrk: {w['requests']} requests, {w['non2xx']} non-2xx (expected {want_non2xx}),"
+                           f" {w['errors']} socket errors")
+        if kv.get("streams"):
+            rec["streams"] = int(kv["streams"])
+            rec["answer_bytes"] = int(kv.get("answer_bytes") or 0)
+            rec["ingest_cpu_pct"] = float(kv["ingest_cpu_pct"]) if kv.get("ingest_cpu_pct") else None
+            if rec["streams"] != 20 and not rec["note"]:
+                rec["note"] = f"the API listed {rec['streams']} streams, not 20"
         us = rec["cpu_s"] / w["requests"] * 1e6 if w["requests"] else float("nan")
         line = (f"  {rec['scenario']:<11} {rec['server']:<6} rep {rec['rep']}: {w['rps'] or 0:.0f} req/s,"
                 f" cpu {rec['cpu_s']:.2f} s"
                 f" = {us:.1f} us/request ({rec['cpu_s'] / rec['wall_s'] * 100:.0f}% of a core), latency p50/p99"
                 f" {w['p50'] or 0:.2f}/{w['p99'] or 0:.2f} ms, rss {rec['peak_rss_kb'] / 1024:.1f} MB, {tail}")
+        if "streams" in rec:
+            line += (f", {rec['streams']} streams listed ({rec['answer_bytes']} bytes),"
+                     f" ingest alone {rec['ingest_cpu_pct'] if rec['ingest_cpu_pct'] is not None else '?'}% of a core")
     elif kind in ("large", "upload"):
         files = [p for p in kv.get("curl", "").split(",") if p]
         results = [r for p in files for r in parse_curl(p)]
@@ -169,6 +182,8 @@ def metrics(rec):
     if kind == "small":
         m.update({"rps": rec["rps"], "us_req": rec["cpu_s"] / rec["requests"] * 1e6 if rec["requests"] else None,
                   "p50": rec["p50"], "p99": rec["p99"]})
+        if "streams" in rec:
+            m.update({"answer_bytes": rec["answer_bytes"], "ingest_pct": rec["ingest_cpu_pct"]})
     elif kind in ("large", "upload"):
         gb = rec["bytes"] / 1e9
         m.update({"mbps": rec["mbps"], "cpu_gb": rec["cpu_s"] / gb if gb else None, "gb": gb})
@@ -208,11 +223,30 @@ def conditions(name, runs, bad, meta):
     cores = meta["machine"].split()[0]
     c = (f"- {name}: load {rng(runs, 'load1', 1)}, machine busy {rng(runs, 'busy_pct')}% of {cores} cores "
          f"(100% = one core)")
+    if runs and any("ingest_pct" in r for r in runs):
+        c += (f", /api/v1/streams answer {rng(runs, 'answer_bytes')} bytes, Sluice's CPU for the 20 streams' ingest"
+              f" alone {rng(runs, 'ingest_pct')}% of a core (included in its CPU per request)")
     if runs and "bench_pct" in runs[0]:
         c += f", bench {rng(runs, 'bench_pct')}% of a core, bench loop lag max {rng(runs, 'lag')} ms"
     if bad:
         c += "; excluded: " + "; ".join(bad)
     return c
+
+
+def bar(name, a, b):
+    """One line: does the scenario meet issue 16's bar (medians, Sluice a against nginx b)?"""
+    rps = a["rps"] / b["rps"] if a["rps"] and b["rps"] else None
+    cpu = a["us_req"] / b["us_req"] if a["us_req"] and b["us_req"] else None
+    if rps is None:
+        return f"- {name}: no figures"
+    if name == "api":
+        ok = rps >= 0.8
+        return f"- {name}: requests/s {rps:.2f}x (bar 0.8x): {'met' if ok else 'MISSED'}"
+    ok_rps, ok_cpu = rps >= 1.0, cpu is not None and cpu <= 1.0
+    verdict = "met" if ok_rps and ok_cpu else "MISSED (" + ", ".join(
+        w for w, ok in (("requests/s", ok_rps), ("CPU per request", ok_cpu)) if not ok) + ")"
+    cpu_s = f"{cpu:.2f}x" if cpu is not None else "-"
+    return f"- {name}: requests/s {rps:.2f}x (bar 1.0x), CPU per request {cpu_s} (bar 1.0x): {verdict}"
 
 
 def report(out):
@@ -236,7 +270,9 @@ def report(out):
     if small:
         L.append("")
         L.append(f"Small answers: wrk -t1, {meta['connections']} connections, {meta['small_s']} s. small: a 4 KiB file, "
-                 f"tiny: a 9-byte file; keep-alive, or -close: one request per connection (Connection: close)")
+                 f"tiny: a 9-byte file; keep-alive, or -close: one request per connection (Connection: close); "
+                 f"notfound: a missing file, 404 from both; api: Sluice's GET /api/v1/streams with 20 live streams "
+                 f"beside nginx's 4 KiB file (keep-alive)")
         L.append("")
         L.append("| scenario | server | requests/s | CPU µs/request | CPU % of a core | latency p50 ms | latency p99 ms "
                  "| peak RSS MB |")
@@ -246,22 +282,30 @@ def report(out):
             name = r.get("scenario", "small")
             if name not in order:
                 order.append(name)
+        bars = []
         for name in order:
             m = {s: medians([r for r in small if r["server"] == s and r.get("scenario", "small") == name])
                  for s in SERVERS}
             for s in SERVERS:
                 x = m[s]
+                who = "nginx, 4 KiB file" if (name, s) == ("api", "nginx") else label[s]
                 if not x["runs"]:
-                    L.append(f"| {name} | {label[s]} | no valid run: {'; '.join(x['bad'])} | | | | | |")
+                    L.append(f"| {name} | {who} | no valid run: {'; '.join(x['bad'])} | | | | | |")
                     continue
-                L.append(f"| {name} | {label[s]} | {fmt(x['rps'], 0)} | {fmt(x['us_req'], 1)} | {fmt(x['cpu_pct'], 0)} "
+                L.append(f"| {name} | {who} | {fmt(x['rps'], 0)} | {fmt(x['us_req'], 1)} | {fmt(x['cpu_pct'], 0)} "
                          f"| {fmt(x['p50'])} | {fmt(x['p99'])} | {fmt(x['peak_mb'], 1)} |")
             a, b = m["sluice"], m["nginx"]
             if a["runs"] and b["runs"]:
                 L.append(f"| {name} | **sluice/nginx** | **{ratio(a['rps'], b['rps'])}** "
                          f"| **{ratio(a['us_req'], b['us_req'])}** | {ratio(a['cpu_pct'], b['cpu_pct'])} "
                          f"| {ratio(a['p50'], b['p50'])} | {ratio(a['p99'], b['p99'])} | {ratio(a['peak_mb'], b['peak_mb'])} |")
+                bars.append(bar(name, a, b))
             cond.append(conditions(name, a["runs"] + b["runs"], a["bad"] + b["bad"], meta))
+        if bars:
+            L.append("")
+            L.append("Bars of issue 16 (files and 404: requests/s >= 1.0x and CPU per request <= 1.0x nginx's; "
+                     "api: requests/s >= 0.8x nginx's 4 KiB file):")
+            L.extend(bars)
 
     for kind, title in (("large", f"Large file download: {meta['large_mib']} MiB, {meta['downloads']} parallel curl to /dev/null"),
                         ("upload", f"Upload: PUT of {meta['upload_mib']} MiB with curl -T, Authorization: Bearer")):

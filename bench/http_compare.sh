@@ -7,10 +7,14 @@
 #
 # Usage: bench/http_compare.sh [--reps N] [--quick] [--out DIR] [--no-build | --build-dir DIR] [SCENARIO...]
 #        bench/http_compare.sh --list
-# Scenarios (default: all, in this order; about 11 minutes with 3 repetitions):
+# Scenarios (default: all, in this order; about 13 minutes with 3 repetitions):
 #   small     wrk, one 4 KiB file, keep-alive, 50 connections, 10 s: requests/s, server CPU per request
 #   small-close  the same, one request per connection (wrk -H "Connection: close": it reconnects)
 #   tiny, tiny-close  the same with a 9-byte file (the seeds' httperf/ab measure)
+#   notfound  the same (keep-alive) for a file that does not exist: both answer 404
+#   api       Sluice: wrk on GET /api/v1/streams with 20 live streams (sluice-bench publish, 64 kb/s
+#             each, started first; its CPU is not counted), checked to list 20; beside nginx's
+#             4 KiB file (small) in the same repetition, the issue's yardstick for a dynamic answer
 #   large     4 parallel curl downloads of one 1 GiB file to /dev/null: MB/s, server CPU-s per GB
 #   upload    curl -T of a 1 GiB file (PUT, Authorization: Bearer): MB/s, server CPU-s per GB
 #             (nginx: core dav_methods PUT, when its build has the dav module)
@@ -29,7 +33,7 @@
 # processes this script started are stopped (by PID).
 set -euo pipefail
 
-all_scenarios=(small small-close tiny tiny-close large upload flv200 flv1000)
+all_scenarios=(small small-close tiny tiny-close notfound api large upload flv200 flv1000)
 reps=3
 reps_given=0
 quick=0
@@ -43,7 +47,7 @@ downloads=4
 upload_mib=""
 flv_s=""
 scenarios=()
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; reps_given=1; shift 2 ;;
@@ -152,6 +156,13 @@ fi
 if want upload; then
   log "http_compare: writing a ${upload_mib} MiB file to upload"
   head -c "$(( upload_mib * 1048576 ))" /dev/urandom > "$work/src/upload.mp4"
+fi
+if want api; then
+  # 20 publishers of one small file: 320x180 H.264 at 48 kb/s + 16 kb/s AAC, so ingest costs little.
+  log "http_compare: making $(( small_s + 20 )) s of a 64 kb/s FLV (20 publishers for the api scenario)"
+  ffmpeg -nostdin -loglevel error -y -f lavfi -i "testsrc=size=320x180:rate=15:duration=$(( small_s + 20 ))" \
+    -f lavfi -i "sine=duration=$(( small_s + 20 ))" -c:v libx264 -preset ultrafast -g 30 -b:v 48k \
+    -maxrate 48k -bufsize 48k -pix_fmt yuv420p -c:a aac -b:a 16k -ac 1 -f flv "$work/src/api.flv"
 fi
 if want flv200 || want flv1000; then
   log "http_compare: making $(( flv_s + 15 )) s of 1280x720 H.264 2400k + AAC 128k with noise (live source)"
@@ -290,8 +301,8 @@ record() {  # record KIND SERVER REP key=value...
 }
 
 measure_small() {  # SCENARIO SERVER REP: small, small-close, tiny, tiny-close
-  local scenario=$1 server=$2 rep=$3 txt="$out/wrk-$1-$2-$3.txt" wpid file=small.mp4 close=()
-  case "$scenario" in tiny*) file=tiny.mp4 ;; esac
+  local scenario=$1 server=$2 rep=$3 txt="$out/wrk-$1-$2-$3.txt" wpid file=small.mp4 close=() status=200
+  case "$scenario" in tiny*) file=tiny.mp4 ;; notfound) file=missing.mp4; status=404 ;; esac
   # One request per connection: wrk reconnects after each answer that closes.
   case "$scenario" in *-close) close=(-H "Connection: close") ;; esac
   begin_run "$server"
@@ -303,7 +314,63 @@ measure_small() {  # SCENARIO SERVER REP: small, small-close, tiny, tiny-close
     wait "$wpid" || note="wrk exited with $?"
   fi
   end_run
-  record small "$server" "$rep" scenario="$scenario" wrk="$txt" connections="$connections" seconds="$small_s"
+  record small "$server" "$rep" scenario="$scenario" wrk="$txt" connections="$connections" seconds="$small_s" \
+    expect_status="$status"
+}
+
+streams_listed() {  # streams_listed FILE: how many streams a saved /api/v1/streams answer lists
+  python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$1" 2>/dev/null || echo 0
+}
+measure_api() {  # REP: Sluice's /api/v1/streams with 20 live streams (nginx's turn: measure_small small)
+  local rep=$1 txt="$out/wrk-api-sluice-$1.txt" answer="$out/api-streams-$1.json" wpid pub="" n=0 i c0
+  local url ingest_pct=""
+  begin_run sluice
+  url="http://127.0.0.1:$port/api/v1/streams"
+  if [ -z "$note" ]; then
+    # One process, 20 RTMP publishers (api0..api19), all at once, for longer than the run.
+    "$bench" publish -n 20 --rate 0 -d "$(( small_s + 20 ))" -q -f "$work/src/api.flv" \
+      "rtmp://127.0.0.1:$rtmp_port/live/api{i}" >"$out/publisher-api-$rep.txt" 2>&1 &
+    pub=$!; pids+=("$pub")
+    for i in $(seq 1 50); do
+      curl -s --max-time 2 -o "$answer" "$url" || true
+      n=$(streams_listed "$answer")
+      [ "$n" = 20 ] && break
+      sleep 0.2
+    done
+    [ "$n" = 20 ] || note="the API listed $n streams, not 20"
+  fi
+  if [ -z "$note" ]; then
+    # The server's CPU for ingest alone over 2 s, reported beside (not subtracted).
+    c0=$(bench_cpu_ticks "$server_pid"); sleep 2
+    ingest_pct=$(( ($(bench_cpu_ticks "$server_pid") - c0) * 100 / (2 * ticks) ))
+    idle=$(bench_rss "$server_pid"); peak=$idle; cpu0=$(bench_cpu_ticks "$server_pid")
+    busy0=$(sys_busy); t0=$(date +%s.%N); load=$(cut -d' ' -f1-3 /proc/loadavg)
+    timeout $(( small_s + 30 )) "$wrk_bin" -t1 -c"$connections" -d"${small_s}s" --timeout 5s --latency \
+      "$url" >"$txt" 2>&1 &
+    wpid=$!; pids+=("$wpid")
+    sample_while "$wpid"
+    wait "$wpid" || note="wrk exited with $?"
+    t1=$(date +%s.%N); busy1=$(sys_busy)
+    # Still 20 after the load (nobody dropped out under it).
+    curl -s --max-time 2 -o "$answer" "$url" || true
+    n=$(streams_listed "$answer")
+    [ "$n" = 20 ] || note="${note:+$note; }the API listed $n streams after the run, not 20"
+  else
+    t1=$(date +%s.%N); busy1=$(sys_busy)
+  fi
+  if kill -0 "$server_pid" 2>/dev/null; then
+    [ -n "$note" ] || { cpu1=$(bench_cpu_ticks "$server_pid"); hwm=$(bench_hwm "$server_pid"); }
+  else
+    cpu1=$cpu0; note="${note:+$note; }server died"
+  fi
+  if [ -n "$pub" ]; then
+    kill -0 "$pub" 2>/dev/null || note="${note:+$note; }publisher died during the run"
+    bench_stop "$pub"
+  fi
+  stop_server
+  record small sluice "$rep" scenario=api wrk="$txt" connections="$connections" seconds="$small_s" \
+    expect_status=200 streams="$n" answer_bytes="$(stat -c %s "$answer" 2>/dev/null || echo 0)" \
+    ingest_cpu_pct="$ingest_pct"
 }
 
 measure_large() {  # SERVER REP
@@ -387,7 +454,8 @@ for name in "${scenarios[@]}"; do
   log "http_compare: $name, load $(cut -d' ' -f1-3 /proc/loadavg)"
   for rep in $(seq 1 "$reps"); do
     case "$name" in
-      small|small-close|tiny|tiny-close) measure_small "$name" sluice "$rep"; measure_small "$name" nginx "$rep" ;;
+      small|small-close|tiny|tiny-close|notfound) measure_small "$name" sluice "$rep"; measure_small "$name" nginx "$rep" ;;
+      api) measure_api "$rep"; measure_small api nginx "$rep" ;;
       large) measure_large sluice "$rep"; measure_large nginx "$rep" ;;
       upload) measure_upload sluice "$rep"; measure_upload nginx "$rep" ;;
       flv*) measure_flv "$name" http-flv "$rep"; measure_flv "$name" rtmp "$rep" ;;
