@@ -7,6 +7,7 @@ redis-server and three Sluice nodes (two loops each) started here, ffmpeg publis
 - ffmpeg on B (RTMP) and curl on C (HTTP-FLV) get A's packets byte for byte; 60 players spread
   over B and C still make exactly one pull per node (A sees two players of the stream).
 - Time from a play on a non-owner node to its first frame, with sluice-bench, on fresh streams.
+- Redis is killed and restarted: a player on B never stalls, A claims the stream again.
 - A is killed (-9): a player on B is told (UnpublishNotify) and stays; the publisher comes back on
   C once A's lease expired; the waiting player gets the stream again and a new play on B works
   within lease + a few seconds.
@@ -152,6 +153,21 @@ def main():
     check(p50 < 1500, f"first frame on a non-owner node within 1.5 s even under ASan (p50 {p50:.0f} ms)")
     for p in extra:
         stop_proc(p)
+
+    # Redis dies and comes back (empty) while B's players watch A's stream: nobody stalls, A claims
+    # the stream again, and B's pull never dropped.
+    watcher = probe_async(b.url(signed("live/cam")), "--duration", "9", timeout=30)
+    time.sleep(2)
+    redis.kill()
+    time.sleep(4)
+    redis.start()
+    check(wait_for(lambda: redis.cli("GET", "sluice:stream:live/cam").startswith("a "), 10),
+          "A claims live/cam again once Redis is back")
+    video = [ms for ms, _, _ in probe_events(watcher.lines(), "video")]
+    gaps = [b2 - a2 for a2, b2 in zip(video, video[1:])]
+    check(len(video) > 150 and max(gaps) < 500,
+          f"a player on B never stalled while Redis was down ({len(video)} frames, largest gap {max(gaps or [0])} ms)")
+    check(all(p["connects"] == 1 for p in pulls(hb) if p["stream"] == "live/cam"), "B's pull of live/cam never reconnected")
 
     # The owner dies: players on B are told and wait; the publisher comes back on C.
     watcher = probe_async(b.url(signed("live/cam")), "--duration", str(LEASE_S + 14), timeout=40)
