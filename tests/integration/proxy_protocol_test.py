@@ -9,7 +9,8 @@ LOCAL). Clients connect to HAProxy from other loopback addresses (127.0.0.1, .2,
 server that took the socket's peer would report 127.0.0.3 everywhere.
 
 Asserted: HAProxy's LOCAL health check passes; ffmpeg publishes through HAProxy and the stream
-plays back byte-exact through HAProxy over RTMP (ffmpeg) and HTTP-FLV (curl from 127.0.0.2);
+plays back byte-exact through HAProxy over RTMP (ffmpeg), RTMPS (ffmpeg; the header comes before
+the ClientHello) and HTTP-FLV (curl from 127.0.0.2); HTTPS reads a header before its TLS;
 the hook server gets 127.0.0.2 with the client's own port on publish and play; the publish log
 line says peer=127.0.0.2:<port>; /api/v1/clients lists 127.0.0.x client addresses, none
 127.0.0.3; http.api.allow (127.0.0.2 only) and an app's publish deny rule (127.0.0.2 only) act on
@@ -24,6 +25,7 @@ import json
 import os
 import re
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -83,22 +85,25 @@ H = f"http://127.0.0.1:{hook_server.server_address[1]}"
 
 # ---- Sluice with proxy_protocol on rtmp and http ----
 
-http_port = free_port()
+http_port, rtmps_port, https_port = free_port(), free_port(), free_port()
 extra = (f"  proxy_protocol: true\n  handshake_timeout: 4s\n"
          f"workers: 2\n"
          f"limits: {{ per_ip: 4 }}\n"
          f"http:\n  listen: 127.0.0.1:{http_port}\n  proxy_protocol: true\n"
          f"  proxy_protocol_from: [127.0.0.1/32, 127.0.0.2/32, {BALANCER}/32]\n  api: {{ allow: [127.0.0.2/32] }}\n"
-         f"hooks:\n  on_publish: {H}/publish\n  on_play: {H}/play\n  timeout: 2s\n")
+         f"hooks:\n  on_publish: {H}/publish\n  on_play: {H}/play\n  timeout: 2s\n"
+         f"rtmps: {{ listen: 127.0.0.1:{rtmps_port}, cert: cert.pem, key: cert-key.pem, proxy_protocol: true }}\n"
+         f"https: {{ listen: 127.0.0.1:{https_port}, cert: cert.pem, key: cert-key.pem, proxy_protocol: true }}\n")
 apps = ("  live: { type: live, gop_cache: true }\n"
         "  guarded: { type: live, publish: { deny: [127.0.0.2/32] } }\n")
 server = Server("proxy-protocol", extra_yaml=extra, apps=apps)
+make_cert(server.dir)  # cert.pem and cert-key.pem next to sluice.yaml
 server.start()
 PROXY_TIMEOUT = 2.0  # half of rtmp.handshake_timeout
 
 # ---- HAProxy in front ----
 
-ports = {name: free_port() for name in ("rtmp_v1", "rtmp_v2", "http_v1", "http_v2")}
+ports = {name: free_port() for name in ("rtmp_v1", "rtmp_v2", "http_v1", "http_v2", "rtmps_v2")}
 stats_sock = os.path.join(server.dir, "haproxy.sock")
 haproxy_cfg = os.path.join(server.dir, "haproxy.cfg")
 with open(haproxy_cfg, "w") as f:
@@ -125,6 +130,11 @@ frontend http_v1
     default_backend http_v1
 backend http_v1
     server s1 127.0.0.1:{http_port} send-proxy source {BALANCER}
+frontend rtmps_v2
+    bind 127.0.0.1:{ports['rtmps_v2']}
+    default_backend rtmps_v2
+backend rtmps_v2
+    server s1 127.0.0.1:{rtmps_port} send-proxy-v2 source {BALANCER}
 frontend http_v2
     bind 127.0.0.1:{ports['http_v2']}
     default_backend http_v2
@@ -135,7 +145,7 @@ backend http_v2
 haproxy_log = open(os.path.join(server.dir, "haproxy.log"), "w")
 haproxy = subprocess.Popen(["haproxy", "-f", haproxy_cfg, "-db"], stdout=haproxy_log, stderr=subprocess.STDOUT)
 atexit.register(lambda: (haproxy.poll() is None) and (haproxy.kill(), haproxy.wait()))
-check(all(wait_port(p) for p in ports.values()), "haproxy listens on its four frontends")
+check(all(wait_port(p) for p in ports.values()), "haproxy listens on its five frontends")
 
 
 def haproxy_status(backend):
@@ -240,6 +250,29 @@ try:
     check(any(b.get("address") == "127.0.0.1" for b in plays), "on_play (RTMP via ffmpeg) got 127.0.0.1")
     check(not any(b.get("address") == BALANCER for b in hook_calls("play", "cam") + hook_calls("publish", "cam")),
           "no hook ever saw the balancer's address")
+
+    # 3b. RTMPS through HAProxy: the header comes in clear before the ClientHello, on whichever loop
+    #     the socket was handed to; the player's address reaches the hook.
+    rtmps_out = os.path.join(server.dir, "rtmps_play.flv")
+    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i",
+                    f"rtmps://127.0.0.1:{ports['rtmps_v2']}/live/cam?via=rtmps", "-t", "3", "-c", "copy", "-f", "flv",
+                    rtmps_out], timeout=60)
+    check_same_packets("RTMPS through haproxy (send-proxy-v2)", rtmps_out, source_tags, min_video=30, min_audio=30)
+    rtmps_plays = [b for b in hook_calls("play", "cam") if "via=rtmps" in b.get("query", "")]
+    check(len(rtmps_plays) == 1 and rtmps_plays[0].get("address") == "127.0.0.1",
+          f"on_play (RTMPS via ffmpeg) got 127.0.0.1 ({rtmps_plays})")
+    #     HTTPS straight to its port, this test being the balancer: a v1 header claiming 127.0.0.2
+    #     (the only address http.api.allow lets in), then TLS, then the API request.
+    tls_ctx = ssl.create_default_context()
+    tls_ctx.check_hostname = False
+    tls_ctx.verify_mode = ssl.CERT_NONE
+    for claimed, want in (("127.0.0.2", b"HTTP/1.1 200"), ("127.0.0.9", b"HTTP/1.1 403")):
+        raw = socket.create_connection(("127.0.0.1", https_port), timeout=10)
+        raw.sendall(v1_header(claimed, 6000, dst_port=https_port))
+        with tls_ctx.wrap_socket(raw, server_hostname="localhost") as t:
+            t.sendall(b"GET /api/v1/clients HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            answer = t.recv(64)
+        check(answer.startswith(want), f"HTTPS after a v1 header claiming {claimed}: {want.decode()} ({answer[:20]})")
 
     # 4. A raw RTMP publisher from 127.0.0.2 through HAProxy (v1): hook, log and API have its port.
     c = RtmpClient(ports["rtmp_v1"], source="127.0.0.2")
