@@ -34,7 +34,7 @@ if [ "$profile" = test ]; then
   packages+=(
     doctest-dev
     clang-14 libclang-rt-14-dev
-    ffmpeg rtmpdump curl python3 openssl
+    ffmpeg rtmpdump curl python3 python3-yaml openssl
     nginx libnginx-mod-rtmp
     redis-server haproxy
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
