@@ -76,6 +76,12 @@ void split_query(std::string_view in, std::string& name, std::string& query) {
   }
 }
 
+static uint32_t caps_ex_bits(double v) {
+  if (!(v >= 1)) return 0;  // negative, zero, NaN
+  if (v >= 4294967296.0) return 0xFFFFFFFFu;
+  return static_cast<uint32_t>(v);
+}
+
 Result<ConnectCommand> parse_connect(const Command& cmd) {
   if (!cmd.command_object.is_object_like()) return Error(Errc::BadCommand, "connect without a command object");
   ConnectCommand c;
@@ -90,6 +96,9 @@ Result<ConnectCommand> parse_connect(const Command& cmd) {
   c.swf_url = o.get_string("swfUrl");
   c.page_url = o.get_string("pageUrl");
   c.object_encoding = o.get_number("objectEncoding", 0);
+  if (const amf::Value* caps = o.find("capsEx"); caps && caps->is_number()) {
+    c.caps_ex = caps_ex_bits(caps->as_number());
+  }
   return c;
 }
 

@@ -33,6 +33,13 @@ struct Command {
 // switch to AMF3) payload.
 Result<Command> parse_command(uint8_t message_type, std::span<const uint8_t> payload);
 
+// Enhanced RTMP v2 capsEx bits a client may announce in connect (docs/protocol.md, "Reconnect
+// requests"); Sluice acts on Reconnect only.
+inline constexpr uint32_t kCapsExReconnect = 0x01;
+inline constexpr uint32_t kCapsExMultitrack = 0x02;
+inline constexpr uint32_t kCapsExModEx = 0x04;
+inline constexpr uint32_t kCapsExTimestampNanoOffset = 0x08;
+
 struct ConnectCommand {
   double transaction_id = 1;
   std::string app;             // without any "?query"
@@ -42,7 +49,13 @@ struct ConnectCommand {
   std::string swf_url;
   std::string page_url;
   double object_encoding = 0;  // 0 = AMF0, 3 = AMF3; echoed in the result
+  // The capsEx number of the command object, nullopt when absent or not a number: its whole part,
+  // 0 when negative or NaN, every bit set when above 32 bits.
+  std::optional<uint32_t> caps_ex;
   amf::Value command_object;
+
+  // The client announced that it follows NetConnection.Connect.ReconnectRequest.
+  bool can_reconnect() const { return caps_ex && (*caps_ex & kCapsExReconnect) != 0; }
 };
 Result<ConnectCommand> parse_connect(const Command& cmd);
 

@@ -419,10 +419,19 @@ void Session::accept_connect(const amf::Properties& extra_server_props) {
   props.set("fmsVer", str("FMS/3,5,7,7009"));
   props.set("capabilities", number(31));
   props.set("mode", number(1));
+  // A client that negotiates Enhanced RTMP v2 capabilities learns which of them the server acts
+  // on: Reconnect (docs/protocol.md, "Reconnect requests"). Others get the reply they always got.
+  if (connect_.caps_ex) props.set("capsEx", number(kCapsExReconnect));
   for (const auto& [k, v] : extra_server_props) props.set(k, v);
   amf::Value info = status_info(Status::ConnectSuccess, "Connection succeeded.",
                                 {{"objectEncoding", number(connect_.object_encoding)}});
   send_command(kControlStream, "_result", connect_.transaction_id, props, std::span(&info, 1));
+}
+
+void Session::request_reconnect(std::string_view tc_url, std::string_view description) {
+  amf::Properties extra;
+  if (!tc_url.empty()) extra.push_back({"tcUrl", str(tc_url)});
+  send_status(kControlStream, Status::ConnectReconnectRequest, description, std::move(extra));
 }
 
 void Session::reject_connect(std::string_view description) {

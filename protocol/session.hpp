@@ -182,6 +182,9 @@ class Session {
   void send_play_status(uint32_t stream_id, Status code, std::string_view description, amf::Properties extra = {});
   void reply_stream_length(double transaction_id, double seconds);
   void reply_unpublish(uint32_t stream_id, std::string_view name);  // onFCUnpublish + onStatus Unpublish.Success
+  // onStatus NetConnection.Connect.ReconnectRequest on stream 0, with the tcUrl to reconnect to
+  // (omitted when empty: the client's own). Only for a client whose connect_info().can_reconnect().
+  void request_reconnect(std::string_view tc_url, std::string_view description);
 
   // ---- Client requests ----
   void connect(std::string_view app, std::string_view tc_url, const amf::Properties& extra = {});

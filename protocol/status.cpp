@@ -18,6 +18,7 @@ constexpr std::array<Entry, kStatusCount> kTable{{
     {Status::ConnectSuccess, "NetConnection.Connect.Success", StatusLevel::Status},
     {Status::ConnectRejected, "NetConnection.Connect.Rejected", StatusLevel::Error},
     {Status::CallFailed, "NetConnection.Call.Failed", StatusLevel::Error},
+    {Status::ConnectReconnectRequest, "NetConnection.Connect.ReconnectRequest", StatusLevel::Status},
     {Status::PublishStart, "NetStream.Publish.Start", StatusLevel::Status},
     {Status::PublishBadName, "NetStream.Publish.BadName", StatusLevel::Error},
     {Status::PublishRejected, "NetStream.Publish.Rejected", StatusLevel::Error},

@@ -18,6 +18,7 @@ enum class Status : uint8_t {
   ConnectSuccess,
   ConnectRejected,
   CallFailed,
+  ConnectReconnectRequest,  // Enhanced RTMP: reconnect (docs/protocol.md, "Reconnect requests")
   // NetStream, publishing
   PublishStart,
   PublishBadName,

@@ -26,6 +26,10 @@ namespace {
 constexpr uint64_t kTickMs = 1000;
 // How long a graceful stop waits for the last bytes to reach peers before closing everything.
 constexpr uint64_t kStopGraceMs = 1500;
+// A stopping loop waits at most this long for the other loops to end their publications, looking
+// every kStopPollMs.
+constexpr uint64_t kStopWaitMs = 500;
+constexpr uint64_t kStopPollMs = 5;
 // How often a worker refreshes its figures for the stats API (only with several workers).
 constexpr uint64_t kSnapshotMs = 250;
 
@@ -332,6 +336,10 @@ void Server::on_mesh_event(MeshEvent& e) {
       if (tls_) tls_->reload("SIGHUP");
       return;
     case MeshEvent::Kind::Stop: stop(); return;
+    case MeshEvent::Kind::Drain:
+      draining_ = true;
+      request_reconnects();
+      return;
     default: registry_.on_mesh_event(e); return;
   }
 }
@@ -373,13 +381,18 @@ void Server::on_signal(uv_signal_t* signal, int signum) {
     self->reload_tls();
     return;
   }
-  SLUICE_LOG_INFO("event=signal signal={} action=stop", signum == SIGINT ? "SIGINT" : "SIGTERM");
-  self->stop();
+  self->on_stop_signal(signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 void Server::stop() {
   if (stopping_) return;
   stopping_ = true;
+  // Publications end first, on every connection of this loop and before the other loops hear of
+  // the stop: their players, here or on another loop, are told before they are shut down.
+  std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
+  for (RtmpConnection* c : all) {
+    if (connections_.count(c)) c->end_publishers("server stopped");
+  }
   if (mesh_ && worker_ == 0) {
     for (uint32_t w = 1; w < mesh_->size(); ++w) {
       auto e = std::make_unique<MeshEvent>();
@@ -390,6 +403,29 @@ void Server::stop() {
   for (auto& l : listeners_) l->close();
   if (proxy_reader_) proxy_reader_->close_all();
   if (relays_) relays_->stop();
+  if (mesh_) {
+    // The other loops end their publications too; the ends reach this loop's players through the
+    // inbox, which is read once they all have (or after a bound) and before the players go.
+    ++mesh_->publishers_ended;
+    stop_wait_deadline_ms_ = now_ms() + kStopWaitMs;
+    uv_timer_start(
+        &stop_timer_,
+        [](uv_timer_t* t) {
+          auto* self = static_cast<Server*>(t->data);
+          if (self->mesh_->publishers_ended.load() < self->mesh_->size() &&
+              self->now_ms() < self->stop_wait_deadline_ms_) {
+            return;
+          }
+          while (auto e = self->mesh_->next_event(self->worker_)) self->on_mesh_event(*e);
+          self->finish_stop();
+        },
+        kStopPollMs, kStopPollMs);
+    return;
+  }
+  finish_stop();
+}
+
+void Server::finish_stop() {
   std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
   for (RtmpConnection* c : all) {
     if (connections_.count(c)) c->shutdown_gracefully();

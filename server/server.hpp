@@ -82,8 +82,10 @@ class Server final : public HttpApi {
   // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
   const std::unordered_set<RtmpConnection*>& connections() const { return connections_; }
   uint64_t started_ms() const { return started_ms_; }
-  // SIGTERM or SIGINT came: no new clients (/readyz says 503).
-  bool stopping() const { return stopping_; }
+  // SIGTERM or SIGINT came: no new clients (/readyz says 503), whether draining or stopping.
+  bool stopping() const { return stopping_ || draining_; }
+  // The drain (shutdown.drain, server/drain.cpp) is under way and stop() has not come yet.
+  bool draining() const { return draining_ && !stopping_; }
 
   // The stats API (HttpApi, for the HTTP side).
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
@@ -92,6 +94,17 @@ class Server final : public HttpApi {
   void on_accepted(int fd, bool tls = false);
   static void on_tick(uv_timer_t* timer);
   static void on_signal(uv_signal_t* signal, int signum);
+  // Draining (server/drain.cpp): SIGTERM/SIGINT drains when shutdown.drain is set, a second one
+  // stops; a drain ends in stop() once the sessions are gone or the period is over.
+  void on_stop_signal(const char* name);
+  void begin_drain(const char* signal_name);
+  void request_reconnects();  // this loop's RTMP clients that announced they can reconnect
+  size_t session_count() const;
+  static void on_drain_tick(uv_timer_t* timer);
+  void end_drain(const char* why);
+  // The rest of stop() once every loop has ended its publications (or a short while has passed).
+  void finish_stop();
+  uint64_t stop_wait_deadline_ms_ = 0;
   static void on_wake(uv_async_t* async);
   void on_mesh_event(MeshEvent& e);
   void adopt(int fd, uint64_t id, bool tls);
@@ -146,6 +159,9 @@ class Server final : public HttpApi {
   std::vector<std::string> bound_;
   uint64_t started_ms_ = 0;
   bool stopping_ = false;
+  bool draining_ = false;
+  uint64_t drain_started_ms_ = 0;
+  uint64_t drain_deadline_ms_ = 0;
 };
 
 }  // namespace sluice::server

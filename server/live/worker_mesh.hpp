@@ -40,6 +40,7 @@ struct MeshEvent {
     TlsReload,     // load the RTMPS certificates again (SIGHUP on worker 0)
     HlsUpdate,     // key's HLS muxer published a new part: wake the requests waiting for it
     Stop,          // graceful stop
+    Drain,         // SIGTERM with shutdown.drain: ask this loop's RTMP clients to reconnect elsewhere
   };
   Kind kind = Kind::Stop;
   uint32_t from = 0;
@@ -121,6 +122,9 @@ class WorkerMesh {
 
   // RTMP connections across all workers (rtmp.max_connections counts them all).
   std::atomic<size_t> rtmp_connections{0};
+  // Workers that, stopping, have ended the publications on their loop (Server::stop): each waits
+  // for all of them before it shuts its players down, so players hear of every stream's end.
+  std::atomic<size_t> publishers_ended{0};
 
   void publish_snapshot(uint32_t worker, WorkerSnapshot s);
   // Every worker's latest snapshot except `except`'s (the caller's own figures are live).

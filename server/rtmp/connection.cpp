@@ -187,14 +187,29 @@ void RtmpConnection::on_tick(uint64_t now) {
   }
 }
 
+bool RtmpConnection::request_reconnect() {
+  const protocol::ConnectCommand& c = session_.connect_info();
+  if (closing() || !connected_ || !c.can_reconnect()) return false;
+  session_.request_reconnect(c.tc_url, "This server is shutting down; reconnect to continue.");
+  request_flush();
+  SLUICE_LOG_INFO("conn={} peer={} event=reconnect_request app={} tc_url=\"{}\"", id(), peer(), app_,
+                  printable(c.tc_url));
+  return true;
+}
+
+void RtmpConnection::end_publishers(const std::string& reason) {
+  if (closing()) return;
+  for (auto& p : publishers_) p->ticket.set_end_reason(reason);
+  publishers_.clear();
+}
+
 void RtmpConnection::shutdown_gracefully() {
   if (closing()) return;
   // Publishers first: ending a publication queues its players' notices (maybe on this
   // connection). The players stay until what they queued is written.
-  for (auto& p : publishers_) p->ticket.set_end_reason("server stopped");
+  end_publishers("server stopped");
   for (auto& p : players_) p->ticket.set_end_reason("server stopped");
   for (auto& p : vod_players_) p->ticket.set_end_reason("server stopped");
-  publishers_.clear();
   vod_players_.clear();
   for (auto& p : players_) p->end();
   session_.close_after_flush();

@@ -70,6 +70,13 @@ class RtmpConnection final : public StreamSocket {
   void on_tick(uint64_t now_ms);
   // Server shutdown: tell the peer its streams end, then close once the bytes are out.
   void shutdown_gracefully();
+  // The first step of a server stop, on every connection before any shutdown_gracefully(): the
+  // publications end, so their players everywhere are told before they are shut down.
+  void end_publishers(const std::string& reason);
+  // Draining (server/drain.cpp): a client that announced Enhanced RTMP reconnect support in its
+  // connect (capsEx) is asked to reconnect to the tcUrl it came with, which the load balancer
+  // sends elsewhere (docs/protocol.md, "Reconnect requests"). False, and nothing sent, for others.
+  bool request_reconnect();
 
   protocol::Session& session() { return session_; }
   // "app/stream" of every stream this connection plays (live and VOD), for the stats API.

@@ -104,6 +104,7 @@ TEST_CASE("every status code has its wire string and level") {
       {Status::ConnectSuccess, "NetConnection.Connect.Success", "status"},
       {Status::ConnectRejected, "NetConnection.Connect.Rejected", "error"},
       {Status::CallFailed, "NetConnection.Call.Failed", "error"},
+      {Status::ConnectReconnectRequest, "NetConnection.Connect.ReconnectRequest", "status"},
       {Status::PublishStart, "NetStream.Publish.Start", "status"},
       {Status::PublishBadName, "NetStream.Publish.BadName", "error"},
       {Status::PublishRejected, "NetStream.Publish.Rejected", "error"},

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Draining on SIGTERM (shutdown.drain, docs/cluster.md "Draining"): the real binary, ffmpeg
+publishing a live stream, raw RTMP players (rtmp_client.py).
+
+1. Grace: two players of the stream, one announcing Enhanced RTMP reconnect (capsEx 0x01) in its
+   connect, one not. After SIGTERM the first gets NetConnection.Connect.ReconnectRequest on stream 0
+   with its own tcUrl, the second gets nothing; both keep receiving the stream; a new TCP connection
+   to the RTMP port is refused; /readyz says 503 (and /healthz 200); the process is still there
+   shortly before the drain period ends and exits 0 soon after it, having told its players.
+2. Early end: the sessions end during the drain (the player leaves after its request, the publisher
+   stops): the process exits then, long before the drain period.
+3. A second signal during the drain stops the server at once.
+4. Cluster: a draining node's publisher leaves; its claim in Redis is gone at once (not after the
+   lease) and another node takes the name's publish straight away.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import *  # noqa: E402,F403
+from rtmp_client import RtmpClient  # noqa: E402
+
+require_tools("ffmpeg", "redis-server", "redis-cli")
+
+RECONNECT = "NetConnection.Connect.ReconnectRequest"
+
+
+def http_status(port, path):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def rtmp_port_refuses(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return False
+    except ConnectionRefusedError:
+        return True
+
+
+def player(port, name, caps_ex=None):
+    """A raw RTMP player of live/NAME; caps_ex None sends no capsEx at all."""
+    c = RtmpClient(port)
+    obj = {"app": "live", "tcUrl": f"rtmp://127.0.0.1:{port}/live?via=lb", "flashVer": "FMLE/3.0",
+           "objectEncoding": 0}
+    if caps_ex is not None:
+        obj["capsEx"] = caps_ex
+    c.command("connect", obj, None, txn=1)
+    c.tc_url = obj["tcUrl"]
+    c.create_stream()
+    c.play(name)
+    if not c.wait_status("NetStream.Play.Start", timeout=10):
+        fail("player: no NetStream.Play.Start")
+    return c
+
+
+def connect_result(c):
+    """The properties object of the server's _result to connect."""
+    for m in c.messages:
+        cmd = m.command()
+        if cmd and cmd[0] == "_result" and cmd[1] == 1:
+            return cmd[2][0] if cmd[2] and isinstance(cmd[2][0], dict) else {}
+    return None
+
+
+def pump(clients, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        for c in clients:
+            if not c.closed:
+                c.read_some(0.02)
+
+
+def video_count(c, since=0):
+    return sum(1 for m in c.messages[since:] if m.type == 9)
+
+
+def reconnect_requests(c):
+    out = []
+    for m in c.messages:
+        cmd = m.command()
+        if cmd and cmd[0] == "onStatus" and m.status_code() == RECONNECT:
+            info = next((a for a in cmd[2] if isinstance(a, dict)), {})
+            out.append((m.stream_id, info))
+    return out
+
+
+def wait_published(c, seconds=15):
+    check(c.wait_for(lambda m: m.type == 9, timeout=seconds) is not None, "the player receives video")
+
+
+def start_publisher(server, src, name="live/cam"):
+    return publish_ffmpeg(src, server.url(name), loop=True)
+
+
+def case_grace(src):
+    drain_s = 8
+    hport = free_port()
+    server = Server("drain-grace", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\nshutdown:\n  drain: {drain_s}s\n")
+    server.start()
+    pub = start_publisher(server, src)
+    a = player(server.port, "cam", caps_ex=1)
+    b = player(server.port, "cam")
+    wait_published(a)
+    wait_published(b)
+    check(connect_result(a).get("capsEx") == 1, "the server names capsEx Reconnect to the client that sent capsEx")
+    check("capsEx" not in connect_result(b), "... and nothing new to the client that did not")
+    check(http_status(hport, "/readyz")[0] == 200, "/readyz is 200 before the signal")
+    pump([a, b], 1.0)
+    check(not reconnect_requests(a), "no reconnect request before the signal")
+
+    server.proc.send_signal(signal.SIGTERM)
+    signalled = time.time()
+    got = a.wait_status(RECONNECT, timeout=3)
+    check(got is not None, "the capsEx Reconnect player gets NetConnection.Connect.ReconnectRequest")
+    sid, info = reconnect_requests(a)[0]
+    check(sid == 0, f"... on message stream 0 (got {sid})")
+    check(info.get("level") == "status", f"... level status ({info.get('level')})")
+    check(info.get("tcUrl") == a.tc_url, f"... with the tcUrl it connected with ({info.get('tcUrl')})")
+    check(bool(info.get("description")), "... and a description")
+
+    check(rtmp_port_refuses(server.port), "a new TCP connection to the RTMP port is refused during the drain")
+    st, body = http_status(hport, "/readyz")
+    check(st == 503, f"/readyz is 503 during the drain ({st} {body})")
+    check(http_status(hport, "/healthz")[0] == 200, "/healthz stays 200 during the drain")
+
+    a_before, b_before = len(a.messages), len(b.messages)
+    pump([a, b], 3.0)
+    check(not a.closed and not b.closed, "both players are still connected 3 s into the drain")
+    check(video_count(a, a_before) >= 25, f"the stream keeps flowing to the reconnect player "
+          f"({video_count(a, a_before)} video messages in 3 s)")
+    check(video_count(b, b_before) >= 25, f"the stream keeps flowing to the other player "
+          f"({video_count(b, b_before)} video messages in 3 s)")
+    check(not reconnect_requests(b), "the player without capsEx gets no reconnect request")
+    check(len(reconnect_requests(a)) == 1, "the reconnect player is asked once")
+
+    pump([a, b], max(0.0, signalled + drain_s - 1.5 - time.time()))
+    check(server.alive(), "the process is still serving 1.5 s before the drain period ends")
+    check(not a.closed and not b.closed, "... and so are both players")
+    deadline = signalled + drain_s + 8
+    while server.alive() and time.time() < deadline:
+        pump([a, b], 0.2)
+    exited = time.time() - signalled
+    check(not server.alive(), f"the process exits after the drain period ({exited:.1f} s after SIGTERM)")
+    check(exited >= drain_s - 0.5, f"... not before it ({exited:.1f} s >= {drain_s} s)")
+    code = server.stop()
+    check(code == 0, f"exit code 0 (got {code})")
+    pump([a, b], 0.5)
+    check("NetStream.Play.UnpublishNotify" in b.statuses(), "the player left alone is told the stream ended")
+    check(a.closed and b.closed, "both players are disconnected at the end")
+    log = server.log_text()
+    check("event=drain_start" in log and " rtmp=3 " in log, "log: drain start with the session count (3 RTMP)")
+    check(f"drain_ms={drain_s * 1000}" in log, "log: drain start with the drain period")
+    check(log.count("event=reconnect_request ") == 1, "log: one reconnect request")
+    check('event=drain_end reason="drain period over"' in log, "log: drain end, the period is over")
+    stop_proc(pub)
+    a.close()
+    b.close()
+
+
+def case_early_end(src):
+    drain_s = 30
+    hport = free_port()
+    server = Server("drain-early", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\nshutdown:\n  drain: {drain_s}s\n")
+    server.start()
+    pub = start_publisher(server, src)
+    a = player(server.port, "cam", caps_ex=1)
+    wait_published(a)
+    server.proc.send_signal(signal.SIGTERM)
+    signalled = time.time()
+    check(a.wait_status(RECONNECT, timeout=3) is not None, "early end: the player is asked to reconnect")
+    check(http_status(hport, "/readyz")[0] == 503, "early end: /readyz is 503")
+    pump([a], 1.0)
+    check(server.alive(), "early end: the process waits while the sessions go on")
+    # The player has reconnected elsewhere and leaves; the publisher stops.
+    a.close()
+    stop_proc(pub)
+    ended = time.time()
+    check(wait_for(lambda: not server.alive(), 10), "early end: the process exits once the sessions have ended")
+    took = time.time() - ended
+    check(time.time() - signalled < drain_s / 2, f"... long before the drain period ({time.time() - signalled:.1f} s "
+          f"after SIGTERM, {took:.1f} s after the last session)")
+    check(server.stop() == 0, "early end: exit code 0")
+    check('event=drain_end reason="sessions ended"' in server.log_text(), "log: drain end, the sessions ended")
+
+
+def case_second_signal(src):
+    server = Server("drain-twice", extra_yaml="shutdown:\n  drain: 60s\n")
+    server.start()
+    pub = start_publisher(server, src)
+    b = player(server.port, "cam")
+    wait_published(b)
+    server.proc.send_signal(signal.SIGTERM)
+    pump([b], 1.5)
+    check(server.alive() and not b.closed, "second signal: the first SIGTERM drains (the player stays)")
+    server.proc.send_signal(signal.SIGINT)
+    t = time.time()
+    check(wait_for(lambda: not server.alive(), 8), "second signal: SIGINT during the drain stops the server")
+    check(time.time() - t < 8, f"... at once ({time.time() - t:.1f} s)")
+    check(server.stop() == 0, "second signal: exit code 0")
+    pump([b], 0.5)
+    check(b.closed and "NetStream.Play.UnpublishNotify" in b.statuses(), "second signal: the player was told and closed")
+    log = server.log_text()
+    check('event=drain_end reason="second signal"' in log, "log: drain end by the second signal")
+    stop_proc(pub)
+    b.close()
+
+
+PASSWORD = "drain-test-pw"
+
+
+def case_cluster(src):
+    d = workdir("drain-redis")
+    rport = free_port()
+    redis = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(rport), "--save", "",
+                              "--appendonly", "no", "--requirepass", PASSWORD, "--dir", d],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    check(wait_port(rport), "redis-server listens")
+
+    def cli(*args):
+        p = subprocess.run(["redis-cli", "-p", str(rport), "--no-auth-warning", "-a", PASSWORD, "-n", "1"] +
+                           list(args), capture_output=True, text=True, timeout=10)
+        return p.stdout.strip()
+
+    def node(name, extra=""):
+        port = free_port()
+        yaml = (f"cluster:\n  registry: redis://127.0.0.1:{rport}/1\n  node_id: {name}\n"
+                f"  advertise: rtmp://127.0.0.1:{port}\n  password: {PASSWORD}\n  token: internal-token\n"
+                f"  lease: 30s\n{extra}")
+        return Server(f"drain-cluster-{name}", extra_yaml=yaml, port=port).start()
+
+    a = node("a", "shutdown:\n  drain: 30s\n")
+    b = node("b")
+    pub = start_publisher(a, src)
+    check(wait_for(lambda: cli("GET", "sluice:stream:live/cam").startswith("a "), 10), "cluster: A owns live/cam")
+    a.proc.send_signal(signal.SIGTERM)
+    time.sleep(1.0)
+    check(a.alive(), "cluster: A drains with its publisher on")
+    check(cli("GET", "sluice:stream:live/cam").startswith("a "), "cluster: A keeps its claim while its publisher is on")
+    # The publisher moves: it leaves A (which then has no sessions) and publishes on B.
+    stop_proc(pub)
+    left = time.time()
+    check(wait_for(lambda: cli("GET", "sluice:stream:live/cam") == "", 3),
+          f"cluster: A's claim is released at once ({time.time() - left:.1f} s, the lease is 30 s)")
+    pub_b = start_publisher(b, src)
+    check(wait_for(lambda: cli("GET", "sluice:stream:live/cam").startswith("b "), 8),
+          "cluster: B takes the name's publish straight away")
+    check(pub_b.poll() is None, "cluster: B's publisher is accepted and publishing")
+    check(wait_for(lambda: not a.alive(), 10), "cluster: A exits once its sessions have ended")
+    check(a.stop() == 0, "cluster: A's exit code is 0")
+    stop_proc(pub_b)
+    b.stop()
+    redis.kill()
+    redis.wait()
+
+
+def main():
+    d = workdir("drain-media")
+    src = make_media(os.path.join(d, "src.flv"), seconds=4, gop=25)
+    case_grace(src)
+    case_early_end(src)
+    case_second_signal(src)
+    case_cluster(src)
+    print("PASS")
+
+
+main()
