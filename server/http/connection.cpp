@@ -5,6 +5,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "protocol/proxy_header.hpp"
 #include "server/http/routes.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
@@ -140,8 +141,12 @@ void HttpConnection::process_input() {
         case RequestState::Lingering:
           break;
         default:
-          SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}\"", id(), peer(), status,
-                          why);
+          // The connection's first bytes, still all in in_, may be a balancer's PROXY header on a
+          // listener without http.proxy_protocol: say so.
+          const bool proxy = bytes_in() == in_.size() && protocol::looks_like_proxy_header(std::span<const uint8_t>(
+                                     reinterpret_cast<const uint8_t*>(in_.data()), in_.size()));
+          SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}{}\"", id(), peer(),
+                          status, why, proxy ? " (a PROXY header: this listener has no proxy_protocol)" : "");
           refuse(status, why);
           break;
       }

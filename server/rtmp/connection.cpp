@@ -2,6 +2,7 @@
 // handling is in commands.cpp.
 #include "server/rtmp/connection.hpp"
 
+#include "protocol/proxy_header.hpp"
 #include "server/io/logging.hpp"
 #include "server/live/wire_body.hpp"
 #include "server/rtmp/live_player.hpp"
@@ -83,7 +84,11 @@ void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {
   events_.clear();
   if (closing()) return;
   if (!fed) {
-    SLUICE_LOG_WARN("conn={} peer={} event=protocol_error error=\"{}\"", id(), peer(), fed.error().message());
+    // A balancer's PROXY header on a listener without rtmp.proxy_protocol: the log says so (the
+    // header is never read there: docs/proxy_protocol.md, "Security").
+    const bool proxy = bytes_in() == bytes.size() && protocol::looks_like_proxy_header(bytes);
+    SLUICE_LOG_WARN("conn={} peer={} event=protocol_error error=\"{}{}\"", id(), peer(), fed.error().message(),
+                    proxy ? " (a PROXY header: this listener has no proxy_protocol)" : "");
     close("protocol error: " + fed.error().message());
     return;
   }

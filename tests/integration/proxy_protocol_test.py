@@ -412,6 +412,12 @@ try:
     out, took, closed = raw_exchange(http2, v2_header(1, "203.0.113.7", 40000) +
                                      b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
     check(closed and not out.startswith(b"HTTP/1.1 2"), f"unflagged HTTP listener: a v2 header is a bad request ({out[:24]})")
+    time.sleep(0.3)
+    hints = [line for line in plain.log_text().splitlines() if "this listener has no proxy_protocol" in line]
+    check(len([h for h in hints if "event=protocol_error" in h]) == 2 and
+          len([h for h in hints if "event=bad_request" in h]) == 2,
+          "each of the four log lines says a PROXY header came to a listener without proxy_protocol:\n" +
+          "\n".join(hints))
     check(pub.poll() is None, "unflagged server: the publisher kept streaming")
     out_file = os.path.join(plain.dir, "after.flv")
     subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", plain.url("live/cam"), "-t", "2",
