@@ -347,9 +347,11 @@ try:
     out, _, _ = raw_exchange(http_port, v2_header(1, "127.0.0.2", 5555) + get)
     check(out.startswith(b"HTTP/1.1 200"), f"v2 PROXY claiming 127.0.0.2: the API answers ({out[:20]})")
     out, _, _ = raw_exchange(http_port, v2_header(0, "127.0.0.2", 5555) + get)
-    check(out.startswith(b"HTTP/1.1 403"), f"v2 LOCAL from 127.0.0.1: its block is ignored, the API refuses ({out[:20]})")
+    check(out.startswith(b"HTTP/1.1 403"),
+          f"v2 LOCAL from 127.0.0.1: its block is ignored, the API refuses ({out[:20]})")
     out, _, _ = raw_exchange(http_port, v2_header(0, "127.0.0.9", 5555) + get, source="127.0.0.2")
-    check(out.startswith(b"HTTP/1.1 200"), f"v2 LOCAL from 127.0.0.2: the socket's address, the API answers ({out[:20]})")
+    check(out.startswith(b"HTTP/1.1 200"),
+          f"v2 LOCAL from 127.0.0.2: the socket's address, the API answers ({out[:20]})")
     out, _, _ = raw_exchange(http_port, b"PROXY UNKNOWN\r\n" + get, source="127.0.0.2")
     check(out.startswith(b"HTTP/1.1 200"), f"v1 UNKNOWN from 127.0.0.2: the socket's address ({out[:20]})")
 
@@ -408,10 +410,12 @@ try:
     check(closed and out == b"", "unflagged RTMP listener: a v2 header closes the connection")
     out, took, closed = raw_exchange(http2, v1_header("203.0.113.7", 40000) +
                                      b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-    check(closed and not out.startswith(b"HTTP/1.1 2"), f"unflagged HTTP listener: a v1 header is a bad request ({out[:24]})")
+    check(closed and not out.startswith(b"HTTP/1.1 2"),
+          f"unflagged HTTP listener: a v1 header is a bad request ({out[:24]})")
     out, took, closed = raw_exchange(http2, v2_header(1, "203.0.113.7", 40000) +
                                      b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-    check(closed and not out.startswith(b"HTTP/1.1 2"), f"unflagged HTTP listener: a v2 header is a bad request ({out[:24]})")
+    check(closed and not out.startswith(b"HTTP/1.1 2"),
+          f"unflagged HTTP listener: a v2 header is a bad request ({out[:24]})")
     time.sleep(0.3)
     hints = [line for line in plain.log_text().splitlines() if "this listener has no proxy_protocol" in line]
     check(len([h for h in hints if "event=protocol_error" in h]) == 2 and

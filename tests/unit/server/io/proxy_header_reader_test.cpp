@@ -54,7 +54,9 @@ struct Conn {
   ~Conn() {
     if (client >= 0) ::close(client);
   }
-  void send(const std::string& s) const { REQUIRE(::send(client, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size())); }
+  void send(const std::string& s) const {
+    REQUIRE(::send(client, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size()));
+  }
   // True when the server end is gone (EOF or reset), waiting up to 1 s.
   bool closed_by_server() const {
     timeval tv{1, 0};
