@@ -8,7 +8,8 @@ publishing a live stream, raw RTMP players (rtmp_client.py).
    to the RTMP port is refused; /readyz says 503 (and /healthz 200); the process is still there
    shortly before the drain period ends and exits 0 soon after it, having told its players.
 2. Early end: the sessions end during the drain (the player leaves after its request, the publisher
-   stops): the process exits then, long before the drain period.
+   stops): the process exits then, long before the drain period. HTTP sessions count too: an
+   HTTP-FLV reader waiting for its stream holds the drain, an idle keep-alive connection does not.
 3. A second signal during the drain stops the server at once.
 4. Cluster: a draining node's publisher leaves; its claim in Redis is gone at once (not after the
    lease) and another node takes the name's publish straight away.
@@ -27,7 +28,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 from rtmp_client import RtmpClient  # noqa: E402
 
-require_tools("ffmpeg", "redis-server", "redis-cli")
+require_tools("ffmpeg", "curl", "redis-server", "redis-cli")
 
 RECONNECT = "NetConnection.Connect.ReconnectRequest"
 
@@ -188,10 +189,38 @@ def case_early_end(src):
     ended = time.time()
     check(wait_for(lambda: not server.alive(), 10), "early end: the process exits once the sessions have ended")
     took = time.time() - ended
-    check(time.time() - signalled < drain_s / 2, f"... long before the drain period ({time.time() - signalled:.1f} s "
+    check(took < 5, f"... long before the drain period ({time.time() - signalled:.1f} s "
           f"after SIGTERM, {took:.1f} s after the last session)")
     check(server.stop() == 0, "early end: exit code 0")
     check('event=drain_end reason="sessions ended"' in server.log_text(), "log: drain end, the sessions ended")
+
+
+def case_http_sessions():
+    drain_s = 30
+    hport = free_port()
+    server = Server("drain-http", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\nshutdown:\n  drain: {drain_s}s\n")
+    server.start()
+    # An idle keep-alive connection (a metrics scraper's, say): one answered request, then silence.
+    idle = socket.create_connection(("127.0.0.1", hport), timeout=5)
+    idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: sluice\r\n\r\n")
+    check(b"200" in idle.recv(4096).split(b"\r\n")[0], "http sessions: the keep-alive connection got its answer")
+    # An HTTP-FLV reader of a stream not published yet: its request is held (wait_for_publisher).
+    reader = subprocess.Popen(["curl", "-s", "-o", os.devnull, f"http://127.0.0.1:{hport}/live/later.flv"])
+    time.sleep(1.0)
+    server.proc.send_signal(signal.SIGTERM)
+    time.sleep(2.0)
+    check(server.alive(), "http sessions: the waiting HTTP-FLV reader holds the drain")
+    check(reader.poll() is None, "http sessions: ... and is still being served")
+    reader.kill()
+    reader.wait()
+    left = time.time()
+    check(wait_for(lambda: not server.alive(), 10), "http sessions: the process exits once the reader has gone")
+    check(time.time() - left < 5, f"http sessions: ... at once, the idle keep-alive connection does not hold it "
+          f"({time.time() - left:.1f} s; it would be closed after 15 s idle)")
+    check(server.stop() == 0, "http sessions: exit code 0")
+    log = server.log_text()
+    check("event=drain_start" in log and " rtmp=0 http=1 " in log, "log: drain start counts the HTTP-FLV reader only")
+    idle.close()
 
 
 def case_second_signal(src):
@@ -269,6 +298,7 @@ def main():
     src = make_media(os.path.join(d, "src.flv"), seconds=4, gop=25)
     case_grace(src)
     case_early_end(src)
+    case_http_sessions()
     case_second_signal(src)
     case_cluster(src)
     print("PASS")
