@@ -1,14 +1,60 @@
 #include "server/http/api_responder.hpp"
 
 #include <string>
+#include <utility>
 
 #include "server/access/token.hpp"
 #include "server/http/api.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/io/logging.hpp"
+#include "server/io/loop_context.hpp"
 
 namespace sluice::server {
+
+namespace {
+
+// GET /api/v1/streams, answered once per loop iteration. Building and serialising the list costs
+// about 10 µs per stream (nlohmann::json: maps of strings, then escaping every character), paid
+// again for every poller; but nothing a client can see happens between two requests read in the
+// same iteration (answers, this one included, go out at its end, in the FlushScheduler's drain),
+// so the requests of one iteration may share one answer. The drain that sends them drops it (this
+// is a Flushable only for that call). Per thread: one loop runs on a thread at a time.
+class IterationAnswer final : public Flushable {
+ public:
+  const HttpApiReply* find(LoopContext& ctx, const std::string& target) const {
+    if (!in_flush_list || ctx_ != &ctx || now_ms_ != ctx.now_ms() || target != target_) return nullptr;
+    return &reply_;
+  }
+  const HttpApiReply& keep(LoopContext& ctx, std::string target, HttpApiReply reply) {
+    // Still listed only if a loop ended without its last drain (tests run loops one after another).
+    if (in_flush_list && ctx_ != &ctx) in_flush_list = false;
+    ctx_ = &ctx;
+    now_ms_ = ctx.now_ms();
+    target_ = std::move(target);
+    reply_ = std::move(reply);
+    ctx.flush().flush_soon(this);
+    return reply_;
+  }
+  void flush() override {
+    ctx_ = nullptr;
+    target_.clear();
+    reply_ = HttpApiReply{};
+  }
+  void close(const std::string&) override { flush(); }
+
+ private:
+  LoopContext* ctx_ = nullptr;
+  uint64_t now_ms_ = 0;
+  std::string target_;
+  HttpApiReply reply_;
+};
+
+thread_local IterationAnswer iteration_answer;
+
+bool shared_per_iteration(const HttpRequest& req) { return req.method == "GET" && req.path == "/api/v1/streams"; }
+
+}  // namespace
 
 void ApiResponder::start() {
   const HttpRequest& req = conn_.request();
@@ -32,6 +78,13 @@ void ApiResponder::start() {
       return conn_.send_error(presented.empty() ? 401 : 403, presented.empty() ? "the API needs a token (Authorization: Bearer ...)" : "wrong token", false,
                               "WWW-Authenticate: Bearer realm=\"sluice\"\r\n");
     }
+  }
+  if (shared_per_iteration(req)) {
+    LoopContext& ctx = conn_.loop_context();
+    const HttpApiReply* kept = iteration_answer.find(ctx, req.target);
+    const HttpApiReply& r =
+        kept != nullptr ? *kept : iteration_answer.keep(ctx, req.target, conn_.service().api().reply(req, conn_.id()));
+    return conn_.send_simple(r.status, r.content_type, r.body, r.headers + "Cache-Control: no-store\r\n");
   }
   HttpApiReply r = conn_.service().api().reply(req, conn_.id());
   // Not cacheable, and no CORS header: a web page on another origin must not read the server's state.
