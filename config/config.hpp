@@ -105,12 +105,13 @@ struct RtmpLimitsConfig {
 };
 
 // The PROXY protocol on one family of listeners (docs/proxy_protocol.md): when enabled, every
-// connection they accept must start with a PROXY header (v1 or v2) whose source address then
-// stands for the client everywhere (logs, address rules, per-IP limits, hooks, the API).
+// connection they accept from a balancer (every peer, or those in `from`) must start with a PROXY
+// header (v1 or v2) whose source address then stands for the client everywhere (logs, address
+// rules, per-IP limits, hooks, the API); other peers are direct clients.
 // YAML: <family>.proxy_protocol and <family>.proxy_protocol_from.
 struct ProxyProtocolConfig {
   bool enabled = false;
-  std::vector<Cidr> from;  // peers (the balancers) allowed to connect; empty = any peer
+  std::vector<Cidr> from;  // the balancers, which must send a header; empty = every peer must
 
   bool operator==(const ProxyProtocolConfig&) const = default;
 };

@@ -73,9 +73,11 @@ std::chrono::milliseconds ProxyHeaderReader::timeout_for(std::chrono::millisecon
 void ProxyHeaderReader::start(int fd, uint64_t id, const Family& family) {
   PeerAddress peer = socket_peer_address(fd);
   if (!config::cidr_list_allows(family.from, peer.raw)) {
-    SLUICE_LOG_WARN("conn={} proto={} peer={} event=proxy_header_refused reason=\"peer not in proxy_protocol_from\"",
-                    id, family.proto, peer.text);
-    ::close(fd);
+    // Not a balancer: a direct client, whose first bytes are its own (docs/proxy_protocol.md). It
+    // cannot choose its address: a header it sends is a bad RTMP handshake or HTTP request.
+    SLUICE_LOG_DEBUG("conn={} proto={} peer={} event=proxy_header_skipped reason=\"direct client (not in "
+                     "proxy_protocol_from)\"", id, family.proto, peer.text);
+    on_ready_(fd, id, family.tls, std::move(peer));
     return;
   }
   auto* p = new Pending;

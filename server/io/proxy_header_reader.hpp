@@ -5,7 +5,8 @@
 // connected itself: logs, address rules, limits.per_ip, hooks and the API all see that address.
 //
 // Lifecycle:
-//  1. start(fd, ...) takes the socket. A peer outside proxy_protocol_from is closed at once.
+//  1. start(fd, ...) takes the socket. A peer outside a non-empty proxy_protocol_from is a direct
+//     client: on_ready runs at once with its own address, nothing read.
 //  2. The header is read with MSG_PEEK and only its own bytes are taken from the kernel, so the
 //     client's first bytes (RTMP handshake, TLS ClientHello, HTTP request) stay in the socket for
 //     the connection that adopts it: nothing is copied or handed over besides the fd.

@@ -228,8 +228,10 @@ TEST_CASE("proxy header reader: proxy_protocol_from") {
     f.from = {*sluice::config::parse_cidr("10.0.0.0/8")};
     Conn c;
     f.start(c);
-    CHECK(f.reader->pending() == 0);  // closed at once, before reading
-    CHECK(c.closed_by_server());
+    // A direct client: handed on at once with its own address, nothing read.
+    CHECK(f.reader->pending() == 0);
+    REQUIRE(f.ready.has_value());
+    CHECK(f.ready->peer.text.rfind("127.0.0.1:", 0) == 0);
   }
   Fixture f;
   f.from = {*sluice::config::parse_cidr("127.0.0.0/8")};
