@@ -68,6 +68,7 @@ void Server::begin_drain(const char* signal_name) {
 }
 
 void Server::request_reconnects() {
+  rtmp_.draining = true;
   size_t asked = 0;
   std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
   for (RtmpConnection* c : all) {

@@ -439,7 +439,7 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
   if (path == "/healthz") return json_reply(200, json{{"status", "ok"}});
   if (path == "/readyz") {
     std::string why;
-    if (server.stopping()) why = "stopping";
+    if (server.stopping()) why = server.draining() ? "draining" : "stopping";
     if (why.empty() && server.cluster() != nullptr && !server.cluster()->client().connected()) {
       why = "the cluster registry is unreachable";
     }

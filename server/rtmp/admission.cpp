@@ -100,6 +100,8 @@ void RtmpConnection::finish_connect(AccessOutcome&& o) {
   const protocol::ConnectCommand& c = session_.connect_info();
   SLUICE_LOG_INFO("conn={} peer={} event=connect app={} tc_url=\"{}\" flash_ver=\"{}\"", id(), peer(), app_,
                   printable(c.tc_url), printable(c.flash_ver));
+  // Accepted before the listeners closed, admitted after the drain began (a hook's answer).
+  if (services_.draining) request_reconnect();
 }
 
 }  // namespace sluice::server

@@ -56,6 +56,9 @@ struct RtmpServices {
   HlsService* hls = nullptr;
   // Stream ownership in the cluster registry (docs/cluster.md); null on a single node.
   cluster::ClusterService* cluster = nullptr;
+  // The node drains (server/drain.cpp): a client whose connect is accepted from now on is asked
+  // at once to reconnect elsewhere, if it can.
+  bool draining = false;
 };
 
 class RtmpConnection final : public StreamSocket {

@@ -8,7 +8,8 @@ publishing a live stream, raw RTMP players (rtmp_client.py).
    to the RTMP port is refused; /readyz says 503 (and /healthz 200); the process is still there
    shortly before the drain period ends and exits 0 soon after it, having told its players.
 2. Early end: the sessions end during the drain (the player leaves after its request, the publisher
-   stops): the process exits then, long before the drain period. HTTP sessions count too: an
+   stops): the process exits then, long before the drain period. A client connected before the
+   signal whose connect comes after it is asked to reconnect as soon as it is accepted. HTTP sessions count too: an
    HTTP-FLV reader waiting for its stream holds the drain, an idle keep-alive connection does not.
 3. A second signal during the drain stops the server at once.
 4. Cluster: a draining node's publisher leaves; its claim in Redis is gone at once (not after the
@@ -132,7 +133,7 @@ def case_grace(src):
 
     check(rtmp_port_refuses(server.port), "a new TCP connection to the RTMP port is refused during the drain")
     st, body = http_status(hport, "/readyz")
-    check(st == 503, f"/readyz is 503 during the drain ({st} {body})")
+    check(st == 503 and body.get("reason") == "draining", f"/readyz is 503 during the drain ({st} {body})")
     check(http_status(hport, "/healthz")[0] == 200, "/healthz stays 200 during the drain")
 
     a_before, b_before = len(a.messages), len(b.messages)
@@ -177,9 +178,14 @@ def case_early_end(src):
     pub = start_publisher(server, src)
     a = player(server.port, "cam", caps_ex=1)
     wait_published(a)
+    late = RtmpClient(server.port)  # handshake done, connect only once the drain has begun
     server.proc.send_signal(signal.SIGTERM)
     signalled = time.time()
     check(a.wait_status(RECONNECT, timeout=3) is not None, "early end: the player is asked to reconnect")
+    late.command("connect", {"app": "live", "tcUrl": f"rtmp://127.0.0.1:{server.port}/live", "capsEx": 1}, None, txn=1)
+    check(late.wait_status(RECONNECT, timeout=3) is not None and connect_result(late) is not None,
+          "early end: a client whose connect comes during the drain is accepted and asked at once")
+    late.close()
     check(http_status(hport, "/readyz")[0] == 503, "early end: /readyz is 503")
     pump([a], 1.0)
     check(server.alive(), "early end: the process waits while the sessions go on")
