@@ -24,6 +24,7 @@
 #include "server/io/guard_counters.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/server.hpp"
+#include "server/stream_json.hpp"
 
 namespace sluice::server {
 
@@ -34,8 +35,8 @@ using nlohmann::json;
 double seconds(uint64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
 // HTTP-FLV readers per stream key.
-std::map<std::string, size_t> http_flv_readers(HttpService& http) {
-  std::map<std::string, size_t> out;
+std::map<std::string, size_t, std::less<>> http_flv_readers(HttpService& http) {
+  std::map<std::string, size_t, std::less<>> out;
   for (HttpConnection* c : http.connections())
     if (const HttpFlvPlayer* p = c->flv()) ++out[p->key()];
   return out;
@@ -43,48 +44,32 @@ std::map<std::string, size_t> http_flv_readers(HttpService& http) {
 
 // What one worker knows of a stream. On the publisher's worker that is everything; a mirror
 // worker knows its own players (and the codecs, from the frames it was sent).
-json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e) {
+StreamFacts stream_facts(std::string_view key, const StreamRegistry::Entry& e) {
   const media::StreamHub& hub = *e.hub;
-  const media::CodecInfo& info = hub.info();
-  size_t slash = key.find('/');
-  json j;
-  j["name"] = key;
-  j["app"] = key.substr(0, slash);
-  j["stream"] = slash == std::string::npos ? key : key.substr(slash + 1);
-  j["live"] = hub.has_publisher();
+  StreamFacts f;
+  f.key = key;
+  f.live = hub.has_publisher();
   if (e.publisher) {
-    j["publisher"] = json{{"id", e.publisher->id()}, {"address", e.publisher->peer()}};
-  } else {
-    j["publisher"] = nullptr;
+    f.has_publisher = true;
+    f.publisher_id = e.publisher->id();
+    f.publisher_address = e.publisher->peer();
   }
   // The owner's hub counts one forwarder per other worker among its subscribers: not players.
-  j["players"] = hub.subscriber_count() - e.forwarders.size();
-  if (info.has_video()) {
-    j["video"] = json{{"codec", info.video_codec},
-                      {"profile", info.video_profile},
-                      {"level", info.video_level},
-                      {"width", info.width},
-                      {"height", info.height}};
-  } else {
-    j["video"] = nullptr;
-  }
-  if (info.has_audio()) {
-    j["audio"] = json{{"codec", info.audio_codec},
-                      {"profile", info.audio_profile},
-                      {"sample_rate", info.sample_rate},
-                      {"channels", info.channels}};
-  } else {
-    j["audio"] = nullptr;
-  }
-  j["summary"] = info.summary();
-  j["frames_in"] = hub.stats().frames_in;
-  j["bytes_in"] = hub.stats().bytes_in;
-  j["keyframes_in"] = hub.stats().keyframes_in;
-  j["publish_sessions"] = hub.stats().publish_sessions;
-  j["gop_cache"] = json{{"frames", hub.gop_frames()}, {"bytes", hub.gop_bytes()}};
-  j["bitrate_in_kbps"] = std::round(e.kbps * 10) / 10;
-  j["dropped_frames"] = e.dropped_frames;
-  return j;
+  f.players = hub.subscriber_count() - e.forwarders.size();
+  f.info = hub.info();
+  f.frames_in = hub.stats().frames_in;
+  f.bytes_in = hub.stats().bytes_in;
+  f.keyframes_in = hub.stats().keyframes_in;
+  f.publish_sessions = hub.stats().publish_sessions;
+  f.gop_frames = hub.gop_frames();
+  f.gop_bytes = hub.gop_bytes();
+  f.bitrate_in_kbps = std::round(e.kbps * 10) / 10;
+  f.dropped_frames = e.dropped_frames;
+  return f;
+}
+
+json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e) {
+  return stream_facts_json(stream_facts(key, e));
 }
 
 // Every worker's view of every stream, merged: players add up, the rest comes from the worker
@@ -114,7 +99,7 @@ std::map<std::string, json> merged_streams(Server& server) {
   return out;
 }
 
-json stream_json(const std::string& key, json j, const std::map<std::string, size_t>& flv_readers) {
+json stream_json(const std::string& key, json j, const std::map<std::string, size_t, std::less<>>& flv_readers) {
   auto flv = flv_readers.find(key);
   j["http_flv_players"] = flv == flv_readers.end() ? 0 : flv->second;
   return j;
@@ -126,6 +111,100 @@ json streams_json(Server& server, std::map<std::string, json> streams, HttpServi
   json arr = json::array();
   for (auto& [key, j] : streams) arr.push_back(stream_json(key, std::move(j), flv));
   return arr;
+}
+
+// The streams list written as text (issue 16): merged as merged_streams() merges, the same text
+// as streams_json() dumped, without a tree per stream. A stream is this worker's (written from its
+// registry entry) or another worker's (its snapshot's object), with every worker's players and
+// dropped frames added up.
+struct StreamRow {
+  std::string_view key;
+  const StreamRegistry::Entry* local = nullptr;
+  const json* remote = nullptr;
+  size_t players = 0;
+  uint64_t dropped = 0;
+};
+
+// Sorted by key; `snapshots` holds what the remote rows point into.
+std::vector<StreamRow> stream_rows(Server& server, std::vector<json>& snapshots) {
+  std::vector<StreamRow> rows;
+  const auto& entries = server.registry().entries();
+  rows.reserve(entries.size());
+  for (const auto& [key, e] : entries) {
+    rows.push_back(StreamRow{key, &e, nullptr, e.hub->subscriber_count() - e.forwarders.size(), e.dropped_frames});
+  }
+  std::sort(rows.begin(), rows.end(), [](const StreamRow& a, const StreamRow& b) { return a.key < b.key; });
+  WorkerMesh* mesh = server.mesh();
+  if (mesh == nullptr) return rows;
+  snapshots = mesh->snapshots(server.worker());
+  for (const json& snap : snapshots) {
+    auto streams = snap.find("streams");
+    if (streams == snap.end()) continue;
+    for (auto it = streams->begin(); it != streams->end(); ++it) {
+      const json& j = *it;
+      std::string_view key = it.key();
+      size_t players = j.at("players").get<size_t>();
+      uint64_t dropped = j.at("dropped_frames").get<uint64_t>();
+      auto at = std::lower_bound(rows.begin(), rows.end(), key,
+                                 [](const StreamRow& r, std::string_view k) { return r.key < k; });
+      if (at == rows.end() || at->key != key) {
+        rows.insert(at, StreamRow{key, nullptr, &j, players, dropped});
+        continue;
+      }
+      // As in merged_streams(): the worker with the publisher (or, when none has it, any) tells the rest.
+      bool have_publisher = at->local ? at->local->publisher != nullptr : !at->remote->at("publisher").is_null();
+      bool have_live = at->local ? at->local->hub->has_publisher() : at->remote->at("live").get<bool>();
+      if (!j.at("publisher").is_null() || (!have_publisher && !have_live)) {
+        at->local = nullptr;
+        at->remote = &j;
+      }
+      at->players += players;
+      at->dropped += dropped;
+    }
+  }
+  return rows;
+}
+
+// GET /api/v1/streams (every stream, an array) or, with `only`, /api/v1/streams/{only} (false
+// when there is no such stream), written into body.
+bool write_streams(Server& server, HttpService& http, const std::string* only, std::string& body) {
+  std::vector<json> snapshots;
+  std::vector<StreamRow> rows = stream_rows(server, snapshots);
+  if (only != nullptr) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const StreamRow& r) { return r.key == *only; });
+    if (it == rows.end()) return false;
+    rows = {*it};
+  }
+  std::map<std::string, json> hls;
+  for (const StreamRow& r : rows) hls.emplace_hint(hls.end(), std::string(r.key), json());
+  add_hls_streams(server, http, hls);
+  auto flv = http_flv_readers(http);
+  body.reserve(1024 * rows.size() + 8);
+  JsonWriter w(body);
+  if (only == nullptr) w.begin_array();
+  auto h = hls.begin();
+  for (const StreamRow& r : rows) {
+    auto readers = flv.find(r.key);
+    StreamListExtras extras{&h->second.at("hls"), &h->second.at("hls_variant"), readers == flv.end() ? 0 : readers->second};
+    ++h;
+    if (r.local != nullptr) {
+      StreamFacts f = stream_facts(r.key, *r.local);
+      f.players = r.players;
+      f.dropped_frames = r.dropped;
+      write_stream(w, f, extras);
+      continue;
+    }
+    json j = *r.remote;
+    j["players"] = r.players;
+    j["dropped_frames"] = r.dropped;
+    j["hls"] = *extras.hls;
+    j["hls_variant"] = *extras.hls_variant;
+    j["http_flv_players"] = extras.http_flv_players;
+    w.value(j);
+  }
+  if (only == nullptr) w.end_array();
+  body += '\n';
+  return true;
 }
 
 json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
@@ -427,12 +506,9 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
   if (path.starts_with(kStreams)) {
     if (!get) return only_get();
     std::string key = path.substr(kStreams.size());
-    auto streams = merged_streams(server);
-    auto it = streams.find(key);
-    if (it == streams.end()) return error_reply(404, "no such stream");
-    std::map<std::string, json> one{{key, std::move(it->second)}};
-    add_hls_streams(server, http, one);
-    return json_reply(200, stream_json(key, std::move(one[key]), http_flv_readers(http)));
+    HttpApiReply r;
+    if (!write_streams(server, http, &key, r.body)) return error_reply(404, "no such stream");
+    return r;
   }
   // Probes: alive as long as this answers; ready while the server takes new clients (not
   // stopping) and, in a cluster, its registry answers (docs/cluster.md).
@@ -456,7 +532,11 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
   if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/")) return recordings_api(server, req.method, path);
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
-    if (path == "/api/v1/streams") return json_reply(200, streams_json(server, merged_streams(server), http));
+    if (path == "/api/v1/streams") {
+      HttpApiReply r;
+      write_streams(server, http, nullptr, r.body);
+      return r;
+    }
     if (path == "/api/v1/clients") return json_reply(200, clients_json(server, http));
     return json_reply(200, server_json(server, http, merged_streams(server)));
   }
