@@ -361,7 +361,11 @@ def curve_key(rec):
 
 def curve_label(server, value):
     if server == "sluice":
-        return ("Sluice", "adaptive (defaults)" if value == "adaptive" else f"hold {value} ms (fixed)")
+        if value == "adaptive":
+            return ("Sluice", "adaptive (defaults)")
+        if value.startswith("a"):
+            return ("Sluice", f"adaptive, ceiling {value[1:]} ms")
+        return ("Sluice", f"hold {value} ms (fixed)")
     lat, _, msgs = value.partition("/")
     return ("SRS", f"mw_latency {lat} ms" + (f", mw_msgs {msgs}" if msgs else ""))
 

@@ -11,6 +11,8 @@
 # Environment:
 #   SLUICE_HOLDS       Sluice's fixed holds in ms (default "0 30 100 350"): write_delay = the hold,
 #                      write_budget = 0 (bench/lib.sh: SLUICE_WRITE_DELAY, SLUICE_WRITE_BUDGET)
+#   SLUICE_CEILINGS    adaptive points with other ceilings, in ms (default none): "75 60" adds
+#                      "a75" and "a60", the adaptive hold (default write_budget) with write_delay 75/60 ms
 #   SLUICE_ADAPTIVE    1 (default): one more Sluice point with the server's defaults ("adaptive":
 #                      SLUICE_WRITE_DELAY and SLUICE_WRITE_BUDGET unset); 0: without it
 #   SRS_MW_LATENCIES   SRS's play.mw_latency values in ms (default "0 100 350"); LAT/MSGS also sets
@@ -115,6 +117,7 @@ for v in $(printf '%s\n' ${hold_list[@]+"${hold_list[@]}"} ${srs_list[@]+"${srs_
   case " $holds " in *" $v "*) points+=("sluice:$v") ;; esac
   case " $srs_mws " in *" $v "*) points+=("srs:$v") ;; esac
 done
+for c in ${SLUICE_CEILINGS:-}; do points+=("sluice:a$c"); done
 [ "${SLUICE_ADAPTIVE:-1}" = 1 ] && points+=("sluice:adaptive")
 [ ${#points[@]} -gt 0 ] || { echo "latency_curve.sh: no point to run" >&2; exit 2; }
 
@@ -144,6 +147,8 @@ start_point() {  # start_point SERVER VALUE: the server for one point, its confi
   if [ "$server" = sluice ]; then
     if [ "$value" = adaptive ]; then
       (unset SLUICE_WRITE_DELAY SLUICE_WRITE_BUDGET; bench_sluice_config "$work/sluice.yaml" "$port" "$work/media")
+    elif [[ "$value" == a* ]]; then
+      (unset SLUICE_WRITE_BUDGET; SLUICE_WRITE_DELAY="${value#a}ms" bench_sluice_config "$work/sluice.yaml" "$port" "$work/media")
     else
       SLUICE_WRITE_DELAY="${value}ms" SLUICE_WRITE_BUDGET=0 bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
     fi
