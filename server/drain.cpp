@@ -7,6 +7,7 @@
 #include <memory>
 #include <string_view>
 
+#include "server/cluster/cluster_service.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/io/logging.hpp"
@@ -69,6 +70,8 @@ void Server::begin_drain(const char* signal_name) {
 
 void Server::request_reconnects() {
   rtmp_.draining = true;
+  // Before the requests go out: a publisher that reconnects elsewhere finds its claim marked.
+  if (cluster_) cluster_->drain();
   size_t asked = 0;
   std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
   for (RtmpConnection* c : all) {

@@ -111,11 +111,35 @@ void ClusterService::claim(const std::string& stream, std::function<void(ClaimOu
     // Taken: by another loop of this node (the same value) or by another node.
     client_.send({{"GET", LeaseBook::key_of(stream)}}, [this, stream, done](std::optional<RegistryReply> g) {
       if (g && g->type == RegistryReply::Type::String && g->str == book_.value()) return done({ClaimResult::Owned, {}});
+      if (g && g->type == RegistryReply::Type::String && LeaseBook::is_draining_value(g->str) &&
+          LeaseBook::owner_of(g->str) != config_.node_id) {
+        return take_over(stream, g->str, done);
+      }
       if (g && g->type == RegistryReply::Type::String) return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(g->str)});
       // Gone meanwhile (its owner released it): one more try is the caller's.
       done({ClaimResult::OwnedByOther, "unknown"});
     });
   });
+}
+
+// The owner drains: its publisher was asked to reconnect and has come here, so the stream moves now
+// instead of after the old connection closes (docs/cluster.md, "Draining").
+void ClusterService::take_over(const std::string& stream, const std::string& seen,
+                               std::function<void(ClaimOutcome)> done) {
+  client_.send(book_.take_over(stream, seen), [this, stream, seen, done](std::optional<RegistryReply> r) {
+    if (stopped_ || !r || r->type != RegistryReply::Type::Integer || r->integer != 1) {
+      return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(seen)});
+    }
+    book_.on_claim_reply(stream, std::string("OK"), now_ms());
+    SLUICE_LOG_INFO("{} proto=cluster event=claim_handover stream={} from={}", who_, stream, LeaseBook::owner_of(seen));
+    done({ClaimResult::Owned, {}});
+  });
+}
+
+void ClusterService::drain() {
+  std::vector<RegistryCommand> marks = book_.start_draining();
+  for (const RegistryCommand& cmd : marks) client_.send(cmd, nullptr);
+  SLUICE_LOG_INFO("{} proto=cluster event=claims_draining streams={}", who_, marks.size());
 }
 
 void ClusterService::release(const std::string& stream) {
@@ -178,6 +202,12 @@ void ClusterService::tick() {
       std::optional<int64_t> v;
       if (r && r->type == RegistryReply::Type::Integer) v = r->integer;
       if (!book_.on_refresh_reply(stream, v, now_ms())) return;
+      if (book_.draining()) {
+        // The expected end of a drain: the publisher reconnected to another node, which took it.
+        SLUICE_LOG_INFO("{} proto=cluster event=stream_handed_over stream={}", who_, stream);
+        if (on_lost_) on_lost_(stream, "handed over to another node (draining)");
+        return;
+      }
       SLUICE_LOG_ERROR("{} proto=cluster event=stream_lost stream={} reason=\"another node owns it now\"", who_,
                        stream);
       if (on_lost_) on_lost_(stream, "another node owns it now");

@@ -62,6 +62,8 @@ class ClusterService {
   void claim(const std::string& stream, std::function<void(ClaimOutcome)> done);
   // Its publisher left.
   void release(const std::string& stream);
+  // The node drains: its claims may be taken over by the node a reconnecting publisher lands on.
+  void drain();
   // Who owns `stream` now and where to pull it from (one round trip: the claim and the owner's
   // record). `done` runs exactly once.
   void locate(const std::string& stream, std::function<void(StreamLocation)> done);
@@ -74,6 +76,7 @@ class ClusterService {
   void tick();
   void write_record();
   void read_view();
+  void take_over(const std::string& stream, const std::string& seen, std::function<void(ClaimOutcome)> done);
   int64_t now_ms() const { return static_cast<int64_t>(uv_now(loop_)); }
 
   uv_loop_t* loop_;

@@ -1,6 +1,7 @@
 #include "server/cluster/lease_book.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace sluice::server::cluster {
 
@@ -18,6 +19,14 @@ constexpr const char* kRefreshScript =
 // Deletes the key only while it is ours: a release never frees another node's claim.
 constexpr const char* kReleaseScript =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+// KEYS[1] the stream key: ARGV[1] -> ARGV[2] (lease ARGV[3] ms) only while the value is ARGV[1]; 1
+// when swapped. A draining node marks its claims with it, and another node takes a marked one.
+constexpr const char* kSwapScript =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end "
+    "return 0";
+
+constexpr std::string_view kDrainingSuffix = " draining";
 
 }  // namespace
 
@@ -68,6 +77,31 @@ bool LeaseBook::on_refresh_reply(const std::string& stream, std::optional<int64_
 std::optional<RegistryCommand> LeaseBook::release(const std::string& stream) {
   if (owned_.erase(stream) == 0) return std::nullopt;
   return RegistryCommand{{"EVAL", kReleaseScript, "1", key_of(stream), value_}};
+}
+
+std::vector<RegistryCommand> LeaseBook::start_draining() {
+  std::vector<RegistryCommand> out;
+  if (draining_) return out;
+  draining_ = true;
+  const std::string before = value_;
+  value_ += kDrainingSuffix;
+  // On the loop's one connection these run after any refresh already sent with the old value, and
+  // every later refresh or release carries the new one.
+  for (const auto& [stream, c] : owned_) out.push_back(swap(stream, before, value_));
+  return out;
+}
+
+bool LeaseBook::is_draining_value(const std::string& value) {
+  return value.size() > kDrainingSuffix.size() &&
+         value.compare(value.size() - kDrainingSuffix.size(), kDrainingSuffix.size(), kDrainingSuffix) == 0;
+}
+
+RegistryCommand LeaseBook::take_over(const std::string& stream, const std::string& seen) const {
+  return swap(stream, seen, value_);
+}
+
+RegistryCommand LeaseBook::swap(const std::string& stream, const std::string& from, const std::string& to) const {
+  return {{"EVAL", kSwapScript, "1", key_of(stream), from, to, std::to_string(lease_.count())}};
 }
 
 std::vector<std::string> LeaseBook::owned() const {

@@ -64,6 +64,16 @@ class LeaseBook {
   // The publisher left: forget the stream; the command deletes the key if still ours.
   std::optional<RegistryCommand> release(const std::string& stream);
 
+  // The node drains (docs/cluster.md, "Draining"): from now on its value is "NODE EPOCH draining",
+  // and every claim is rewritten so, which tells other nodes that a publisher reconnecting to
+  // them may take the stream at once. The commands swap each claim still ours.
+  std::vector<RegistryCommand> start_draining();
+  static bool is_draining_value(const std::string& value);
+  bool draining() const { return draining_; }
+  // Takes a claim another node marked as draining, if it still holds `seen`: 1 when taken. The
+  // draining node finds it lost at its next refresh and ends its publisher.
+  RegistryCommand take_over(const std::string& stream, const std::string& seen) const;
+
   bool owns(const std::string& stream) const { return owned_.count(stream) != 0; }
   size_t owned_count() const { return owned_.size(); }
   std::vector<std::string> owned() const;
@@ -75,8 +85,11 @@ class LeaseBook {
     bool in_flight = false;  // a refresh was sent and not answered yet
   };
 
+  RegistryCommand swap(const std::string& stream, const std::string& from, const std::string& to) const;
+
   std::string node_id_;
   std::string value_;
+  bool draining_ = false;
   std::chrono::milliseconds lease_;
   std::map<std::string, Claim> owned_;
 };

@@ -12,8 +12,9 @@ publishing a live stream, raw RTMP players (rtmp_client.py).
    signal whose connect comes after it is asked to reconnect as soon as it is accepted. HTTP sessions count too: an
    HTTP-FLV reader waiting for its stream holds the drain, an idle keep-alive connection does not.
 3. A second signal during the drain stops the server at once.
-4. Cluster: a draining node's publisher leaves; its claim in Redis is gone at once (not after the
-   lease) and another node takes the name's publish straight away.
+4. Cluster: a draining node marks its claims; its publisher reconnecting to another node (a new
+   connection while the old one still publishes) is taken there at once, and the draining node
+   ends the old publish at its next refresh, logged as a handover.
 """
 import json
 import os
@@ -281,16 +282,23 @@ def case_cluster(src):
     a.proc.send_signal(signal.SIGTERM)
     time.sleep(1.0)
     check(a.alive(), "cluster: A drains with its publisher on")
-    check(cli("GET", "sluice:stream:live/cam").startswith("a "), "cluster: A keeps its claim while its publisher is on")
-    # The publisher moves: it leaves A (which then has no sessions) and publishes on B.
-    stop_proc(pub)
-    left = time.time()
-    check(wait_for(lambda: cli("GET", "sluice:stream:live/cam") == "", 3),
-          f"cluster: A's claim is released at once ({time.time() - left:.1f} s, the lease is 30 s)")
+    claim = cli("GET", "sluice:stream:live/cam")
+    check(claim.startswith("a ") and claim.endswith(" draining"),
+          f"cluster: A keeps its claim while its publisher is on, marked as draining ({claim!r})")
+    # The publisher moves the way a reconnect request asks: a new connection to B first, while the
+    # old one on A is still publishing. B takes the draining claim at once.
+    moved = time.time()
     pub_b = start_publisher(b, src)
     check(wait_for(lambda: cli("GET", "sluice:stream:live/cam").startswith("b "), 8),
-          "cluster: B takes the name's publish straight away")
+          f"cluster: B takes the draining claim while A's publisher is still on ({time.time() - moved:.1f} s)")
+    time.sleep(1)
     check(pub_b.poll() is None, "cluster: B's publisher is accepted and publishing")
+    check("event=claim_handover stream=live/cam from=a" in b.log_text(), "cluster: B logs the handover")
+    check(wait_for(lambda: pub.poll() is not None, 14),
+          "cluster: A ends its old publish at its next refresh (a third of the 30 s lease)")
+    check("event=stream_handed_over stream=live/cam" in a.log_text() and "stream_lost" not in a.log_text(),
+          "cluster: A logs a handover, not a lost stream")
+    check(cli("GET", "sluice:stream:live/cam").startswith("b "), "cluster: B still owns the name")
     check(wait_for(lambda: not a.alive(), 10), "cluster: A exits once its sessions have ended")
     check(a.stop() == 0, "cluster: A's exit code is 0")
     stop_proc(pub_b)

@@ -60,6 +60,33 @@ TEST_CASE("a refresh that finds another node's value loses the stream") {
   CHECK(book.due_refreshes(100000).empty());
 }
 
+TEST_CASE("draining marks every claim; another node may take a marked one") {
+  LeaseBook book("a", 1, 3000ms);
+  book.on_claim_reply("live/cam", std::string("OK"), 0);
+  book.on_claim_reply("live/two", std::string("OK"), 0);
+  auto marks = book.start_draining();
+  REQUIRE(marks.size() == 2);
+  CHECK(marks[0].argv[0] == "EVAL");
+  CHECK(marks[0].argv[4] == "a 1");           // swapped only while it is still ours
+  CHECK(marks[0].argv[5] == "a 1 draining");
+  CHECK(book.start_draining().empty());       // once
+  CHECK(book.value() == "a 1 draining");
+  CHECK(LeaseBook::is_draining_value(book.value()));
+  CHECK_FALSE(LeaseBook::is_draining_value("a 1"));
+  CHECK(LeaseBook::owner_of(book.value()) == "a");
+  // Refreshes and releases now carry the marked value.
+  auto due = book.due_refreshes(1000);
+  REQUIRE(due.size() == 2);
+  CHECK(due[0].second.argv[4] == "a 1 draining");
+  // Node b takes the marked claim with its own value.
+  LeaseBook b("b", 7, 3000ms);
+  auto t = b.take_over("live/cam", "a 1 draining");
+  CHECK(t.argv[3] == "sluice:stream:live/cam");
+  CHECK(t.argv[4] == "a 1 draining");
+  CHECK(t.argv[5] == "b 7");
+  CHECK(t.argv[6] == "3000");
+}
+
 TEST_CASE("release deletes only our own claim, once") {
   LeaseBook book("a", 1, 3000ms);
   book.on_claim_reply("live/cam", std::string("OK"), 0);
