@@ -1,5 +1,6 @@
 #include "server/json_writer.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -24,63 +25,72 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return 0;
 }
 
-bool valid_utf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    if (static_cast<unsigned char>(s[i]) < 0x80) {
-      ++i;
-      continue;
+// Per byte: 0 copied as it is, 1 escaped, 2 the start of a multi-byte UTF-8 sequence (or not UTF-8).
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = c < 0x20 || c == '"' || c == '\\' ? 1 : c >= 0x80 ? 2 : 0;
+  return t;
+}();
+
+void append_escape(std::string& out, unsigned char c) {
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default: {
+      static constexpr char kHex[] = "0123456789abcdef";
+      const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+      out.append(esc, sizeof esc);
     }
-    size_t n = utf8_sequence(s, i);
-    if (n == 0) return false;
-    i += n;
   }
-  return true;
 }
 
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
-  if (!valid_utf8(s)) {
-    // Rare (names come from clients, but clients send UTF-8): nlohmann's own replacement rules
-    // decide which bytes become U+FFFD, so its serialiser writes this one.
-    out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return;
-  }
+  const size_t mark = out.size();
   out += '"';
   size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default: {
-        static constexpr char kHex[] = "0123456789abcdef";
-        const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-        out.append(esc, sizeof esc);
-      }
+    uint8_t cls = kByteClass[c];
+    if (cls == 0) {
+      ++i;
+      continue;
     }
+    if (cls == 2) {
+      size_t n = utf8_sequence(s, i);
+      if (n == 0) {
+        // Rare (names come from clients, but clients send UTF-8): nlohmann's own replacement
+        // rules decide which bytes become U+FFFD, so its serialiser writes this one.
+        out.resize(mark);
+        out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return;
+      }
+      i += n;
+      continue;
+    }
+    out.append(s.data() + run, i - run);
+    append_escape(out, c);
+    run = ++i;
   }
   out.append(s.data() + run, s.size() - run);
   out += '"';
