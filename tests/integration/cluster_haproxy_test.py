@@ -10,6 +10,7 @@
 - The owner is killed (-9): the publisher reconnects through HAProxy, lands on a live node once the
   lease expired, and plays through HAProxy and on each live node work again within lease + a few
   seconds; the registry never names two owners."""
+import atexit
 import os
 import signal
 import subprocess
@@ -60,6 +61,7 @@ class HAProxy:
         check(subprocess.run(["haproxy", "-c", "-f", self.path], capture_output=True).returncode == 0,
               "haproxy accepts the recipe's configuration")
         self.proc = subprocess.Popen(["haproxy", "-db", "-f", self.path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        atexit.register(lambda: self.proc.poll() is None and (self.proc.kill(), self.proc.wait()))
         check(wait_port(self.port), "haproxy listens")
 
     def url(self, path):

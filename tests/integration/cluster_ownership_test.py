@@ -10,6 +10,7 @@ here, ffmpeg publishing.
   claim again within a second or two.
 - Two publishers of one name on A and B at the same moment: exactly one wins.
 - /api/v1/server's cluster object shows the node, its connection and what it owns."""
+import atexit
 import json
 import os
 import signal
@@ -38,8 +39,15 @@ class Redis:
         self.proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
                                       "--appendonly", "no", "--requirepass", PASSWORD, "--dir", self.dir],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A failed check exits the test at once: the server must not outlive it.
+        atexit.register(self._kill_if_running)
         check(wait_port(self.port), f"redis-server listens on {self.port}")
         return self
+
+    def _kill_if_running(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
     def kill(self):
         self.proc.kill()

@@ -16,6 +16,7 @@ publishing a live stream, raw RTMP players (rtmp_client.py).
    connection while the old one still publishes) is taken there at once, and the draining node
    ends the old publish at its next refresh, logged as a handover.
 """
+import atexit
 import json
 import os
 import signal
@@ -261,6 +262,7 @@ def case_cluster(src):
     redis = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(rport), "--save", "",
                               "--appendonly", "no", "--requirepass", PASSWORD, "--dir", d],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    atexit.register(lambda: redis.poll() is None and (redis.kill(), redis.wait()))
     check(wait_port(rport), "redis-server listens")
 
     def cli(*args):
