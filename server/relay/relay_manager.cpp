@@ -47,6 +47,18 @@ std::string percent_encoded(const std::string& text) {
   return out;
 }
 
+// What every pull of app/name shares, configured or a cluster's.
+Pull::Settings pull_settings(const config::AppConfig& app, const std::string& name) {
+  Pull::Settings s;
+  s.key = app.name + "/" + name;
+  s.name = name;
+  s.idle_ms = static_cast<uint64_t>(app.relay.pull.idle.count());
+  s.verify = app.relay.pull.verify;
+  s.timestamp_jump_ms = static_cast<uint32_t>(app.timestamp_jump.count());
+  s.hub = hub_options(app);
+  return s;
+}
+
 }  // namespace
 
 bool relay_selects(const std::vector<std::string>& streams, const std::string& name) {
@@ -221,16 +233,10 @@ Pull* RelayManager::find_pull(const std::string& key) const {
 void RelayManager::start_cluster_pull(const config::AppConfig& app, const std::string& name) {
   const std::string key = app.name + "/" + name;
   if (!cluster_ || !cluster_->locate || find_pull(key)) return;
-  Pull::Settings s;
-  s.key = key;
-  s.name = name;
+  Pull::Settings s = pull_settings(app, name);
   s.locate = cluster_->locate;
   if (!cluster_->token.empty()) s.query = std::string(config::kClusterTokenParam) + "=" + percent_encoded(cluster_->token);
   s.on_demand = true;
-  s.idle_ms = static_cast<uint64_t>(app.relay.pull.idle.count());
-  s.verify = app.relay.pull.verify;
-  s.timestamp_jump_ms = static_cast<uint32_t>(app.timestamp_jump.count());
-  s.hub = hub_options(app);
   auto p = std::make_unique<Pull>(services_, std::move(s));
   Pull* raw = p.get();
   pulls_.push_back(std::move(p));
@@ -240,16 +246,10 @@ void RelayManager::start_cluster_pull(const config::AppConfig& app, const std::s
 void RelayManager::start_pull(const config::AppConfig& app, const std::string& name) {
   const std::string key = app.name + "/" + name;
   if (find_pull(key)) return;
-  Pull::Settings s;
-  s.key = key;
-  s.name = name;
+  Pull::Settings s = pull_settings(app, name);
   s.upstreams = parse_urls(app.relay.pull.upstreams);
   if (s.upstreams.empty()) return;
   s.on_demand = app.relay.pull.on_demand;
-  s.idle_ms = static_cast<uint64_t>(app.relay.pull.idle.count());
-  s.verify = app.relay.pull.verify;
-  s.timestamp_jump_ms = static_cast<uint32_t>(app.timestamp_jump.count());
-  s.hub = hub_options(app);
   auto p = std::make_unique<Pull>(services_, std::move(s));
   Pull* raw = p.get();
   pulls_.push_back(std::move(p));
