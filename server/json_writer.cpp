@@ -129,19 +129,25 @@ JsonWriter& JsonWriter::key(std::string_view k) {
   return *this;
 }
 
-JsonWriter& JsonWriter::signed_number(int64_t v) {
-  before_value();
+namespace {
+// Decimal digits of a 64-bit integer (20, plus the sign) fit in 24 bytes.
+template <class Integer>
+void append_integer(std::string& out, Integer v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, r.ptr);
+  out.append(buf, r.ptr);
+}
+}  // namespace
+
+JsonWriter& JsonWriter::signed_number(int64_t v) {
+  before_value();
+  append_integer(out_, v);
   return *this;
 }
 
 JsonWriter& JsonWriter::unsigned_number(uint64_t v) {
   before_value();
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out_.append(buf, r.ptr);
+  append_integer(out_, v);
   return *this;
 }
 
