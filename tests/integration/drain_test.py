@@ -16,32 +16,21 @@ publishing a live stream, raw RTMP players (rtmp_client.py).
    connection while the old one still publishes) is taken there at once, and the draining node
    ends the old publish at its next refresh, logged as a handover.
 """
-import atexit
-import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 from rtmp_client import RtmpClient  # noqa: E402
+from cluster_ownership_test import PASSWORD, Redis, probe_status as http_status  # noqa: E402
 
 require_tools("ffmpeg", "curl", "redis-server", "redis-cli")
 
 RECONNECT = "NetConnection.Connect.ReconnectRequest"
-
-
-def http_status(port, path):
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
 
 
 def rtmp_port_refuses(port):
@@ -253,22 +242,12 @@ def case_second_signal(src):
     b.close()
 
 
-PASSWORD = "drain-test-pw"
 
 
 def case_cluster(src):
-    d = workdir("drain-redis")
-    rport = free_port()
-    redis = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(rport), "--save", "",
-                              "--appendonly", "no", "--requirepass", PASSWORD, "--dir", d],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    atexit.register(lambda: redis.poll() is None and (redis.kill(), redis.wait()))
-    check(wait_port(rport), "redis-server listens")
-
-    def cli(*args):
-        p = subprocess.run(["redis-cli", "-p", str(rport), "--no-auth-warning", "-a", PASSWORD, "-n", "1"] +
-                           list(args), capture_output=True, text=True, timeout=10)
-        return p.stdout.strip()
+    redis = Redis(workdir("drain-redis")).start()
+    rport = redis.port
+    cli = redis.cli
 
     def node(name, extra=""):
         port = free_port()
@@ -306,7 +285,6 @@ def case_cluster(src):
     stop_proc(pub_b)
     b.stop()
     redis.kill()
-    redis.wait()
 
 
 def main():
