@@ -100,7 +100,8 @@ AnnexB::Plan AnnexB::plan(std::span<const uint8_t> sample, bool keyframe) const 
   size_t bytes = 0;
   for_each_nal(sample, [&](std::span<const uint8_t> nal) {
     const uint8_t type = nal_type(nal[0]);
-    if (p.nal_units == 0) first_is_aud = type == aud_type;
+    // A cut-off AUD (a header without its picture type) does not count: ours goes in front.
+    if (p.nal_units == 0) first_is_aud = type == aud_type && nal.size() + sizeof kStartCode >= aud().size();
     has_sps = has_sps || type == sps_type;
     ++p.nal_units;
     bytes += sizeof kStartCode + nal.size();

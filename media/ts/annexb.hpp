@@ -10,8 +10,9 @@
 //     gives no parameter sets; its NAL length size is still taken from the fixed header when that
 //     is there (4 otherwise), so the frames still convert.
 //  2. A NAL length that runs past the end of the sample ends the access unit there: the NAL units
-//     before it are kept. Zero-length NAL units are dropped (a start code with nothing behind it).
-//  3. An AUD is added unless the first NAL unit already is one; the parameter sets are added to a
+//     before it are kept. NAL units shorter than their header (empty, or 1 byte in HEVC, whose header
+//     has 2) are dropped: a start code with no NAL unit behind it.
+//  3. An AUD is added unless the first NAL unit already is a whole one; the parameter sets are added to a
 //     keyframe, right after the AUD, unless it already carries an SPS (the encoder then sent its
 //     own, maybe newer ones).
 //  4. Emulation prevention is the encoder's business: NAL units are copied as they are.
@@ -65,7 +66,7 @@ class AnnexB {
     });
   }
 
-  // Calls f(nal) for every non-empty NAL unit of an AVCC sample (rule 2).
+  // Calls f(nal) for every NAL unit of an AVCC sample that holds at least its header (rule 2).
   template <class F>
   void for_each_nal(std::span<const uint8_t> sample, F&& f) const {
     size_t pos = 0;
@@ -74,11 +75,12 @@ class AnnexB {
       for (size_t i = 0; i < length_size_; ++i) len = len << 8 | sample[pos + i];
       pos += length_size_;
       if (len > sample.size() - pos) return;
-      if (len > 0) f(sample.subspan(pos, len));
+      if (len >= nal_header_size()) f(sample.subspan(pos, len));
       pos += len;
     }
   }
 
+  size_t nal_header_size() const { return codec_ == hls::Codec::Hevc ? 2 : 1; }
   // The NAL unit type from the first header byte.
   uint8_t nal_type(uint8_t header) const {
     return codec_ == hls::Codec::Hevc ? static_cast<uint8_t>((header >> 1) & 0x3F) : static_cast<uint8_t>(header & 0x1F);

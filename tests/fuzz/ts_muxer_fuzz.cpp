@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <vector>
@@ -23,29 +24,13 @@
 #include "media/hls/sample.hpp"
 #include "media/ts/ts_muxer.hpp"
 #include "tests/unit/media/ts/ts_demux.hpp"
+#include "tests/fuzz/fuzz_input.hpp"
 
 using namespace sluice::media;
 
 namespace {
 
 constexpr size_t kMaxSamples = 256;
-
-struct Reader {
-  std::span<const uint8_t> in;
-  size_t pos = 0;
-  size_t left() const { return in.size() - pos; }
-  uint64_t be(size_t n) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) v = v << 8 | (pos < in.size() ? in[pos++] : 0);
-    return v;
-  }
-  std::span<const uint8_t> bytes(size_t n) {
-    n = n < left() ? n : left();
-    auto s = in.subspan(pos, n);
-    pos += n;
-    return s;
-  }
-};
 
 struct Expected {
   uint16_t pid;
@@ -55,14 +40,11 @@ struct Expected {
   std::span<const uint8_t> data;  // audio: the sample
 };
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-
 }  // namespace
 
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  Reader r{std::span(data, size)};
+  sluice::fuzz::FuzzInput r{std::span(data, size)};
   const uint8_t setup_byte = static_cast<uint8_t>(r.be(1));
   const size_t video_config = r.be(1);
   const size_t audio_config = r.be(1);
@@ -98,34 +80,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     expected.push_back({s.video ? ts::kVideoPid : ts::kAudioPid, p, d, s.keyframe || !s.video, s.data});
   }
 
-  check(out.size() % ts::kPacketSize == 0);
+  FUZZ_CHECK(out.size() % ts::kPacketSize == 0);
   sluice::test::ts::Demuxer demux;
   demux.feed(out);
   demux.flush();
-  check(demux.errors.empty());
-  check(demux.pcr_pid == muxer.pcr_pid());
-  check(demux.units.size() == expected.size());
+  FUZZ_CHECK(demux.errors.empty());
+  FUZZ_CHECK(demux.pcr_pid == muxer.pcr_pid());
+  FUZZ_CHECK(demux.units.size() == expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     const auto& u = demux.units[i];
     const Expected& e = expected[i];
-    check(u.pid == e.pid);
-    check(u.has_pts && u.pts == e.pts && u.dts == e.dts);
-    check(u.has_dts == (e.pts != e.dts));
-    check(u.random_access == e.keyframe);
-    check(u.has_pcr == (u.pid == muxer.pcr_pid()));
-    check(!u.has_pcr || (u.pcr_base == e.dts && u.pcr_ext == 0));
+    FUZZ_CHECK(u.pid == e.pid);
+    FUZZ_CHECK(u.has_pts && u.pts == e.pts && u.dts == e.dts);
+    FUZZ_CHECK(u.has_dts == (e.pts != e.dts));
+    FUZZ_CHECK(u.random_access == e.keyframe);
+    FUZZ_CHECK(u.has_pcr == (u.pid == muxer.pcr_pid()));
+    FUZZ_CHECK(!u.has_pcr || (u.pcr_base == e.dts && u.pcr_ext == 0));
     if (u.pid == ts::kVideoPid) {
-      check(u.stream_id == ts::kVideoStreamId);
-      check(u.bytes.size() >= 6 && u.bytes[0] == 0 && u.bytes[1] == 0 && u.bytes[2] == 0 && u.bytes[3] == 1);
+      FUZZ_CHECK(u.stream_id == ts::kVideoStreamId);
+      FUZZ_CHECK(u.bytes.size() >= 6 && u.bytes[0] == 0 && u.bytes[1] == 0 && u.bytes[2] == 0 && u.bytes[3] == 1);
       const bool hevc = setup.video.codec == hls::Codec::Hevc;
-      check(hevc ? ((u.bytes[4] >> 1) & 0x3F) == 35 : (u.bytes[4] & 0x1F) == 9);
+      FUZZ_CHECK(hevc ? ((u.bytes[4] >> 1) & 0x3F) == 35 : (u.bytes[4] & 0x1F) == 9);
     } else {
-      check(u.stream_id == ts::kAudioStreamId);
+      FUZZ_CHECK(u.stream_id == ts::kAudioStreamId);
       const bool passed_through = ts::starts_with_adts(e.data);
       const size_t header = passed_through ? 0 : ts::kAdtsHeaderSize;
-      check(u.bytes.size() == header + e.data.size());
-      check(std::equal(e.data.begin(), e.data.end(), u.bytes.begin() + static_cast<std::ptrdiff_t>(header)));
-      if (!passed_through) check(sluice::test::ts::parse_adts(u.bytes)->frame_length == u.bytes.size());
+      FUZZ_CHECK(u.bytes.size() == header + e.data.size());
+      FUZZ_CHECK(std::equal(e.data.begin(), e.data.end(), u.bytes.begin() + static_cast<std::ptrdiff_t>(header)));
+      if (!passed_through) FUZZ_CHECK(sluice::test::ts::parse_adts(u.bytes)->frame_length == u.bytes.size());
     }
   }
   return 0;

@@ -246,6 +246,10 @@ TEST_CASE("TsMuxer: H.264 access units in Annex B") {
     const EsUnit u = mux_one(setup, video(avcc({aud, sei, idr}), 0, 0, true));
     CHECK(u.bytes == cat({kStart, aud, kStart, kSps, kStart, kPps, kStart, sei, kStart, idr}));
   }
+  SUBCASE("an AUD cut after its header is not taken for one: a whole AUD goes in front") {
+    const Bytes cut = hex("09");
+    CHECK(mux_one(setup, video(avcc({cut, slice}), 0)).bytes == cat({kAvcAud, kStart, cut, kStart, slice}));
+  }
   SUBCASE("2-byte NAL lengths from lengthSizeMinusOne 1") {
     hls::StreamSetup s = setup;
     s.video.config[4] = 0xFD;
@@ -297,6 +301,9 @@ TEST_CASE("TsMuxer: HEVC access units get VPS, SPS, PPS in that order") {
           cat({kStart, aud, kStart, kHevcVps, kStart, kHevcSps, kStart, kHevcPps, kStart, idr}));
     CHECK(mux_one(setup, video(avcc({aud, kHevcVps, kHevcSps, kHevcPps, idr}), 0, 0, true)).bytes ==
           cat({kStart, aud, kStart, kHevcVps, kStart, kHevcSps, kStart, kHevcPps, kStart, idr}));
+    // A 1-byte NAL unit is shorter than the HEVC NAL header: dropped, even one that reads as an
+    // AUD (it must not stand in for the AUD a player looks for first).
+    CHECK(mux_one(setup, video(avcc({hex("46"), trail}), 0)).bytes == cat({kHevcAud, kStart, trail}));
   }
 }
 
