@@ -42,16 +42,21 @@ bench_hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 
 # bench_sluice_config FILE PORT MEDIA_DIR: RTMP only, a live and a vod app. One worker loop
 # unless SLUICE_WORKERS says otherwise; SLUICE_WRITE_DELAY overrides player_queue.write_delay (the
-# hold's ceiling), SLUICE_WRITE_BUDGET player_queue.write_budget (0: always the ceiling) and
-# SLUICE_IO_URING (true|false) rtmp.io_uring. Unset, they are the server's defaults.
+# hold's ceiling), SLUICE_WRITE_BUDGET player_queue.write_budget (0: always the ceiling),
+# SLUICE_WRITE_LANES player_queue.write_lanes (1: one pass per hold) and
+# SLUICE_IO_URING (true|false) rtmp.io_uring. Unset, they are the server's defaults. With
+# SLUICE_HTTP_PORT set, HTTP listens there too (HTTP-FLV, downloads of MEDIA_DIR, the API for anyone).
 bench_sluice_config() {
+  local http=""
+  [ -z "${SLUICE_HTTP_PORT:-}" ] || http="http: { listen: 127.0.0.1:$SLUICE_HTTP_PORT, api: { allow: [] } }"
   cat > "$1" <<YAML
 workers: ${SLUICE_WORKERS:-1}
 rtmp:
   listen: 127.0.0.1:$2
   chunk_size: 4096
-  player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-100ms}, write_budget: ${SLUICE_WRITE_BUDGET:-10000} }
+  player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-100ms}, write_budget: ${SLUICE_WRITE_BUDGET:-10000}, write_lanes: ${SLUICE_WRITE_LANES:-8} }
   io_uring: ${SLUICE_IO_URING:-true}
+$http
 apps:
   live: { type: live }
   vod: { type: vod, root: $3 }
@@ -70,12 +75,13 @@ bench_stop() {
 }
 
 # bench_trap_cleanup: on exit (and on Ctrl-C, with status 130) stop every PID in the caller's
-# `pids` array, wait for them, and remove the caller's `$work` directory.
+# `pids` array, wait for them, remove the caller's `$work` directory and its CPU cgroup, if any.
 bench_cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
+  bench_cgroup_remove
 }
 bench_trap_cleanup() {
   trap bench_cleanup EXIT
@@ -95,4 +101,42 @@ bench_apt_install() {
   fi
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# A CPU cgroup for the server (bench/scaling.sh, bench/http_scaling.sh): bench_cgroup_create NAME
+# makes it, bench_cgroup_limit CORES PID gives it a quota and moves PID in, bench_cgroup_remove
+# (on exit) removes it. Needs root or sudo.
+bench_cgroup=""
+bench_sudo=""
+[ "$(id -u)" -eq 0 ] || bench_sudo=sudo
+# The server's CPU cgroup: v2 (cpu.max) when the unified hierarchy has the cpu controller, else
+# v1's cpu controller (cpu.cfs_quota_us).
+bench_cgroup_create() {  # bench_cgroup_create NAME
+  local name="sluice-$1-$$"
+  if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control ||
+      echo +cpu | $bench_sudo tee /sys/fs/cgroup/cgroup.subtree_control >/dev/null
+    bench_cgroup=/sys/fs/cgroup/$name
+    $bench_sudo mkdir -p "$bench_cgroup"
+  elif [ -d /sys/fs/cgroup/cpu ]; then
+    bench_cgroup=/sys/fs/cgroup/cpu/$name
+    $bench_sudo mkdir -p "$bench_cgroup"
+  else
+    echo "bench: no CPU cgroup controller found under /sys/fs/cgroup" >&2
+    exit 1
+  fi
+}
+bench_cgroup_limit() {  # bench_cgroup_limit CORES PID
+  local us
+  us=$(python3 -c "print(int(round($1 * 100000)))")
+  if [ -f "$bench_cgroup/cpu.max" ]; then
+    echo "$us 100000" | $bench_sudo tee "$bench_cgroup/cpu.max" >/dev/null
+  else
+    echo 100000 | $bench_sudo tee "$bench_cgroup/cpu.cfs_period_us" >/dev/null
+    echo "$us" | $bench_sudo tee "$bench_cgroup/cpu.cfs_quota_us" >/dev/null
+  fi
+  echo "$2" | $bench_sudo tee "$bench_cgroup/cgroup.procs" >/dev/null
+}
+bench_cgroup_remove() {
+  [ -n "$bench_cgroup" ] && [ -d "$bench_cgroup" ] && $bench_sudo rmdir "$bench_cgroup" 2>/dev/null || true
 }

@@ -16,13 +16,15 @@
 #
 # Usage: bench/rtmps_load.sh [PLAYERS] [SECONDS] [ROUNDS]   (defaults: 500 30 3)
 # Environment: RTMPS_KEY=rsa (default: RSA 2048, the certificate docs/tls.md makes) or ec
-# (ECDSA P-256); RTMPS_RATE=200 (players' ramp-up, connections/s); JOBS for the release build.
+# (ECDSA P-256); RTMPS_RATE=200 (players' ramp-up, connections/s); RTMPS_RECORD_LAYER=sluice (default)
+# or openssl (who makes the TLS records the server sends, docs/tls.md); JOBS for the release build.
 set -euo pipefail
 players=${1:-500}
 seconds=${2:-30}
 rounds=${3:-3}
 key_type=${RTMPS_KEY:-rsa}
 rate=${RTMPS_RATE:-200}
+record_layer=${RTMPS_RECORD_LAYER:-sluice}
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
 make -C "$root" release >/dev/null
@@ -50,7 +52,7 @@ port=$(bench_free_port); tport=$(bench_free_port); hport=$(bench_free_port)
 cat > "$work/sluice.yaml" <<YAML
 workers: 1
 rtmp: { listen: 127.0.0.1:$port, chunk_size: 4096 }
-rtmps: { listen: 127.0.0.1:$tport, cert: $work/cert.pem, key: $work/key.pem }
+rtmps: { listen: 127.0.0.1:$tport, cert: $work/cert.pem, key: $work/key.pem, record_layer: $record_layer }
 http: { listen: 127.0.0.1:$hport }
 apps:
   live: { type: live }
@@ -113,13 +115,13 @@ hs0=$(bench_cpu_ticks "$server"); h0=$(date +%s.%N)
 openssl s_time -connect "127.0.0.1:$tport" -new -time 10 >"$work/s_time.txt" 2>&1 </dev/null || true
 hs1=$(bench_cpu_ticks "$server"); h1=$(date +%s.%N)
 
-python3 - "$work" "$players" "$seconds" "$hz" "$key_type" "$(( idle1 - idle0 ))" "$i0" "$i1" "$(( hs1 - hs0 ))" "$h0" "$h1" <<'PY'
+python3 - "$work" "$players" "$seconds" "$hz" "$key_type" "$(( idle1 - idle0 ))" "$i0" "$i1" "$(( hs1 - hs0 ))" "$h0" "$h1" "$record_layer" <<'PY'
 import json, re, statistics, sys
-work, players, seconds, hz, key_type, idle_t, i0, i1, hs_t, h0, h1 = sys.argv[1:]
+work, players, seconds, hz, key_type, idle_t, i0, i1, hs_t, h0, h1, record_layer = sys.argv[1:]
 hz = int(hz)
 runs = [json.loads(l) for l in open(f"{work}/runs.jsonl")]
 print(f"\nRTMPS vs RTMP live fan-out: 1 stream at ~2.5 Mb/s (published over RTMP), {players} players per run, "
-      f"{seconds} s per run, Sluice release, workers: 1, certificate {key_type}")
+      f"{seconds} s per run, Sluice release, workers: 1, certificate {key_type}, record_layer: {record_layer}")
 print("| proto | round | server CPU-s | GB delivered | CPU-s/GB | Mb/s | ok | failed | stalls | bench CPU % | loop lag p99 ms |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in runs:

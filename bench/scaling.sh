@@ -15,7 +15,10 @@
 # would leave less than 8 s of steady state); the result is the last level that passed, for
 # each loop count, and their ratio (the issue's bar: 2 loops >= 1.8x the players of 1 loop).
 #
-# Usage: bench/scaling.sh [--quota CORES] [--seconds S] [--start N] [--step N] [--max N] [--loops "1 2"] [--out DIR]
+# --http-flv: the players are HTTP-FLV readers (sluice-bench on http://.../live/bench.flv) instead of
+# RTMP players; every loop accepts HTTP itself (docs/http.md, "HTTP on every loop").
+#
+# Usage: bench/scaling.sh [--quota CORES] [--seconds S] [--start N] [--step N] [--max N] [--loops "1 2"] [--http-flv] [--out DIR]
 #   defaults: --quota 0.25 --seconds 20 --start 400 --step 200 --max 6000 --loops "1 2"
 #   (a loop count L starts at L x START players)
 # Needs root (or sudo) to create the cgroup. Every run is bounded: SECONDS plus a few of set-up.
@@ -27,6 +30,7 @@ step=200
 max=6000
 loops="1 2"
 out=""
+http_flv=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quota) quota=$2; shift 2 ;;
@@ -36,7 +40,8 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --loops) loops=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --http-flv) http_flv=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scaling.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
 done
@@ -46,44 +51,8 @@ out=${out:-/tmp/sluice-scaling-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/sluice-scaling-work-XXXXXX)
 pids=()
-cgroup=""
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo=sudo
 
-# The server's CPU cgroup: v2 (cpu.max) when the unified hierarchy has the cpu controller, else
-# v1's cpu controller (cpu.cfs_quota_us).
-cgroup_create() {
-  local name="sluice-scaling-$$"
-  if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
-    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control ||
-      echo +cpu | $sudo tee /sys/fs/cgroup/cgroup.subtree_control >/dev/null
-    cgroup=/sys/fs/cgroup/$name
-    $sudo mkdir -p "$cgroup"
-  elif [ -d /sys/fs/cgroup/cpu ]; then
-    cgroup=/sys/fs/cgroup/cpu/$name
-    $sudo mkdir -p "$cgroup"
-  else
-    echo "scaling.sh: no CPU cgroup controller found under /sys/fs/cgroup" >&2
-    exit 1
-  fi
-}
-cgroup_limit() {  # cgroup_limit CORES PID
-  local us
-  us=$(python3 -c "print(int(round($1 * 100000)))")
-  if [ -f "$cgroup/cpu.max" ]; then
-    echo "$us 100000" | $sudo tee "$cgroup/cpu.max" >/dev/null
-  else
-    echo 100000 | $sudo tee "$cgroup/cpu.cfs_period_us" >/dev/null
-    echo "$us" | $sudo tee "$cgroup/cpu.cfs_quota_us" >/dev/null
-  fi
-  echo "$2" | $sudo tee "$cgroup/cgroup.procs" >/dev/null
-}
-cleanup() {
-  bench_cleanup
-  [ -n "$cgroup" ] && [ -d "$cgroup" ] && $sudo rmdir "$cgroup" 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_trap_cleanup
 
 make -C "$root" release >/dev/null
 bin="$work/bin"
@@ -92,28 +61,31 @@ cp "$root/build/release/server/sluice" "$root/build/release/bench/load/sluice-be
 bench_make_media "$work/media/movie.flv" $(( seconds + 40 )) 2400k
 kbps=$(ffprobe -v error -show_entries format=bit_rate -of csv=p=0 "$work/media/movie.flv")
 kbps=$(( kbps / 1000 ))
-cgroup_create
-echo "scaling: stream $kbps kb/s, $quota cores per loop, $seconds s per level, players from $start by $step" \
+bench_cgroup_create scaling
+echo "scaling: $([ "$http_flv" -eq 1 ] && echo "HTTP-FLV readers" || echo "RTMP players"), stream $kbps kb/s, $quota cores per loop, $seconds s per level, players from $start by $step" \
   | tee "$out/summary.txt"
 
 # level WORKERS PLAYERS: one run; prints the verdict line and returns 0 when the level passed.
 level() {
-  local workers=$1 players=$2 port server pub bench rc=0 cpu0 cpu1 seconds=$seconds
+  local workers=$1 players=$2 port hport server pub bench rc=0 cpu0 cpu1 seconds=$seconds url mode
   # At least 8 s of steady state after the ramp (400 players/s) and its 3 s of settling.
   [ "$seconds" -ge $(( players / 400 + 11 )) ] || seconds=$(( players / 400 + 11 ))
   port=$(bench_free_port)
-  SLUICE_WORKERS=$workers bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
+  hport=$(bench_free_port)
+  url="rtmp://127.0.0.1:$port/live/bench" mode=play
+  [ "$http_flv" -eq 0 ] || url="http://127.0.0.1:$hport/live/bench.flv" mode=http-flv
+  SLUICE_HTTP_PORT=$hport SLUICE_WORKERS=$workers bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
   "$bin/sluice" --config "$work/sluice.yaml" >>"$out/server-$workers.log" 2>&1 &
   server=$!; pids+=("$server")
   bench_wait_port "$port" 10 || { echo "scaling: server did not start" >&2; return 2; }
-  cgroup_limit "$(python3 -c "print($quota * $workers)")" "$server"
+  bench_cgroup_limit "$(python3 -c "print($quota * $workers)")" "$server"
   bench_publish "$work/media/movie.flv" "rtmp://127.0.0.1:$port/live/bench" "$out/publisher.log"
   pub=$!; pids+=("$pub")
   sleep 2.5
   cpu0=$(bench_cpu_ticks "$server")
   local json="$out/bench-$workers-$players.json"
-  "$bin/sluice-bench" play -n "$players" --rate 400 -d "$seconds" --allow-failures "$players" --json "$json" \
-    "rtmp://127.0.0.1:$port/live/bench" >"$out/bench-$workers-$players.txt" 2>&1 &
+  "$bin/sluice-bench" "$mode" -n "$players" --rate 400 -d "$seconds" --allow-failures "$players" --json "$json" \
+    "$url" >"$out/bench-$workers-$players.txt" 2>&1 &
   bench=$!; pids+=("$bench")
   wait "$bench" || rc=$?
   cpu1=$(bench_cpu_ticks "$server")

@@ -41,13 +41,17 @@ bool app_name_ok(std::string_view s) {
 }
 
 void load_player_queue(FieldReader& r, const Field& self, PlayerQueueConfig& q) {
-  Section s(r, self, {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay", "write_budget"});
+  Section s(r, self,
+            {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay", "write_budget", "write_budget_players",
+             "write_lanes"});
   auto soft_bytes = s.take("soft_bytes");
   auto hard_bytes = s.take("hard_bytes");
   auto soft_delay = s.take("soft_delay");
   auto hard_delay = s.take("hard_delay");
   auto write_delay = s.take("write_delay");
   auto write_budget = s.take("write_budget");
+  auto write_budget_players = s.take("write_budget_players");
+  auto write_lanes = s.take("write_lanes");
   bool ok = true;
   if (soft_bytes) ok &= r.read_size(*soft_bytes, q.soft_bytes, 16 * kKiB, kGiB);
   if (hard_bytes) ok &= r.read_size(*hard_bytes, q.hard_bytes, 16 * kKiB, 4 * kGiB);
@@ -55,6 +59,8 @@ void load_player_queue(FieldReader& r, const Field& self, PlayerQueueConfig& q) 
   if (hard_delay) ok &= r.read_duration(*hard_delay, q.hard_delay, Duration(100), std::chrono::hours(1), false);
   if (write_delay) ok &= r.read_duration(*write_delay, q.write_delay, Duration(0), Duration(500), true);
   if (write_budget) ok &= r.read_uint(*write_budget, q.write_budget, 0, 10'000'000);
+  if (write_budget_players) ok &= r.read_uint(*write_budget_players, q.write_budget_players, 0, 10'000'000);
+  if (write_lanes) ok &= r.read_uint(*write_lanes, q.write_lanes, 1, 64);
   if (ok) check_queue_limits(r, soft_bytes, hard_bytes, soft_delay, hard_delay, q);
 }
 
@@ -265,10 +271,20 @@ void load_apps(FieldReader& r, const Field& self, std::vector<AppConfig>& apps) 
 
 // rtmps: { listen, cert, key } or with certificates: [{ cert, key }, ...] (chosen by SNI).
 void load_rtmps(FieldReader& r, const Field& self, RtmpsConfig& rtmps) {
-  Section s(r, self, {"listen", "cert", "key", "certificates", "proxy_protocol", "proxy_protocol_from"});
+  Section s(r, self, {"listen", "cert", "key", "certificates", "proxy_protocol", "proxy_protocol_from", "record_layer"});
   if (!s.valid()) return;
   rtmps.listen.clear();
   if (auto f = s.take("listen")) r.read_listen(*f, rtmps.listen);
+  if (auto f = s.take("record_layer")) {
+    if (r.scalar(*f, "sluice or openssl")) {
+      const std::string v = lower(f->value.scalar());
+      if (v == "sluice" || v == "openssl") {
+        rtmps.seal_records = v == "sluice";
+      } else {
+        r.error(*f, "must be sluice or openssl (got " + in_quotes(f->value.scalar()) + ")");
+      }
+    }
+  }
   load_proxy_protocol(r, s, rtmps.proxy_protocol);
   auto cert = s.take("cert");
   auto key = s.take("key");

@@ -125,6 +125,8 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "hard_delay" << YAML::Value << format_duration(q.hard_delay);
   out << YAML::Key << "write_delay" << YAML::Value << format_duration(q.write_delay);
   out << YAML::Key << "write_budget" << YAML::Value << q.write_budget;
+  out << YAML::Key << "write_budget_players" << YAML::Value << q.write_budget_players;
+  out << YAML::Key << "write_lanes" << YAML::Value << q.write_lanes;
   out << YAML::EndMap;
   const RtmpLimitsConfig& l = rtmp.limits;
   out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
@@ -244,6 +246,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
     out << YAML::Key << name << YAML::Value << YAML::BeginMap;
     emit_listen(out, tls->listen);
     emit_proxy_protocol(out, tls->proxy_protocol);
+    out << YAML::Key << "record_layer" << YAML::Value << (tls->seal_records ? "sluice" : "openssl");
     out << YAML::Key << "certificates" << YAML::Value << YAML::BeginSeq;
     for (const TlsCertificate& c : tls->certificates) {
       out << YAML::BeginMap << YAML::Key << "cert" << YAML::Value << c.cert << YAML::Key << "key" << YAML::Value

@@ -5,11 +5,9 @@
 // usual stop() ends what is left (publishers end, recordings are finished, players are told).
 // A second signal stops at once. Only worker 0 receives signals and runs the drain's timer.
 #include <memory>
-#include <string_view>
 
 #include "server/cluster/cluster_service.hpp"
-#include "server/http/connection.hpp"
-#include "server/http/service.hpp"
+#include "server/http_figures.hpp"
 #include "server/io/logging.hpp"
 #include "server/server.hpp"
 
@@ -19,16 +17,6 @@ namespace {
 // How often a draining node looks whether its sessions have all ended.
 constexpr uint64_t kDrainPollMs = 100;
 
-// HTTP connections answering a request (HTTP-FLV, downloads, HLS, the API...): an idle keep-alive
-// connection (a metrics scraper's, a health checker's) is no session that a drain waits for.
-size_t busy_http_connections(const HttpService* http) {
-  if (http == nullptr) return 0;
-  size_t n = 0;
-  for (const HttpConnection* c : http->connections()) {
-    if (std::string_view(c->activity()) != "idle") ++n;
-  }
-  return n;
-}
 }  // namespace
 
 void Server::on_stop_signal(const char* name) {
@@ -42,8 +30,10 @@ void Server::on_stop_signal(const char* name) {
   stop();
 }
 
-// RTMP connections of every loop and the busy HTTP connections (the HTTP side is worker 0's).
-size_t Server::session_count() const { return connection_count() + busy_http_connections(http_.get()); }
+// RTMP connections of every loop and the busy HTTP connections of every loop (HTTP-FLV, downloads,
+// HLS, the API...: an idle keep-alive connection, a metrics scraper's or a health checker's, is no
+// session that a drain waits for). Other loops' HTTP figures come from their snapshots (250 ms).
+size_t Server::session_count() { return connection_count() + http_totals(*this, http_.get()).busy; }
 
 void Server::begin_drain(const char* signal_name) {
   draining_ = true;
@@ -52,9 +42,9 @@ void Server::begin_drain(const char* signal_name) {
   // No new RTMP clients: the load balancer's connection attempts fail here at once and go to
   // another node. (/readyz already answers 503: stopping() includes the drain.)
   for (auto& l : listeners_) l->close();
-  SLUICE_LOG_INFO("event=drain_start signal={} sessions={} rtmp={} http={} drain_ms={}", signal_name,
-                  session_count(), connection_count(), busy_http_connections(http_.get()),
-                  config_.shutdown.drain.count());
+  const size_t sessions = session_count();
+  SLUICE_LOG_INFO("event=drain_start signal={} sessions={} rtmp={} http={} drain_ms={}", signal_name, sessions,
+                  connection_count(), sessions - connection_count(), config_.shutdown.drain.count());
   if (mesh_) {
     for (uint32_t w = 0; w < mesh_->size(); ++w) {
       if (w == worker_) continue;

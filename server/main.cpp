@@ -10,6 +10,7 @@
 
 #include "config/default_config.hpp"
 #include "config/load.hpp"
+#include "server/http/http_shared.hpp"
 #include "server/io/logging.hpp"
 #include "server/server.hpp"
 #include "server/sign_command.hpp"
@@ -36,12 +37,13 @@ int run_server(sluice::config::Config cfg) {
   std::unique_ptr<sluice::server::WorkerMesh> mesh;
   if (workers > 1) mesh = std::make_unique<sluice::server::WorkerMesh>(workers);
   sluice::server::HlsDirectory hls;  // outlives the servers
+  sluice::server::HttpShared http;   // likewise
   std::vector<std::unique_ptr<uv_loop_t>> loops;
   std::vector<std::unique_ptr<Server>> servers;
   for (size_t i = 0; i < workers; ++i) {
     loops.push_back(std::make_unique<uv_loop_t>());
     uv_loop_init(loops.back().get());
-    servers.push_back(std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i), &hls));
+    servers.push_back(std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i), &hls, &http));
   }
   SLUICE_LOG_INFO("event=workers count={}", workers);
   int status = 0;
@@ -52,6 +54,14 @@ int run_server(sluice::config::Config cfg) {
       SLUICE_LOG_ERROR("event=start_failed error=\"{}\"", started.error().message());
       status = 1;
       break;
+    }
+  }
+  // Every worker serves HTTP: the others listen on the ports worker 0 has bound.
+  for (size_t i = 1; i < workers && status == 0; ++i) {
+    auto joined = servers[i]->join_http(*servers[0]);
+    if (!joined) {
+      SLUICE_LOG_ERROR("event=start_failed error=\"{}\"", joined.error().message());
+      status = 1;
     }
   }
   if (status != 0) {

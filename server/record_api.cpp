@@ -23,19 +23,14 @@ json list_recordings(Server& server) {
                      {"duration_s", r.duration_ms / 1000.0}, {"client_id", c->id()}, {"worker", server.worker()}});
     }
   }
-  if (WorkerMesh* mesh = server.mesh()) {
-    for (const json& snap : mesh->snapshots(server.worker())) {
-      if (!snap.contains("clients")) continue;
-      for (const json& client : snap["clients"]) {
-        if (!client.contains("recordings")) continue;
-        for (json r : client["recordings"]) {
-          r["client_id"] = client["id"];
-          r["worker"] = client["worker"];
-          out.push_back(std::move(r));
-        }
-      }
+  server.for_each_other_loop_client([&out](const json& client) {
+    if (!client.contains("recordings")) return;
+    for (json r : client["recordings"]) {
+      r["client_id"] = client["id"];
+      r["worker"] = client["worker"];
+      out.push_back(std::move(r));
     }
-  }
+  });
   return json{{"recordings", out}};
 }
 

@@ -52,7 +52,8 @@ HttpApiReply add_target(Server& server, const HttpRequest& req) {
 json all_relays(Server& server) {
   json out = server.relays().status();
   if (WorkerMesh* mesh = server.mesh()) {
-    for (const json& snap : mesh->snapshots(server.worker())) {
+    for (const auto& shared : mesh->snapshots(server.worker())) {
+      const json& snap = *shared;
       if (!snap.contains("relays")) continue;
       for (const char* kind : {"push", "pull"}) {
         for (const json& r : snap["relays"][kind]) out[kind].push_back(r);

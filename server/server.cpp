@@ -10,6 +10,8 @@
 
 #include "server/cluster/cluster_service.hpp"
 #include "server/hls/hls_service.hpp"
+#include "server/http/api_responder.hpp"
+#include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
 #include "server/record/repair.hpp"
@@ -17,6 +19,7 @@
 #include "server/relay/relay_manager.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
+#include "server/io/net_address.hpp"
 #include "server/io/uv_handle.hpp"
 #include "server/stats_api.hpp"
 
@@ -32,10 +35,13 @@ constexpr uint64_t kStopWaitMs = 500;
 constexpr uint64_t kStopPollMs = 5;
 // How often a worker refreshes its figures for the stats API (only with several workers).
 constexpr uint64_t kSnapshotMs = 250;
+constexpr size_t kBusyLoopClients = 500;
+constexpr uint64_t kBusyClientsMs = 2000;
 
 }  // namespace
 
-Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_t worker, HlsDirectory* hls)
+Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_t worker, HlsDirectory* hls,
+               HttpShared* http_shared)
     : loop_(loop),
       config_(std::move(config)),
       context_(loop, config_, worker),
@@ -46,12 +52,13 @@ Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_
               if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
             }},
       hls_directory_(hls ? hls : &own_hls_directory_),
+      http_shared_(http_shared),
       mesh_(mesh),
       worker_(worker) {}
 
 Server::~Server() = default;
 
-size_t Server::http_connection_count() const { return http_ ? http_->connection_count() : 0; }
+size_t Server::http_connection_count() const { return http_ ? http_->total_connections() : 0; }
 
 HttpApiReply Server::reply(const HttpRequest& req, uint64_t self_id) {
   return http_api_reply(*this, *http_, req, self_id);
@@ -109,7 +116,7 @@ Result<void> Server::start() {
     }
     rtmp_.cluster = cluster_.get();
     // A player of a stream owned by another node gets it over one pull per node, run by loop 0.
-    ClusterPulls pulls{nullptr, config_.cluster.token.value, config_.cluster.node_id};
+    ClusterPulls pulls{nullptr, config_.cluster.token.value};
     if (worker_ == 0) {
       pulls.locate = [c = cluster_.get()](const std::string& key, std::function<void(StreamLocation)> done) {
         c->locate(key, std::move(done));
@@ -121,7 +128,7 @@ Result<void> Server::start() {
   // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before
   // their handshake, so no TLS state ever moves between loops).
   if (config_.rtmps.enabled()) {
-    tls_ = std::make_unique<TlsReloader>(loop_, config_.rtmps.certificates, worker_);
+    tls_ = std::make_unique<TlsReloader>(loop_, config_.rtmps.certificates, worker_, config_.rtmps.seal_records);
     if (auto r = tls_->start(); !r) return r.error();
   }
   // Every worker reads the PROXY headers of the connections handed to it.
@@ -129,6 +136,21 @@ Result<void> Server::start() {
     proxy_reader_ = std::make_unique<ProxyHeaderReader>(
         loop_, ProxyHeaderReader::timeout_for(config_.rtmp.handshake_timeout),
         [this](int fd, uint64_t id, bool tls, PeerAddress peer) { open_rtmp(fd, id, tls, std::move(peer)); });
+  }
+  if (config_.http.enabled) {
+    http_ = std::make_unique<HttpService>(context_, registry_, gate_, *this, [this] { return connection_count(); },
+                                          http_shared_);
+    http_->set_hls(hls_.get());
+    if (worker_ != 0) {
+      // The stats API is worker 0's: a request for it received here is answered there.
+      http_->forward_api_to([this](std::shared_ptr<ApiCall> call) {
+        auto e = std::make_unique<MeshEvent>();
+        e->kind = MeshEvent::Kind::ApiCall;
+        e->from = worker_;
+        e->api = std::move(call);
+        mesh_->post(0, std::move(e));
+      });
+    }
   }
   if (worker_ != 0) return ok();
   std::vector<RepairDir> record_dirs;
@@ -154,7 +176,9 @@ Result<void> Server::start() {
   std::signal(SIGXFSZ, SIG_IGN);
   for (const auto& addr : config_.rtmp.listen) {
     listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmp", config_.rtmp.limits.accepts_per_iteration,
-                                                       [this](int fd) { on_accepted(fd); }));
+                                                       [this](int fd, const sockaddr_storage& peer) {
+                                                         on_accepted(fd, false, peer);
+                                                       }));
     auto r = listeners_.back()->listen(addr);
     if (!r) return r;
     bound_.push_back(listeners_.back()->bound_address());
@@ -162,45 +186,37 @@ Result<void> Server::start() {
   if (config_.rtmps.enabled()) {
     for (const auto& addr : config_.rtmps.listen) {
       listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmps", config_.rtmp.limits.accepts_per_iteration,
-                                                         [this](int fd) { on_accepted(fd, true); }));
+                                                         [this](int fd, const sockaddr_storage& peer) {
+                                                           on_accepted(fd, true, peer);
+                                                         }));
       auto r = listeners_.back()->listen(addr);
       if (!r) return r;
       bound_.push_back(listeners_.back()->bound_address());
     }
   }
-  if (config_.http.enabled) {
-    http_ = std::make_unique<HttpService>(context_, registry_, gate_, *this, [this] { return connection_count(); });
-    http_->set_hls(hls_.get());
-    auto r = http_->start();
+  if (http_) {
+    auto r = http_->start(mesh_ && mesh_->size() > 1);
     if (!r) return r;
   }
   return ok();
 }
 
-void Server::on_accepted(int fd, bool tls) {
+Result<void> Server::join_http(Server& first) {
+  if (!http_ || worker_ == 0 || !first.http_) return ok();
+  return http_->join(*first.http_);
+}
+
+void Server::on_accepted(int fd, bool tls, const sockaddr_storage& peer) {
   uint32_t max = config_.rtmp.max_connections;
   // Sockets still waiting for their PROXY header hold descriptors: they count too.
   const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
   bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() + waiting >= max);
   if (!refuse && hand_over(fd, tls)) return;
   if (!refuse && expects_proxy_header(tls)) return read_proxy_header(fd, context_.next_connection_id(), tls);
-  auto* c = new RtmpConnection(rtmp_, context_.next_connection_id());
-  connections_.insert(c);
   if (mesh_) ++mesh_->rtmp_connections;
-  if (tls && tls_) c->use_tls(tls_->context());
-  int rc = c->adopt(fd);
-  if (rc != 0) {
-    c->close(std::string("accept failed: ") + uv_strerror(rc));
-    return;
-  }
-  if (stopping_) {
-    c->close("server is stopping");
-  } else if (refuse) {
-    GuardCounters::bump(GuardEvent::ConnectionLimit);
-    c->close("too many connections (limits.connections=" + std::to_string(max) + ")");
-  } else {
-    check_peer_limit(*c);
-  }
+  // The address accept() gave: no getpeername for this connection.
+  start_rtmp(fd, context_.next_connection_id(), tls, accepted_peer(peer),
+             refuse ? "too many connections (limits.connections=" + std::to_string(max) + ")" : std::string());
 }
 
 // The registry says another node owns a stream published here: its publisher goes, so that two
@@ -250,19 +266,7 @@ void Server::adopt(int fd, uint64_t id, bool tls) {
     --mesh_->rtmp_connections;
     return read_proxy_header(fd, id, tls);
   }
-  auto* c = new RtmpConnection(rtmp_, id);
-  if (tls && tls_) c->use_tls(tls_->context());
-  connections_.insert(c);
-  int rc = c->adopt(fd);
-  if (rc != 0) {
-    c->close(std::string("accept failed: ") + uv_strerror(rc));
-    return;
-  }
-  if (stopping_) {
-    c->close("server is stopping");
-  } else {
-    check_peer_limit(*c);
-  }
+  start_rtmp(fd, id, tls, std::nullopt);
 }
 
 // The listener family travels with a handed-over socket (MeshEvent::tls), and with it the
@@ -279,11 +283,17 @@ void Server::read_proxy_header(int fd, uint64_t id, bool tls) {
 // A socket whose PROXY header is in becomes a connection, limits.per_ip counted on the client's
 // address.
 void Server::open_rtmp(int fd, uint64_t id, bool tls, PeerAddress peer) {
+  if (mesh_) ++mesh_->rtmp_connections;
+  start_rtmp(fd, id, tls, std::move(peer));
+}
+
+// A connection accepted here, handed to this loop (counted by the sender) or opened after its PROXY
+// header; `refusal`: it is over rtmp.max_connections and is closed with that reason.
+void Server::start_rtmp(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer, const std::string& refusal) {
   auto* c = new RtmpConnection(rtmp_, id);
   connections_.insert(c);
-  if (mesh_) ++mesh_->rtmp_connections;
   if (tls && tls_) c->use_tls(tls_->context());
-  c->use_peer(std::move(peer));
+  if (peer) c->use_peer(std::move(*peer));
   int rc = c->adopt(fd);
   if (rc != 0) {
     c->close(std::string("accept failed: ") + uv_strerror(rc));
@@ -291,6 +301,9 @@ void Server::open_rtmp(int fd, uint64_t id, bool tls, PeerAddress peer) {
   }
   if (stopping_) {
     c->close("server is stopping");
+  } else if (!refusal.empty()) {
+    GuardCounters::bump(GuardEvent::ConnectionLimit);
+    c->close(refusal);
   } else {
     check_peer_limit(*c);
   }
@@ -304,13 +317,38 @@ void Server::on_wake(uv_async_t* async) {
 void Server::on_mesh_event(MeshEvent& e) {
   switch (e.kind) {
     case MeshEvent::Kind::Accept: adopt(e.fd, e.id, e.tls); return;
-    case MeshEvent::Kind::Kick:
+    case MeshEvent::Kind::Kick: {
+      bool closed = false;
       for (RtmpConnection* c : connections_) {
         if (c->id() == e.id && !c->closing()) {
           c->close("closed through the API");
+          closed = true;
           break;
         }
       }
+      if (HttpConnection* c = (closed || !http_) ? nullptr : http_->find(e.id)) {
+        c->close("closed through the API");
+        closed = true;
+      }
+      // The API lists this loop's clients from its snapshot: refreshed now, not at the next tick
+      // (250 ms), so that a list asked for right after the DELETE no longer shows the client.
+      if (closed && worker_ != 0) publish_snapshot(true);
+      return;
+    }
+    case MeshEvent::Kind::ApiCall: {
+      // Worker 0 answers for the loop that asked, then sends the answer back.
+      ApiCall& call = *e.api;
+      HttpApiReply scratch;
+      if (http_) call.reply = http_api_answer(*this, context_, call.request, call.conn_id, scratch);
+      auto back = std::make_unique<MeshEvent>();
+      back->kind = MeshEvent::Kind::ApiAnswer;
+      back->from = worker_;
+      back->api = std::move(e.api);
+      mesh_->post(call.from, std::move(back));
+      return;
+    }
+    case MeshEvent::Kind::ApiAnswer:
+      if (http_) http_->api_answered(e.api);
       return;
     case MeshEvent::Kind::RecordStart:
     case MeshEvent::Kind::RecordStop: {
@@ -334,6 +372,7 @@ void Server::on_mesh_event(MeshEvent& e) {
       return;
     case MeshEvent::Kind::TlsReload:
       if (tls_) tls_->reload("SIGHUP");
+      if (http_) http_->reload_tls("SIGHUP");
       return;
     case MeshEvent::Kind::Stop: stop(); return;
     case MeshEvent::Kind::Drain:
@@ -344,7 +383,18 @@ void Server::on_mesh_event(MeshEvent& e) {
   }
 }
 
-void Server::publish_snapshot() { mesh_->publish_snapshot(worker_, worker_snapshot(*this)); }
+void Server::publish_snapshot(bool clients_now) {
+  mesh_->publish_snapshot(worker_, worker_snapshot(*this));
+  // A row per client is most of a snapshot's cost: a loop with many refreshes them every 2 s
+  // (a kick still at once), one with few at every snapshot (docs/http.md, after the example of
+  // GET /api/v1/clients).
+  const size_t clients = connections_.size() + (http_ ? http_->connections().size() : 0);
+  const uint64_t now = now_ms();
+  if (clients_now || clients < kBusyLoopClients || now - clients_published_ms_ >= kBusyClientsMs) {
+    mesh_->publish_clients(worker_, worker_clients(*this));
+    clients_published_ms_ = now;
+  }
+}
 
 void Server::reload_tls() {
   if (tls_) tls_->reload("SIGHUP");

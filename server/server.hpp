@@ -1,8 +1,9 @@
 // Server: the composition root of one worker loop. It owns the loop's LoopContext, the stream
 // registry, the VOD file cache, the RTMP connections and the HTTP side, wires them together, and
-// keeps the housekeeping tick. Worker 0 also owns the listeners, the HTTP side and the signals;
-// with several workers (WorkerMesh) it hands every other accepted RTMP connection to the next
-// worker in turn. Nothing but main.cpp and the stats API (stats_api.cpp) includes this file.
+// keeps the housekeeping tick. Worker 0 also owns the RTMP listeners and the signals; with several
+// workers (WorkerMesh) it hands every other accepted RTMP connection to the next worker in turn.
+// Every worker serves HTTP on listeners of its own (join_http), and worker 0 answers the stats API
+// for all of them. Nothing but main.cpp and the root's own files (directly in server/) include this.
 #pragma once
 
 #include <uv.h>
@@ -10,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "server/io/listener.hpp"
 #include "server/io/loop_context.hpp"
 #include "server/io/proxy_header_reader.hpp"
+#include "server/kicked_clients.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "server/rtmp/connection.hpp"
@@ -36,6 +39,7 @@ class RecordRetention;
 class RelayManager;
 
 class HttpService;
+struct HttpShared;
 class HlsService;
 namespace cluster {
 class ClusterService;
@@ -44,15 +48,19 @@ class ClusterService;
 class Server final : public HttpApi {
  public:
   // mesh is nullptr for a single loop; worker is this loop's index in the mesh.
-  // hls is what the workers share of their HLS muxers (one per server; nullptr: this one has its own).
+  // hls is what the workers share of their HLS muxers (one per server; nullptr: this one has its own),
+  // http_shared what their HTTP sides share (likewise).
   Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh = nullptr, uint32_t worker = 0,
-         HlsDirectory* hls = nullptr);
+         HlsDirectory* hls = nullptr, HttpShared* http_shared = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
   // Binds every listener and starts the timers; fails with the address that could not be bound.
   Result<void> start();
+  // After every worker started: a worker other than 0 listens for HTTP on the addresses worker 0
+  // bound (the same ports: tests listen on port 0). Nothing to do without HTTP or for worker 0.
+  Result<void> join_http(Server& first);
   // Graceful stop (SIGINT/SIGTERM): stop accepting, end streams, close connections, let the loop end.
   void stop();
 
@@ -65,6 +73,20 @@ class Server final : public HttpApi {
   // RTMP connections of every worker.
   size_t connection_count() const { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
   WorkerMesh* mesh() { return mesh_; }
+  // Worker 0: clients of other loops a DELETE asked to close (server/kicked_clients.hpp).
+  KickedClients& kicked_clients() { return kicked_clients_; }
+  // The client rows the other loops published (worker_clients()), less those a DELETE asked to
+  // close: what the API lists, and what a DELETE can find, for connections on other loops.
+  template <class F>
+  void for_each_other_loop_client(F&& f) {
+    if (!mesh_) return;
+    const uint64_t now = now_ms();
+    for (const auto& shared : mesh_->clients(worker_)) {
+      for (const auto& row : *shared) {
+        if (!kicked_clients_.contains(row["id"].template get<uint64_t>(), now)) f(row);
+      }
+    }
+  }
   const LoopLag& loop_lag() const { return loop_lag_; }
   RelayManager& relays() { return *relays_; }
   // This loop's part in the cluster (docs/cluster.md); null on a single node.
@@ -74,10 +96,11 @@ class Server final : public HttpApi {
   uint32_t worker() const { return worker_; }
   // After the loop ended (all workers joined): closes the mesh wake-up handle.
   void close_mesh_handle();
-  // The HTTP side (nullptr when http.enabled is false); its connections count against
-  // rtmp.max_connections together with the RTMP ones.
+  // This loop's HTTP side (nullptr when http.enabled is false); the HTTP connections of every
+  // loop count against rtmp.max_connections together with the RTMP ones.
   HttpService* http() { return http_.get(); }
   HlsService& hls() { return *hls_; }
+  // HTTP connections of every loop.
   size_t http_connection_count() const;
   // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
   const std::unordered_set<RtmpConnection*>& connections() const { return connections_; }
@@ -91,7 +114,7 @@ class Server final : public HttpApi {
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
 
  private:
-  void on_accepted(int fd, bool tls = false);
+  void on_accepted(int fd, bool tls, const sockaddr_storage& peer);
   static void on_tick(uv_timer_t* timer);
   static void on_signal(uv_signal_t* signal, int signum);
   // Draining (server/drain.cpp): SIGTERM/SIGINT drains when shutdown.drain is set, a second one
@@ -99,7 +122,7 @@ class Server final : public HttpApi {
   void on_stop_signal(const char* name);
   void begin_drain(const char* signal_name);
   void request_reconnects();  // this loop's RTMP clients that announced they can reconnect
-  size_t session_count() const;
+  size_t session_count();
   static void on_drain_tick(uv_timer_t* timer);
   void end_drain(const char* why);
   // The rest of stop() once every loop has ended its publications (or a short while has passed).
@@ -113,11 +136,13 @@ class Server final : public HttpApi {
   bool expects_proxy_header(bool tls) const;
   void read_proxy_header(int fd, uint64_t id, bool tls);
   void open_rtmp(int fd, uint64_t id, bool tls, PeerAddress peer);
+  void start_rtmp(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer, const std::string& refusal = {});
   bool hand_over(int fd, bool tls);
   void end_lost_publish(const std::string& key, const std::string& why);
   // limits.per_ip: closes c (with a log line, at most one a second) when its address is full.
   void check_peer_limit(RtmpConnection& c);
-  void publish_snapshot();
+  // Publishes this loop's figures, and its client rows when they are due (or `clients_now`).
+  void publish_snapshot(bool clients_now = false);
   // SIGHUP: every loop loads the RTMPS certificates again.
   void reload_tls();
   void close_handles();
@@ -134,6 +159,7 @@ class Server final : public HttpApi {
   std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when rtmp or rtmps has proxy_protocol
   HlsDirectory own_hls_directory_;
   HlsDirectory* hls_directory_;
+  HttpShared* http_shared_;
   std::unique_ptr<HlsService> hls_;  // before http_: its responders wait on it
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
@@ -152,8 +178,10 @@ class Server final : public HttpApi {
   uint64_t hook_drain_deadline_ms_ = 0;
   uv_async_t wake_{};
   uv_timer_t snapshot_timer_{};
+  uint64_t clients_published_ms_ = 0;
   std::array<uv_signal_t, 3> signals_{};  // SIGINT, SIGTERM (stop), SIGHUP (reload certificates)
   WorkerMesh* mesh_ = nullptr;
+  KickedClients kicked_clients_;
   uint32_t worker_ = 0;
   uint32_t next_worker_ = 0;
   std::vector<std::string> bound_;

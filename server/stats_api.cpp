@@ -13,8 +13,8 @@
 #include "server/cluster/cluster_service.hpp"
 #include "server/cluster_api.hpp"
 #include "server/hls_api.hpp"
+#include "server/http_figures.hpp"
 #include "server/http/connection.hpp"
-#include "server/http/flv_player.hpp"
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
 #include "server/record_api.hpp"
@@ -33,14 +33,6 @@ namespace {
 using nlohmann::json;
 
 double seconds(uint64_t ms) { return static_cast<double>(ms) / 1000.0; }
-
-// HTTP-FLV readers per stream key.
-std::map<std::string, size_t, std::less<>> http_flv_readers(HttpService& http) {
-  std::map<std::string, size_t, std::less<>> out;
-  for (HttpConnection* c : http.connections())
-    if (const HttpFlvPlayer* p = c->flv()) ++out[p->key()];
-  return out;
-}
 
 // What one worker knows of a stream. On the publisher's worker that is everything; a mirror
 // worker knows its own players (and the codecs, from the frames it was sent).
@@ -91,9 +83,10 @@ std::map<std::string, json> merged_streams(Server& server) {
   };
   for (const auto& [key, e] : server.registry().entries()) merge(key, worker_stream_json(key, e));
   if (WorkerMesh* mesh = server.mesh()) {
-    for (auto& snap : mesh->snapshots(server.worker())) {
+    for (const auto& shared : mesh->snapshots(server.worker())) {
+      const json& snap = *shared;
       if (!snap.contains("streams")) continue;
-      for (auto& [key, j] : snap["streams"].items()) merge(key, j);
+      for (const auto& [key, j] : snap["streams"].items()) merge(key, j);
     }
   }
   return out;
@@ -107,7 +100,7 @@ json stream_json(const std::string& key, json j, const std::map<std::string, siz
 
 json streams_json(Server& server, std::map<std::string, json> streams, HttpService& http) {
   add_hls_streams(server, http, streams);
-  auto flv = http_flv_readers(http);
+  auto flv = http_totals(server, &http).flv_readers;
   json arr = json::array();
   for (auto& [key, j] : streams) arr.push_back(stream_json(key, std::move(j), flv));
   return arr;
@@ -126,7 +119,7 @@ struct StreamRow {
 };
 
 // Sorted by key; `snapshots` holds what the remote rows point into.
-std::vector<StreamRow> stream_rows(Server& server, std::vector<json>& snapshots) {
+std::vector<StreamRow> stream_rows(Server& server, std::vector<std::shared_ptr<const json>>& snapshots) {
   std::vector<StreamRow> rows;
   const auto& entries = server.registry().entries();
   rows.reserve(entries.size());
@@ -137,7 +130,8 @@ std::vector<StreamRow> stream_rows(Server& server, std::vector<json>& snapshots)
   WorkerMesh* mesh = server.mesh();
   if (mesh == nullptr) return rows;
   snapshots = mesh->snapshots(server.worker());
-  for (const json& snap : snapshots) {
+  for (const auto& shared : snapshots) {
+    const json& snap = *shared;
     auto streams = snap.find("streams");
     if (streams == snap.end()) continue;
     for (auto it = streams->begin(); it != streams->end(); ++it) {
@@ -168,7 +162,7 @@ std::vector<StreamRow> stream_rows(Server& server, std::vector<json>& snapshots)
 // GET /api/v1/streams (every stream, an array) or, with `only`, /api/v1/streams/{only} (false
 // when there is no such stream), written into body.
 bool write_streams(Server& server, HttpService& http, const std::string* only, std::string& body) {
-  std::vector<json> snapshots;
+  std::vector<std::shared_ptr<const json>> snapshots;
   std::vector<StreamRow> rows = stream_rows(server, snapshots);
   if (only != nullptr) {
     auto it = std::find_if(rows.begin(), rows.end(), [&](const StreamRow& r) { return r.key == *only; });
@@ -178,7 +172,7 @@ bool write_streams(Server& server, HttpService& http, const std::string* only, s
   std::map<std::string, json> hls;
   for (const StreamRow& r : rows) hls.emplace_hint(hls.end(), std::string(r.key), json());
   add_hls_streams(server, http, hls);
-  auto flv = http_flv_readers(http);
+  auto flv = http_totals(server, &http).flv_readers;
   body.reserve(1024 * rows.size() + 8);
   JsonWriter w(body);
   if (only == nullptr) w.begin_array();
@@ -239,24 +233,10 @@ json clients_json(Server& server, HttpService& http) {
     if (c->closing()) continue;
     rows.emplace_back(c->id(), rtmp_client_json(server, *c, publishing));
   }
-  if (WorkerMesh* mesh = server.mesh()) {
-    for (auto& snap : mesh->snapshots(server.worker())) {
-      if (!snap.contains("clients")) continue;
-      for (auto& j : snap["clients"]) rows.emplace_back(j["id"].get<uint64_t>(), j);
-    }
-  }
-  for (HttpConnection* c : http.connections()) {
-    json j{{"id", c->id()},
-           {"protocol", "http"},
-           {"address", c->peer()},
-           {"activity", c->activity()},
-           {"resource", c->resource()},
-           {"bytes_in", c->bytes_in()},
-           {"bytes_out", c->bytes_out()},
-           {"duration_s", seconds(now - c->started_ms())}};
-    if (const HttpFlvPlayer* p = c->flv()) j["stream"] = p->key();
-    rows.emplace_back(c->id(), std::move(j));
-  }
+  server.for_each_other_loop_client([&rows](const json& j) { rows.emplace_back(j["id"].get<uint64_t>(), j); });
+  json http_rows = json::array();
+  add_http_clients(http, now, server.worker(), http_rows);
+  for (json& j : http_rows) rows.emplace_back(j["id"].get<uint64_t>(), std::move(j));
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   json arr = json::array();
   for (auto& r : rows) arr.push_back(std::move(r.second));
@@ -267,11 +247,8 @@ json server_json(Server& server, HttpService& http, const std::map<std::string, 
   uint64_t now = server.now_ms();
   size_t live = 0;
   for (const auto& [key, j] : streams) live += j["live"].get<bool>();
-  json bytes{{"http_in", http.closed_bytes_in}, {"http_out", http.closed_bytes_out}};
-  for (HttpConnection* c : http.connections()) {
-    bytes["http_in"] = bytes["http_in"].get<uint64_t>() + c->bytes_in();
-    bytes["http_out"] = bytes["http_out"].get<uint64_t>() + c->bytes_out();
-  }
+  const HttpTotals h = http_totals(server, &http);
+  json bytes{{"http_in", h.bytes_in}, {"http_out", h.bytes_out}};
   uint64_t rtmp_in = 0, rtmp_out = 0;
   uint64_t dropped = server.registry().dropped_frames();
   for (RtmpConnection* c : server.connections()) {
@@ -281,7 +258,8 @@ json server_json(Server& server, HttpService& http, const std::map<std::string, 
   json holds = json::array({server.write_hold_ms()});
   json cluster_loops = json::array({cluster_loop_json(server)});
   if (WorkerMesh* mesh = server.mesh()) {
-    for (auto& snap : mesh->snapshots(server.worker())) {
+    for (const auto& shared : mesh->snapshots(server.worker())) {
+      const json& snap = *shared;
       rtmp_in += snap.value("bytes_in", uint64_t{0});
       rtmp_out += snap.value("bytes_out", uint64_t{0});
       dropped += snap.value("dropped_frames", uint64_t{0});
@@ -297,14 +275,14 @@ json server_json(Server& server, HttpService& http, const std::map<std::string, 
               {"uptime_s", seconds(now - server.started_ms())},
               {"connections",
                {{"rtmp", server.connection_count()},
-                {"http", http.connection_count()},
-                {"total", server.connection_count() + http.connection_count()},
+                {"http", server.http_connection_count()},
+                {"total", server.connection_count() + server.http_connection_count()},
                 {"max", server.config().rtmp.max_connections}}},
               {"streams", {{"total", streams.size()}, {"live", live}}},
               {"workers", server.mesh() ? server.mesh()->size() : 1},
               {"bytes", bytes},
               {"dropped_frames", dropped},
-              {"http_requests", http.requests},
+              {"http_requests", h.requests},
               {"hls", hls_server_json(server, http)},
               {"write_hold_ms", holds},
               {"cluster", cluster_json(server, cluster_loops)}};
@@ -355,7 +333,7 @@ std::string metrics_text(Server& server, HttpService& http) {
   }
   metric("sluice_connections", "gauge", "Open client connections.");
   value("sluice_connections{protocol=\"rtmp\"}", static_cast<double>(server.connection_count()));
-  value("sluice_connections{protocol=\"http\"}", static_cast<double>(http.connection_count()));
+  value("sluice_connections{protocol=\"http\"}", static_cast<double>(server.http_connection_count()));
   metric("sluice_streams", "gauge", "Streams known to the server (published or waited for).");
   value("sluice_streams", s["streams"]["total"].get<double>());
   metric("sluice_streams_live", "gauge", "Streams with a publisher.");
@@ -379,7 +357,7 @@ std::string metrics_text(Server& server, HttpService& http) {
   metric("sluice_record_files_removed_total", "counter", "Finished recordings removed by record.keep.");
   value("sluice_record_files_removed_total", static_cast<double>(rec.files_removed.load()));
   metric("sluice_http_requests_total", "counter", "HTTP requests received.");
-  value("sluice_http_requests_total", static_cast<double>(http.requests));
+  value("sluice_http_requests_total", s["http_requests"].get<double>());
   metric("sluice_http_bytes_total", "counter", "Bytes received and sent on HTTP connections.");
   value("sluice_http_bytes_total{direction=\"in\"}", s["bytes"]["http_in"].get<double>());
   value("sluice_http_bytes_total{direction=\"out\"}", s["bytes"]["http_out"].get<double>());
@@ -458,22 +436,21 @@ HttpApiReply delete_client(Server& server, HttpService& http, std::string_view i
     r.status = 204;
     return r;
   }
-  if (WorkerMesh* mesh = server.mesh()) {
-    for (auto& snap : mesh->snapshots(server.worker())) {
-      if (!snap.contains("clients")) continue;
-      for (auto& j : snap["clients"]) {
-        if (j["id"].get<uint64_t>() != id) continue;
-        auto e = std::make_unique<MeshEvent>();
-        e->kind = MeshEvent::Kind::Kick;
-        e->id = id;
-        mesh->post(j["worker"].get<uint32_t>(), std::move(e));
-        HttpApiReply r;
-        r.status = 204;
-        return r;
-      }
-    }
-  }
-  return error_reply(404, "no such client");
+  // On another loop: asked to close there. One asked already is not found (a second DELETE is a
+  // 404, as on this loop).
+  std::optional<uint32_t> owner;
+  server.for_each_other_loop_client([&](const json& j) {
+    if (j["id"].get<uint64_t>() == id) owner = j["worker"].get<uint32_t>();
+  });
+  if (!owner) return error_reply(404, "no such client");
+  auto e = std::make_unique<MeshEvent>();
+  e->kind = MeshEvent::Kind::Kick;
+  e->id = id;
+  server.mesh()->post(*owner, std::move(e));
+  server.kicked_clients().add(id, server.now_ms());
+  HttpApiReply r;
+  r.status = 204;
+  return r;
 }
 
 HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id) {
@@ -557,18 +534,28 @@ HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest
 json worker_snapshot(Server& server) {
   json streams = json::object();
   for (const auto& [key, e] : server.registry().entries()) streams[key] = worker_stream_json(key, e);
-  auto publishing = publishing_keys(server);
-  json clients = json::array();
   uint64_t in = 0, out = 0;
   for (RtmpConnection* c : server.connections()) {
     in += c->bytes_in();
     out += c->bytes_out();
+  }
+  json snap{{"worker", server.worker()}, {"streams", streams}, {"bytes_in", in},
+            {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()},
+            {"relays", server.relays().status()}, {"write_hold_ms", server.write_hold_ms()},
+            {"cluster", cluster_loop_json(server)}};
+  if (const HttpService* http = server.http()) snap["http"] = http_loop_json(*http);
+  return snap;
+}
+
+json worker_clients(Server& server) {
+  auto publishing = publishing_keys(server);
+  json clients = json::array();
+  for (RtmpConnection* c : server.connections()) {
     if (!c->closing()) clients.push_back(rtmp_client_json(server, *c, publishing));
   }
-  return json{{"worker", server.worker()}, {"streams", streams}, {"clients", clients}, {"bytes_in", in},
-              {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()},
-              {"relays", server.relays().status()}, {"write_hold_ms", server.write_hold_ms()},
-              {"cluster", cluster_loop_json(server)}};
+  // This loop's HTTP connections are rows of /api/v1/clients like the RTMP ones.
+  if (const HttpService* http = server.http()) add_http_clients(*http, server.now_ms(), server.worker(), clients);
+  return clients;
 }
 
 }  // namespace sluice::server

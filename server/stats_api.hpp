@@ -16,7 +16,9 @@ class HttpService;
 
 HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id);
 
-// One worker's streams, clients and byte counts as JSON, for the API served by another worker.
+// One worker's streams and figures as JSON, for the API served by another worker, and its
+// clients (the rows of /api/v1/clients), published apart (WorkerMesh::publish_clients).
 nlohmann::json worker_snapshot(Server& server);
+nlohmann::json worker_clients(Server& server);
 
 }  // namespace sluice::server

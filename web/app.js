@@ -289,8 +289,11 @@
     const url = hlsUrl(name);
     if (window.Hls && Hls.isSupported()) {
       // lowLatencyMode: blocking playlist reloads and parts when the playlist has them (the app's
-      // variant low-latency); the other variants play as plain HLS with it on.
-      hls = new Hls({ lowLatencyMode: true, backBufferLength: 30, liveDurationInfinity: true });
+      // variant low-latency); the other variants play as plain HLS with it on. A live stream that
+      // starts (or falls) behind its target latency plays up to 1.5x until it is back: without it
+      // hls.js keeps whatever distance it started at, seconds on a busy machine.
+      hls = new Hls({ lowLatencyMode: true, backBufferLength: 30, liveDurationInfinity: true,
+        maxLiveSyncPlaybackRate: 1.5 });
       state.hls = hls;
       let recovered = false;
       hls.on(Hls.Events.ERROR, (event, data) => {

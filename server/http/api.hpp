@@ -24,6 +24,16 @@ struct HttpApiReply {
   std::string headers;  // extra "Name: value\r\n" lines
 };
 
+// An API request asked on another worker loop than worker 0's, which answers every API request
+// (docs/http.md, "HTTP on every loop"): the asking loop sends it over the WorkerMesh, worker 0
+// fills `reply` and sends it back; `conn_id` finds the asking connection again (gone: dropped).
+struct ApiCall {
+  HttpRequest request;
+  uint64_t conn_id = 0;
+  uint32_t from = 0;
+  HttpApiReply reply;
+};
+
 class HttpApi {
  public:
   // `self_id` is the asking connection: it may not close itself through the API (409).

@@ -59,37 +59,61 @@ bool shared_per_iteration(const HttpRequest& req) { return req.method == "GET" &
 void ApiResponder::start() {
   const HttpRequest& req = conn_.request();
   probe_ = req.path == "/healthz" || req.path == "/readyz";
-  if (probe_) {
-    HttpApiReply r = conn_.service().api().reply(req, conn_.id());
-    return conn_.send_simple(r.status, r.content_type, req.method == "HEAD" ? std::string() : r.body,
-                             r.headers + "Cache-Control: no-store\r\n");
-  }
-  if (!config::cidr_list_allows(conn_.loop_context().config().http.api.allow, conn_.peer_address())) {
-    SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\"", conn_.id(), conn_.peer(), req.path);
-    return conn_.send_error(403, "the API is not open to this address (http.api.allow)");
-  }
-  // With http.api.token, the address alone is not enough (kicking clients changes things).
-  const config::Secret& token = conn_.loop_context().config().http.api.token;
-  if (!token.value.empty()) {
-    std::string presented = bearer_token(req.header("authorization"));
-    if (presented.empty() || !token_equal(presented, token.value)) {
-      SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\" reason=\"{} token\"", conn_.id(),
-                      conn_.peer(), req.path, presented.empty() ? "no" : "wrong");
-      return conn_.send_error(presented.empty() ? 401 : 403, presented.empty() ? "the API needs a token (Authorization: Bearer ...)" : "wrong token", false,
-                              "WWW-Authenticate: Bearer realm=\"sluice\"\r\n");
+  if (!probe_) {
+    if (!config::cidr_list_allows(conn_.loop_context().config().http.api.allow, conn_.peer_address())) {
+      SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\"", conn_.id(), conn_.peer(), req.path);
+      return conn_.send_error(403, "the API is not open to this address (http.api.allow)");
+    }
+    // With http.api.token, the address alone is not enough (kicking clients changes things).
+    const config::Secret& token = conn_.loop_context().config().http.api.token;
+    if (!token.value.empty()) {
+      std::string presented = bearer_token(req.header("authorization"));
+      if (presented.empty() || !token_equal(presented, token.value)) {
+        SLUICE_LOG_INFO("conn={} proto=http peer={} event=api_refused path=\"{}\" reason=\"{} token\"", conn_.id(),
+                        conn_.peer(), req.path, presented.empty() ? "no" : "wrong");
+        return conn_.send_error(presented.empty() ? 401 : 403,
+                                presented.empty() ? "the API needs a token (Authorization: Bearer ...)" : "wrong token",
+                                false, "WWW-Authenticate: Bearer realm=\"sluice\"\r\n");
+      }
     }
   }
-  if (shared_per_iteration(req)) {
-    LoopContext& ctx = conn_.loop_context();
-    const HttpApiReply* kept = iteration_answer.find(ctx, req.target);
-    const HttpApiReply& r =
-        kept != nullptr ? *kept : iteration_answer.keep(ctx, req.target, conn_.service().api().reply(req, conn_.id()));
-    return conn_.send_simple(r.status, r.content_type, r.body, r.headers + "Cache-Control: no-store\r\n");
+  HttpService& service = conn_.service();
+  if (service.api_elsewhere()) {
+    call_ = std::make_shared<ApiCall>();
+    call_->request = req;
+    call_->conn_id = conn_.id();
+    call_->from = conn_.loop_context().worker();
+    return service.ask_api(call_, this);
   }
-  HttpApiReply r = conn_.service().api().reply(req, conn_.id());
+  HttpApiReply scratch;
+  send(http_api_answer(service.api(), conn_.loop_context(), req, conn_.id(), scratch));
+}
+
+void ApiResponder::answered(const ApiCall& call) {
+  call_.reset();
+  send(call.reply);
+}
+
+void ApiResponder::close() {
+  if (call_) conn_.service().stop_waiting(std::exchange(call_, nullptr).get());
+}
+
+void ApiResponder::send(const HttpApiReply& r) {
+  const std::string& method = conn_.request().method;
+  if (probe_) {
+    return conn_.send_simple(r.status, r.content_type, method == "HEAD" ? std::string() : r.body,
+                             r.headers + "Cache-Control: no-store\r\n");
+  }
   // Not cacheable, and no CORS header: a web page on another origin must not read the server's state.
   conn_.send_simple(r.status, r.status == 204 ? std::string() : r.content_type, r.body,
                     r.headers + "Cache-Control: no-store\r\n");
+}
+
+const HttpApiReply& http_api_answer(HttpApi& api, LoopContext& ctx, const HttpRequest& req, uint64_t self_id,
+                                    HttpApiReply& scratch) {
+  if (!shared_per_iteration(req)) return scratch = api.reply(req, self_id);
+  if (const HttpApiReply* kept = iteration_answer.find(ctx, req.target)) return *kept;
+  return iteration_answer.keep(ctx, req.target, api.reply(req, self_id));
 }
 
 }  // namespace sluice::server

@@ -635,8 +635,8 @@ void HttpConnection::on_close(const std::string& reason) {
   const bool routine = cycle_.state() != RequestState::Responding &&
                        (reason == kResponseComplete || reason == "peer closed" || reason == "keep-alive timeout");
   SLUICE_LOG_INFO_UNLESS(routine,
-                         "conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}",
-                         id(), peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms());
+                         "conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={} tls={}",
+                         id(), peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms(), tls_summary());
   if (cycle_.state() == RequestState::Responding && status_ != 0) log_request(status_, response_body_bytes_);
   service_.on_connection_closed(this);
   retain();

@@ -83,12 +83,12 @@ void FileResponder::start(const config::AppConfig& app, const std::string& decod
                     conn_.peer(), app.name, conn_.request().path, rel.error().context);
     return conn_.send_error(404, "no such file", false, kHttpCors);
   }
-  SmallFileCache& cache = conn_.service().file_cache();
+  SharedFileCache& cache = conn_.service().file_cache();
   const uint64_t now = conn_.loop_context().now_ms();
-  if (const CachedFile* f = cache.find_fresh(app.root, app.follow_symlinks, *rel, now)) {
+  if (auto f = cache.find_fresh(app.root, app.follow_symlinks, *rel, now)) {
     return answer_from_memory(*f->meta, f->body);
   }
-  if (const std::string* why = cache.known_missing(app.root, app.follow_symlinks, *rel, now)) {
+  if (auto why = cache.known_missing(app.root, app.follow_symlinks, *rel, now)) {
     SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", conn_.id(), conn_.peer(),
                     conn_.request().path, *why);
     return conn_.send_error(404, "no such file", false, kHttpCors);
@@ -99,10 +99,10 @@ void FileResponder::start(const config::AppConfig& app, const std::string& decod
   job->follow_symlinks = app.follow_symlinks;
   job->rel = std::move(*rel);
   job->queued_ms = now;
-  if (const CachedFile* stale = cache.find(app.root, app.follow_symlinks, job->rel)) {
+  if (auto stale = cache.find(app.root, app.follow_symlinks, job->rel)) {
     job->known = stale->id;
-    job->known_body = stale->body.share();
-    job->known_meta = stale->meta;
+    job->known_body = std::move(stale->body);
+    job->known_meta = std::move(stale->meta);
   }
   int rc = uv_queue_work(conn_.loop_context().loop(), &job->req, &OpenJob::work, &OpenJob::after);
   if (rc != 0) {
@@ -112,7 +112,7 @@ void FileResponder::start(const config::AppConfig& app, const std::string& decod
 }
 
 void FileResponder::on_opened(OpenJob& job) {
-  SmallFileCache& cache = conn_.service().file_cache();
+  SharedFileCache& cache = conn_.service().file_cache();
   FileLookup& found = job.found;
   if (found.status != 0) {
     // Removed, or no longer reachable: a missing name is remembered as missing for a while too.

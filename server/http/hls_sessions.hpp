@@ -4,10 +4,16 @@
 // HTTP-FLV play, and its admission is remembered for the viewer, who is the peer address and
 // the stream and the query (the key or signature) together. A viewer that asks nothing for
 // kIdleMs has left: its seat is given back and play_done is sent.
+//
+// One set for the whole process (server/http/http_shared.hpp): every worker loop serves HTTP, and
+// one viewer's connections may land on different loops, yet it is one viewer (one on_play, one
+// seat). Each session belongs to the loop that admitted it: its ticket is that loop's gate's, so
+// only that loop ends it (tick, drop). The other loops only look it up and keep it alive.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -21,24 +27,39 @@ class HlsSessions {
   static constexpr uint64_t kIdleMs = 30000;
   static constexpr size_t kMaxSessions = 100000;
 
+  HlsSessions() = default;
+  HlsSessions(const HlsSessions&) = delete;
+  HlsSessions& operator=(const HlsSessions&) = delete;
+  ~HlsSessions();
+
   // `address`: the peer's address bytes (StreamSocket::peer_address), without its port: a player
   // opens new connections.
   static std::string viewer(std::span<const uint8_t> address, std::string_view key, std::string_view query);
-  // True when the viewer was admitted and has not left; counts as a request.
+  // True when the viewer was admitted (on any loop) and has not left; counts as a request.
   bool known(const std::string& viewer, uint64_t now_ms);
-  void admit(std::string viewer, AccessTicket ticket, uint64_t now_ms);
-  // Once a second: the viewers that left end their sessions.
-  void tick(uint64_t now_ms);
-  size_t size() const { return sessions_.size(); }
+  // Remembers an admission made by `worker`'s gate. When another loop admitted the same viewer
+  // meanwhile, that session stays and `ticket` ends here (the caller's loop owns it).
+  void admit(std::string viewer, AccessTicket ticket, uint64_t now_ms, uint32_t worker = 0);
+  // Once a second on each loop: the viewers of `worker` that left end their sessions.
+  void tick(uint64_t now_ms, uint32_t worker = 0);
+  // The loop stops: its sessions end now.
+  void drop(uint32_t worker);
+  size_t size() const;
   // Viewers per stream key ("app/name"), for the stats API and /metrics.
   std::map<std::string, size_t> viewers_by_stream() const;
-  void clear() { sessions_.clear(); }
 
  private:
   struct Session {
     AccessTicket ticket;
     uint64_t last_ms = 0;
+    uint32_t worker = 0;
   };
+  // Takes `worker`'s sessions that match out of the map (under the lock); the caller ends them
+  // after unlocking, since an ending ticket calls its gate (hooks, seats).
+  template <typename Pred>
+  std::vector<Session> take(uint32_t worker, Pred pred);
+
+  mutable std::mutex mutex_;
   std::unordered_map<std::string, Session> sessions_;
 };
 

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 
+#include "server/http/api_responder.hpp"
 #include "server/http/connection.hpp"
 #include "server/io/logging.hpp"
+#include "server/io/net_address.hpp"
 #include "server/io/uv_handle.hpp"
 
 namespace sluice::server {
@@ -15,12 +17,52 @@ constexpr uint64_t kTickMs = 1000;
 }  // namespace
 
 HttpService::HttpService(LoopContext& loop, StreamRegistry& registry, AccessGate& gate, HttpApi& api,
-                         std::function<size_t()> other_connections)
-    : loop_(loop), registry_(registry), gate_(gate), api_(api), other_connections_(std::move(other_connections)) {}
+                         std::function<size_t()> other_connections, HttpShared* shared)
+    : loop_(loop),
+      registry_(registry),
+      gate_(gate),
+      api_(api),
+      own_shared_(shared ? nullptr : std::make_unique<HttpShared>()),
+      shared_(shared ? shared : own_shared_.get()),
+      other_connections_(std::move(other_connections)) {}
 
-HttpService::~HttpService() = default;
+// This loop's HLS viewers end with it (their tickets are its gate's).
+HttpService::~HttpService() { shared_->hls_sessions.drop(loop_.worker()); }
 
-Result<void> HttpService::start() {
+Result<void> HttpService::start(bool grouped) {
+  if (auto r = start_timer_and_tls(); !r) return r;
+  const auto sharing = grouped ? TcpListener::Sharing::FirstOfGroup : TcpListener::Sharing::Alone;
+  for (const auto& addr : loop_.config().http.listen) {
+    if (auto r = listen_on(addr, false, sharing); !r) return r;
+  }
+  for (const auto& addr : loop_.config().https.listen) {
+    if (auto r = listen_on(addr, true, sharing); !r) return r;
+  }
+  return ok();
+}
+
+Result<void> HttpService::join(const HttpService& first) {
+  if (auto r = start_timer_and_tls(); !r) return r;
+  for (const auto& [addr, tls] : first.bound_listen_) {
+    if (auto r = listen_on(addr, tls, TcpListener::Sharing::JoinGroup); !r) return r;
+  }
+  return ok();
+}
+
+Result<void> HttpService::listen_on(const config::ListenAddress& addr, bool tls, TcpListener::Sharing sharing) {
+  listeners_.push_back(std::make_unique<TcpListener>(loop_.loop(), tls ? "https" : "http",
+                                                     loop_.config().rtmp.limits.accepts_per_iteration,
+                                                     [this, tls](int fd, const sockaddr_storage& peer) {
+                                                       on_accepted(fd, tls, peer);
+                                                     }));
+  auto r = listeners_.back()->listen(addr, sharing);
+  if (!r) return r;
+  bound_.push_back(listeners_.back()->bound_address());
+  bound_listen_.emplace_back(listeners_.back()->bound(), tls);
+  return ok();
+}
+
+Result<void> HttpService::start_timer_and_tls() {
   // The parser's own header limit is process-wide; ours (per request, with a 431 answer) is lower.
   http_parser_set_max_header_size(static_cast<uint32_t>(HttpConnection::kMaxHeaderBytes * 2));
   uv_timer_init(loop_.loop(), &tick_);
@@ -29,7 +71,7 @@ Result<void> HttpService::start() {
   handles_started_ = true;
   const config::RtmpsConfig& https = loop_.config().https;
   if (https.enabled()) {
-    tls_ = std::make_unique<TlsReloader>(loop_.loop(), https.certificates, 0);
+    tls_ = std::make_unique<TlsReloader>(loop_.loop(), https.certificates, loop_.worker(), https.seal_records);
     if (auto r = tls_->start(); !r) return r.error();
   }
   const config::Config& cfg = loop_.config();
@@ -38,45 +80,45 @@ Result<void> HttpService::start() {
         loop_.loop(), ProxyHeaderReader::timeout_for(cfg.rtmp.handshake_timeout),
         [this](int fd, uint64_t id, bool tls, PeerAddress peer) { open(fd, id, tls, std::move(peer)); });
   }
-  auto add = [&](const config::ListenAddress& addr, bool tls) -> Result<void> {
-    listeners_.push_back(std::make_unique<TcpListener>(loop_.loop(), tls ? "https" : "http",
-                                                       loop_.config().rtmp.limits.accepts_per_iteration,
-                                                       [this, tls](int fd) { on_accepted(fd, tls); }));
-    auto r = listeners_.back()->listen(addr);
-    if (!r) return r;
-    bound_.push_back(listeners_.back()->bound_address());
-    return ok();
-  };
-  for (const auto& addr : loop_.config().http.listen) {
-    if (auto r = add(addr, false); !r) return r;
-  }
-  for (const auto& addr : https.listen) {
-    if (auto r = add(addr, true); !r) return r;
-  }
   return ok();
+}
+
+void HttpService::ask_api(std::shared_ptr<ApiCall> call, ApiResponder* waiting) {
+  api_waiting_[call.get()] = waiting;
+  forward_api_(std::move(call));
+}
+
+void HttpService::api_answered(const std::shared_ptr<ApiCall>& call) {
+  auto it = api_waiting_.find(call.get());
+  if (it == api_waiting_.end()) return;  // the connection closed meanwhile
+  ApiResponder* waiting = it->second;
+  api_waiting_.erase(it);
+  waiting->answered(*call);
 }
 
 void HttpService::reload_tls(const char* why) {
   if (tls_) tls_->reload(why);
 }
 
-void HttpService::on_accepted(int fd, bool tls) {
+void HttpService::on_accepted(int fd, bool tls, const sockaddr_storage& peer) {
   const config::Config& cfg = loop_.config();
   const config::ProxyProtocolConfig& pp = tls ? cfg.https.proxy_protocol : cfg.http.proxy_protocol;
   // Sockets still waiting for their header count against the limit too (they hold descriptors);
   // over it, the connection opens at once and is answered 503 like any other.
   const uint32_t max = cfg.rtmp.max_connections;
   const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
-  if (pp.enabled && !stopping_ && (max == 0 || other_connections_() + connections_.size() + waiting < max)) {
+  if (pp.enabled && !stopping_ && (max == 0 || other_connections_() + total_connections() + waiting < max)) {
     proxy_reader_->start(fd, loop_.next_connection_id(), {tls ? "https" : "http", tls, pp.from});
     return;
   }
-  open(fd, loop_.next_connection_id(), tls, std::nullopt);
+  // The address accept() gave: no getpeername for this connection.
+  open(fd, loop_.next_connection_id(), tls, accepted_peer(peer));
 }
 
 void HttpService::open(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer) {
   auto* c = new HttpConnection(*this, id);
   connections_.insert(c);
+  shared_->connections.fetch_add(1, std::memory_order_relaxed);
   if (tls && tls_) c->use_tls(tls_->context());
   if (peer) c->use_peer(std::move(*peer));
   int rc = c->adopt(fd);
@@ -88,7 +130,7 @@ void HttpService::open(int fd, uint64_t id, bool tls, std::optional<PeerAddress>
   uint32_t max = loop_.config().rtmp.max_connections;
   if (stopping_) {
     c->close("server is stopping");
-  } else if (max != 0 && other_connections_() + connections_.size() > max) {
+  } else if (max != 0 && other_connections_() + total_connections() > max) {
     GuardCounters::bump(GuardEvent::ConnectionLimit);
     c->reject_overloaded("too many connections (limits.connections=" + std::to_string(max) + ")");
   } else if (const uint32_t per_ip = loop_.config().limits.per_ip; !c->take_peer_slot(per_ip)) {
@@ -115,12 +157,14 @@ void HttpService::on_tick(uv_timer_t* timer) {
   for (HttpConnection* c : all) {
     if (self->connections_.count(c)) c->on_tick(now);
   }
-  self->hls_sessions_.tick(now);
-  self->file_cache_.sweep(now);
+  self->shared_->hls_sessions.tick(now, self->loop_.worker());
+  // One sweep a second is enough for the one cache every loop shares.
+  if (self->loop_.worker() == 0) self->shared_->files.sweep(now);
 }
 
 void HttpService::on_connection_closed(HttpConnection* c) {
   if (connections_.erase(c)) {
+    shared_->connections.fetch_sub(1, std::memory_order_relaxed);
     closed_bytes_in += c->bytes_in();
     closed_bytes_out += c->bytes_out();
   }

@@ -1,10 +1,18 @@
 // HttpService: the HTTP side of a worker loop. Owns the HTTP listeners, the set of HTTP
 // connections and a 1 s tick for their timeouts; their writes go through the loop's one
 // FlushScheduler like every other socket's. Created and started by the composition root
-// (server/server.cpp) when config.http.enabled.
+// (server/server.cpp) on every worker loop when config.http.enabled.
+//
+// HTTP on every loop (docs/http.md): each loop's service has its own listening sockets on the
+// same addresses (SO_REUSEPORT: the kernel spreads connections, nothing is handed between loops)
+// and serves every kind of request itself, except the stats API: worker 0 holds the whole
+// server's figures and the API's actions (relays, recordings, the cluster), so another loop sends
+// an API request there over the WorkerMesh and writes the answer it gets back (ApiCall). What the
+// loops must agree on (upload claims, HLS viewers, the connection count) is in HttpShared.
 //
 // Lifecycle:
-//  1. start() binds every http.listen address; an error names the address.
+//  1. start() (worker 0) binds every http.listen address, join() (the other loops) binds the
+//     same addresses and ports; an error names the address.
 //  2. stop() (graceful): closes the listeners, ends HTTP-FLV responses with their last chunk,
 //     lets downloads in progress continue, closes idle keep-alive connections.
 //  3. close_all() closes whatever is left; close_handles() closes the listeners and the timer.
@@ -18,13 +26,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "base/result.hpp"
 #include "server/http/api.hpp"
-#include "server/http/hls_sessions.hpp"
-#include "server/http/small_file_cache.hpp"
+#include "server/http/http_shared.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/proxy_header_reader.hpp"
@@ -34,21 +42,26 @@
 namespace sluice::server {
 
 class AccessGate;
+class ApiResponder;
 class HttpConnection;
 class StreamRegistry;
 class HlsService;
 
 class HttpService {
  public:
-  // other_connections counts the loop's other (RTMP) connections: one limit,
-  // rtmp.max_connections, covers both.
+  // other_connections counts the server's other (RTMP) connections: one limit,
+  // rtmp.max_connections, covers both. shared: what the loops' HTTP sides share (nullptr: a
+  // service alone, with its own).
   HttpService(LoopContext& loop, StreamRegistry& registry, AccessGate& gate, HttpApi& api,
-              std::function<size_t()> other_connections);
+              std::function<size_t()> other_connections, HttpShared* shared = nullptr);
   ~HttpService();
   HttpService(const HttpService&) = delete;
   HttpService& operator=(const HttpService&) = delete;
 
-  Result<void> start();
+  // grouped: other loops will join() these listeners.
+  Result<void> start(bool grouped = false);
+  // Another loop's service: listens on the addresses `first` bound, in the same group.
+  Result<void> join(const HttpService& first);
   void stop();
   void close_all(const std::string& reason);
   void close_handles();
@@ -60,13 +73,15 @@ class HttpService {
   // The loop's HLS side (server/hls/hls_service.hpp), set by the composition root.
   void set_hls(HlsService* hls) { hls_ = hls; }
   HlsService* hls() { return hls_; }
-  HlsSessions& hls_sessions() { return hls_sessions_; }
-  // The loop's small downloadable files in memory (server/http/small_file_cache.hpp).
-  SmallFileCache& file_cache() { return file_cache_; }
+  HlsSessions& hls_sessions() { return shared_->hls_sessions; }
+  // Small downloadable files in memory, shared by the loops (server/http/shared_file_cache.hpp).
+  SharedFileCache& file_cache() { return shared_->files; }
   AccessGate& gate() { return gate_; }
   HttpApi& api() { return api_; }
   bool stopping() const { return stopping_; }
   size_t connection_count() const { return connections_.size(); }
+  // HTTP connections of every loop.
+  size_t total_connections() const { return shared_->connections.load(std::memory_order_relaxed); }
   const std::unordered_set<HttpConnection*>& connections() const { return connections_; }
   // The addresses actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
@@ -74,9 +89,17 @@ class HttpService {
 
   void on_connection_closed(HttpConnection* c);
 
-  // One upload at a time per target file: false when another is in progress (409).
-  bool claim_upload(const std::string& path) { return uploads_.insert(path).second; }
-  void release_upload(const std::string& path) { uploads_.erase(path); }
+  // One upload at a time per target file, on every loop: false when another is in progress (409).
+  UploadClaims& uploads() { return shared_->uploads; }
+
+  // The stats API on a loop other than worker 0's: forward(call) takes a request there (the
+  // composition root posts it), answer(call) brings the reply back to the responder waiting.
+  using ApiForward = std::function<void(std::shared_ptr<ApiCall>)>;
+  void forward_api_to(ApiForward forward) { forward_api_ = std::move(forward); }
+  bool api_elsewhere() const { return static_cast<bool>(forward_api_); }
+  void ask_api(std::shared_ptr<ApiCall> call, ApiResponder* waiting);
+  void api_answered(const std::shared_ptr<ApiCall>& call);
+  void stop_waiting(const ApiCall* call) { api_waiting_.erase(call); }
 
   // Totals over closed connections, for the stats API.
   uint64_t closed_bytes_in = 0;
@@ -84,7 +107,9 @@ class HttpService {
   uint64_t requests = 0;
 
  private:
-  void on_accepted(int fd, bool tls);
+  Result<void> start_timer_and_tls();
+  Result<void> listen_on(const config::ListenAddress& addr, bool tls, TcpListener::Sharing sharing);
+  void on_accepted(int fd, bool tls, const sockaddr_storage& peer);
   // The connection itself: at once, or once its PROXY header is in (http/https.proxy_protocol,
   // server/io/proxy_header_reader.hpp) with the client's address as peer.
   void open(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer);
@@ -95,18 +120,20 @@ class HttpService {
   AccessGate& gate_;
   HttpApi& api_;
   HlsService* hls_ = nullptr;
-  HlsSessions hls_sessions_;
-  SmallFileCache file_cache_;
+  std::unique_ptr<HttpShared> own_shared_;
+  HttpShared* shared_;
+  ApiForward forward_api_;
+  std::unordered_map<const ApiCall*, ApiResponder*> api_waiting_;
   LogRateLimit peer_limit_log_;
   std::function<size_t()> other_connections_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when http or https has proxy_protocol
   std::unordered_set<HttpConnection*> connections_;
   uv_timer_t tick_{};
-  std::unordered_set<std::string> uploads_;
   bool handles_started_ = false;
   bool stopping_ = false;
   std::vector<std::string> bound_;
+  std::vector<std::pair<config::ListenAddress, bool>> bound_listen_;  // with the tls flag, for join()
   std::unique_ptr<TlsReloader> tls_;  // https: the certificates, reloaded when they change
 };
 

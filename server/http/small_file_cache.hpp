@@ -1,4 +1,5 @@
-// SmallFileCache: small downloadable files kept in memory, one cache per worker loop, so that a
+// SmallFileCache: small downloadable files kept in memory, one cache for every worker loop
+// (behind SharedFileCache's lock, server/http/shared_file_cache.hpp), so that a
 // popular small file is answered from memory with one write (head and body together) and no
 // threadpool round trip at all: no open, fstat, sendfile and close per request.
 //

@@ -323,7 +323,7 @@ void UploadResponder::on_opened(OpenJob& job) {
   u.rel = job.rel;
   u.started_ms = conn_.loop_context().now_ms();
   if (conn_.closing()) return abort(0, "connection closed");
-  if (!conn_.service().claim_upload(u.final_path)) return abort(409, "another upload of this file is in progress");
+  if (!conn_.service().uploads().claim(u.final_path)) return abort(409, "another upload of this file is in progress");
   u.claimed = true;
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_start path=\"{}\" length={} replace={}", conn_.id(),
                   conn_.peer(), req.path, req.chunked ? std::string("chunked") : std::to_string(req.content_length),
@@ -433,8 +433,8 @@ void UploadResponder::on_stored(Stage stage, ssize_t result) {
 void UploadResponder::finish() {
   std::unique_ptr<Upload> u(upload_);
   upload_ = nullptr;
-  if (u->claimed) conn_.service().release_upload(u->final_path);
-  // Downloads of it on this loop see the new file at once, not within the cache's second.
+  if (u->claimed) conn_.service().uploads().release(u->final_path);
+  // Downloads of it, on every loop, see the new file at once, not within the cache's second.
   conn_.service().file_cache().forget(u->root, u->rel);
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_done path=\"{}\" bytes={} replaced={} duration_ms={}",
                   conn_.id(), conn_.peer(), u->location, u->written, u->replaced ? "yes" : "no",
@@ -455,7 +455,7 @@ void UploadResponder::abort(int status, std::string_view message) {
   SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_aborted path=\"{}\" received={} reason=\"{}\"", conn_.id(),
                   conn_.peer(), u->location, u->received, message);
   if (u->claimed) {
-    conn_.service().release_upload(u->final_path);
+    conn_.service().uploads().release(u->final_path);
     u->claimed = false;
   }
   Upload::discard(u);

@@ -33,7 +33,7 @@ TcpListener::~TcpListener() {
   if (reserve_fd_ >= 0) ::close(reserve_fd_);
 }
 
-Result<void> TcpListener::listen(const config::ListenAddress& addr) {
+Result<void> TcpListener::listen(const config::ListenAddress& addr, Sharing sharing) {
   // The RTMP side's messages predate the HTTP side and name no protocol.
   const bool rtmp = std::string_view(proto_) == "rtmp";
   sockaddr_storage ss{};
@@ -48,12 +48,35 @@ Result<void> TcpListener::listen(const config::ListenAddress& addr) {
     return Error(Errc::Io, "cannot listen on " + addr.to_string() + (rtmp ? "" : " (" + std::string(proto_) + ")") +
                                ": " + std::strerror(err));
   };
-  fd_ = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) return fail(errno);
-  int one = 1;
-  ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (addr.is_ipv6()) ::setsockopt(fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
   const socklen_t len = addr.is_ipv6() ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  int one = 1;
+  // Where an IPv4 or IPv6 address keeps its port (network order).
+  auto port_of = [&](sockaddr_storage& s) -> in_port_t& {
+    return addr.is_ipv6() ? reinterpret_cast<sockaddr_in6*>(&s)->sin6_port : reinterpret_cast<sockaddr_in*>(&s)->sin_port;
+  };
+  auto open_socket = [&](bool reuse_port) {
+    int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return fd;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (reuse_port) ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    if (addr.is_ipv6()) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    return fd;
+  };
+  if (sharing == Sharing::FirstOfGroup) {
+    // The plain bind says whether the address is free (and which port 0 becomes); the group's
+    // sockets then take that port.
+    fd_ = open_socket(false);
+    if (fd_ < 0) return fail(errno);
+    if (::bind(fd_, reinterpret_cast<const sockaddr*>(&ss), len) != 0) return fail(errno);
+    sockaddr_storage probe{};
+    socklen_t probe_len = sizeof probe;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&probe), &probe_len);
+    ::close(fd_);
+    fd_ = -1;
+    port_of(ss) = port_of(probe);
+  }
+  fd_ = open_socket(sharing != Sharing::Alone);
+  if (fd_ < 0) return fail(errno);
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&ss), len) != 0) return fail(errno);
   if (::listen(fd_, kListenBacklog) != 0) return fail(errno);
   rc = uv_poll_init_socket(loop_, &poll_, fd_);
@@ -69,6 +92,8 @@ Result<void> TcpListener::listen(const config::ListenAddress& addr) {
   socklen_t bound_len = sizeof bound;
   ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
   bound_ = format_sockaddr(bound);
+  bound_listen_ = addr;
+  bound_listen_.port = ntohs(port_of(bound));
   SLUICE_LOG_INFO("event=listen proto={} address={}", proto_, bound_);
   return ok();
 }
@@ -85,9 +110,11 @@ void TcpListener::on_readable(uv_poll_t* poll, int status, int) {
 void TcpListener::accept_some() {
   // Level-triggered: what is left pending makes the socket readable again next iteration.
   for (uint32_t i = 0; i < accepts_per_iteration_ && fd_ >= 0; ++i) {
-    int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof peer;
+    int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
-      on_accepted_(fd);
+      on_accepted_(fd, peer);
       continue;
     }
     const int err = errno;

@@ -3,6 +3,12 @@
 // IPv6 listeners are IPv6-only, so "0.0.0.0:1935" and "[::]:1935" can both be configured
 // (docs/configuration.md).
 //
+// Shared (SO_REUSEPORT, the HTTP side, docs/http.md "HTTP on every loop"): each worker loop has its
+// own socket on the same address and the kernel spreads new connections over them, so no loop
+// hands sockets to another. The first loop's socket is bound only after a plain bind of the
+// address succeeded (a second Sluice, or anything else, on the port is refused as before instead
+// of silently getting half the connections); the others join the port it got.
+//
 // It accepts itself (a poll handle on the listening socket, not uv_listen) for two bounds:
 // at most accepts_per_iteration connections per loop iteration, so a flood of connects cannot
 // stall the players of this loop (the socket stays readable and the rest come next iteration);
@@ -23,8 +29,9 @@ namespace sluice::server {
 
 class TcpListener {
  public:
-  // on_accepted(fd) owns the non-blocking, close-on-exec socket: it adopts or closes it.
-  using OnAccepted = std::function<void(int fd)>;
+  // on_accepted(fd, peer) owns the non-blocking, close-on-exec socket: it adopts or closes it.
+  // peer is the client's address as accept() gave it (saves a getpeername per connection).
+  using OnAccepted = std::function<void(int fd, const sockaddr_storage& peer)>;
 
   // proto names the listener in logs and errors ("rtmp", "http").
   TcpListener(uv_loop_t* loop, const char* proto, uint32_t accepts_per_iteration, OnAccepted on_accepted);
@@ -32,8 +39,11 @@ class TcpListener {
   TcpListener& operator=(const TcpListener&) = delete;
   ~TcpListener();
 
+  enum class Sharing { Alone, FirstOfGroup, JoinGroup };
   // Binds and listens; the error names the address.
-  Result<void> listen(const config::ListenAddress& addr);
+  Result<void> listen(const config::ListenAddress& addr, Sharing sharing = Sharing::Alone);
+  // The address with the port actually bound (what JoinGroup listeners are given).
+  const config::ListenAddress& bound() const { return bound_listen_; }
   const std::string& bound_address() const { return bound_; }
   // Stops accepting. The handle memory must outlive the close: the owner keeps the object until
   // the loop ends.
@@ -55,6 +65,7 @@ class TcpListener {
   uint32_t accepts_per_iteration_;
   OnAccepted on_accepted_;
   std::string bound_;
+  config::ListenAddress bound_listen_;
   LogRateLimit refused_log_;
   uint64_t refused_suppressed_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "server/io/loop_context.hpp"
 
+#include <atomic>
 #include <string>
 
 #include "server/io/logging.hpp"
@@ -12,12 +13,18 @@ constexpr size_t kReadBufferSize = 64 * 1024;
 constexpr unsigned kRingEntries = 1024;
 }  // namespace
 
+uint64_t LoopContext::next_connection_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 LoopContext::LoopContext(uv_loop_t* loop, const config::Config& config, uint32_t worker)
     : loop_(loop), config_(config), worker_(worker), read_buffer_(kReadBufferSize) {}
 
 void LoopContext::start() {
   const config::PlayerQueueConfig& q = config_.rtmp.player_queue;
-  flush_.start(loop_, WriteHold(static_cast<uint64_t>(q.write_delay.count()), q.write_budget));
+  flush_.start(loop_, WriteHold(static_cast<uint64_t>(q.write_delay.count()), q.write_budget, q.write_budget_players),
+               q.write_lanes);
   if (!config_.rtmp.io_uring) return;
   std::string why;
   if (ring_.open(kRingEntries, why)) {

@@ -49,9 +49,9 @@ class LoopContext {
   // And one for the wire bytes made from them, written to the socket before the call returns.
   std::vector<uint8_t>& wire_scratch() { return wire_scratch_; }
 
-  // Connection ids are unique across RTMP and HTTP on this loop (workers hand out ids through
-  // worker 0, see Server::hand_over).
-  uint64_t next_connection_id() { return next_connection_id_++; }
+  // Connection ids are unique in the process, across RTMP and HTTP and every loop (each loop
+  // accepts HTTP connections itself; the stats API names clients by id).
+  static uint64_t next_connection_id();
 
  private:
   uv_loop_t* loop_;
@@ -62,7 +62,6 @@ class LoopContext {
   std::vector<uint8_t> read_buffer_;
   std::vector<uint8_t> file_scratch_;
   std::vector<uint8_t> wire_scratch_;
-  uint64_t next_connection_id_ = 1;
 };
 
 }  // namespace sluice::server

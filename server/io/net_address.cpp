@@ -16,8 +16,8 @@ std::string format_sockaddr(const sockaddr_storage& ss) {
   return "[" + std::string(host) + "]:" + std::to_string(ntohs(in6->sin6_port));
 }
 
-namespace {
-PeerAddress from_sockaddr(const sockaddr_storage& ss) {
+PeerAddress peer_address_of(const sockaddr_storage& ss) {
+  if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) return {};
   PeerAddress out;
   out.text = format_sockaddr(ss);
   if (ss.ss_family == AF_INET) {
@@ -29,20 +29,25 @@ PeerAddress from_sockaddr(const sockaddr_storage& ss) {
   }
   return out;
 }
-}  // namespace
+
+std::optional<PeerAddress> accepted_peer(const sockaddr_storage& ss) {
+  PeerAddress address = peer_address_of(ss);
+  if (address.text.empty()) return std::nullopt;
+  return address;
+}
 
 PeerAddress peer_address(const uv_tcp_t* tcp) {
   sockaddr_storage ss{};
   int len = sizeof ss;
   if (uv_tcp_getpeername(tcp, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
-  return from_sockaddr(ss);
+  return peer_address_of(ss);
 }
 
 PeerAddress socket_peer_address(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
-  return from_sockaddr(ss);
+  return peer_address_of(ss);
 }
 
 }  // namespace sluice::server

@@ -5,6 +5,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct PeerAddress {
   std::vector<uint8_t> raw;  // 4 bytes (IPv4) or 16 bytes (IPv6), network order
 };
 PeerAddress peer_address(const uv_tcp_t* tcp);
+// From an address accept() filled in (no getpeername call); empty text for another family.
+PeerAddress peer_address_of(const sockaddr_storage& ss);
+// The same for a new connection: nothing for another family (the connection looks its peer up).
+std::optional<PeerAddress> accepted_peer(const sockaddr_storage& ss);
 // The same for a socket no handle owns yet (an accepted fd waiting for its PROXY header).
 PeerAddress socket_peer_address(int fd);
 

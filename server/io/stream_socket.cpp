@@ -176,18 +176,16 @@ void StreamSocket::on_tls_written(uv_write_t* req, int status) {
   self->write_done(true);
 }
 
-// A TLS socket's batch: copied into one plaintext piece (so the records are large, not one per
-// chunk header) and encrypted; inside a flush pass the ciphertext joins the other sockets' writes
-// on the ring (one system call for all of them), else it is sent at once.
+// A TLS socket's batch: encrypted as a whole (so the records are large, not one per chunk
+// header); when Sluice seals the records its pieces are copied once, into their records
+// (TlsTransform). Inside a flush pass the ciphertext joins the other sockets' writes on the ring
+// (one system call for all of them), else it is sent at once.
 void StreamSocket::send_tls_batch(std::span<const uv_buf_t> bufs) {
-  tls_plain_out_.clear();
-  tls_plain_out_.reserve(batch_.bytes());
-  for (const uv_buf_t& b : bufs) {
-    const auto* bytes = reinterpret_cast<const uint8_t*>(b.base);
-    tls_plain_out_.insert(tls_plain_out_.end(), bytes, bytes + b.len);  // a memcpy, not a char-by-char loop
-  }
-  batch_.clear();
-  if (auto r = tls_->write(tls_plain_out_, tls_out_); !r) {
+  tls_pieces_.clear();
+  for (const uv_buf_t& b : bufs) tls_pieces_.emplace_back(reinterpret_cast<const uint8_t*>(b.base), b.len);
+  auto r = tls_->write(tls_pieces_, tls_out_);
+  batch_.clear();  // after the write: the pieces may point into the batch's own buffers
+  if (!r) {
     close("TLS: " + r.error().message());
     return;
   }

@@ -53,6 +53,7 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   // adopt() does for accepted ones. A failure to connect closes the socket ("connect failed: ...").
   int connect(const sockaddr* addr);
   bool tls() const { return tls_ != nullptr; }
+  std::string tls_summary() const { return tls_ ? tls_->summary() : "-"; }  // TlsTransform::summary
 
   void close(const std::string& reason) final;
   void schedule_close(std::string reason);
@@ -179,10 +180,10 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   void send_tls_output();
   static void on_tls_written(uv_write_t* req, int status);
   std::unique_ptr<TlsTransform> tls_;
-  std::vector<uint8_t> tls_out_;
+  ByteBuffer tls_out_;
   std::vector<uint8_t> tls_plain_;  // the loop's reads, decrypted (reused)
-  std::vector<uint8_t> tls_plain_out_;  // a batch's plaintext, before encryption (reused)
-  std::vector<uint8_t> tls_ring_bytes_;  // ciphertext queued on the ring, until its completion
+  std::vector<std::span<const uint8_t>> tls_pieces_;  // a batch's pieces, for encryption (reused)
+  ByteBuffer tls_ring_bytes_;  // ciphertext queued on the ring, until its completion
   uv_buf_t tls_ring_buf_{};              // ... and the one-entry buffer list the ring reads
   bool tcp_initialized_ = false;
   bool peer_given_ = false;  // use_peer(): the socket's own peer is not looked up

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "server/io/tls_transform.hpp"
+
 namespace sluice::server {
 
 namespace {
@@ -16,7 +18,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-SSL_CTX* new_ctx(bool server) {
+SSL_CTX* new_ctx(bool server, bool seal_records) {
   SSL_CTX* ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
   if (!ctx) return nullptr;
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -29,6 +31,7 @@ SSL_CTX* new_ctx(bool server) {
   // TLS 1.3: AES-128-GCM first (the suite every TLS 1.3 peer has; a quarter less CPU per byte than
   // AES-256-GCM, which is what a fan-out spends most on), the server's order deciding.
   SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
+  if (seal_records) TlsTransform::capture_secrets(ctx);
   return ctx;
 }
 
@@ -88,7 +91,7 @@ std::string openssl_errors() {
   return out.empty() ? "unknown OpenSSL error" : out;
 }
 
-Result<std::shared_ptr<TlsContext>> TlsContext::server(const std::vector<CertificateFiles>& certs) {
+Result<std::shared_ptr<TlsContext>> TlsContext::server(const std::vector<CertificateFiles>& certs, bool seal_records) {
   if (certs.empty()) return Error(Errc::Config, "a TLS listener needs a certificate and a key");
   ERR_clear_error();
   std::vector<Alternative> alts;
@@ -96,7 +99,7 @@ Result<std::shared_ptr<TlsContext>> TlsContext::server(const std::vector<Certifi
     for (auto& a : alts) SSL_CTX_free(a.ctx);
   };
   for (const CertificateFiles& f : certs) {
-    SSL_CTX* ctx = new_ctx(true);
+    SSL_CTX* ctx = new_ctx(true, seal_records);
     if (!ctx) {
       free_all();
       return Error(Errc::Config, "TLS: " + openssl_errors());
@@ -121,9 +124,9 @@ Result<std::shared_ptr<TlsContext>> TlsContext::server(const std::vector<Certifi
   return out;
 }
 
-Result<std::shared_ptr<TlsContext>> TlsContext::client(bool verify, const std::string& ca_file) {
+Result<std::shared_ptr<TlsContext>> TlsContext::client(bool verify, const std::string& ca_file, bool seal_records) {
   ERR_clear_error();
-  SSL_CTX* ctx = new_ctx(false);
+  SSL_CTX* ctx = new_ctx(false, seal_records);
   if (!ctx) return Error(Errc::Config, "TLS: " + openssl_errors());
   if (verify) {
     const int ok = ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx)

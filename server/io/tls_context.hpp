@@ -24,9 +24,13 @@ class TlsContext {
  public:
   // The first pair is the default; the others are chosen when the client's SNI names one of their
   // DNS names (subjectAltName, or the CN when there is none). Errc::Config with OpenSSL's reason.
-  static Result<std::shared_ptr<TlsContext>> server(const std::vector<CertificateFiles>& certs);
+  // seal_records: over TLS 1.3 Sluice makes the write side's records itself (TlsTransform); false
+  // leaves them to OpenSSL (rtmps.record_layer: openssl, docs/tls.md).
+  static Result<std::shared_ptr<TlsContext>> server(const std::vector<CertificateFiles>& certs,
+                                                    bool seal_records = true);
   // verify: check the server's chain and host name; ca_file: a PEM bundle, or "" for the system's.
-  static Result<std::shared_ptr<TlsContext>> client(bool verify, const std::string& ca_file = "");
+  static Result<std::shared_ptr<TlsContext>> client(bool verify, const std::string& ca_file = "",
+                                                    bool seal_records = true);
 
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;

@@ -7,8 +7,9 @@
 
 namespace sluice::server {
 
-TlsReloader::TlsReloader(uv_loop_t* loop, const std::vector<config::TlsCertificate>& certificates, uint32_t worker)
-    : loop_(loop), worker_(worker) {
+TlsReloader::TlsReloader(uv_loop_t* loop, const std::vector<config::TlsCertificate>& certificates, uint32_t worker,
+                         bool seal_records)
+    : loop_(loop), worker_(worker), seal_records_(seal_records) {
   for (const auto& c : certificates) files_.push_back({c.cert, c.key});
 }
 
@@ -16,7 +17,7 @@ TlsReloader::~TlsReloader() = default;
 
 Result<void> TlsReloader::start() {
   stamp_ = stamp();
-  auto ctx = TlsContext::server(files_);
+  auto ctx = TlsContext::server(files_, seal_records_);
   if (!ctx) return ctx.error();
   context_ = std::move(*ctx);
   uv_timer_init(loop_, &timer_);
@@ -59,7 +60,7 @@ void TlsReloader::on_timer(uv_timer_t* t) {
 
 bool TlsReloader::reload(const char* why) {
   stamp_ = stamp();
-  auto ctx = TlsContext::server(files_);
+  auto ctx = TlsContext::server(files_, seal_records_);
   if (!ctx) {
     SLUICE_LOG_ERROR("worker={} event=tls_reload_failed why=\"{}\" error=\"{}\" action=\"keeping the certificate in use\"",
                      worker_, why, printable(ctx.error().message(), 300));

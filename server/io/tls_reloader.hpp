@@ -23,7 +23,9 @@ class TlsReloader {
   static constexpr uint64_t kCheckMs = 2000;
 
   // certificates: rtmps.certificates or https.certificates (config/config.hpp).
-  TlsReloader(uv_loop_t* loop, const std::vector<config::TlsCertificate>& certificates, uint32_t worker);
+  // seal_records: for TlsContext::server (rtmps.record_layer).
+  TlsReloader(uv_loop_t* loop, const std::vector<config::TlsCertificate>& certificates, uint32_t worker,
+              bool seal_records = true);
   ~TlsReloader();
   TlsReloader(const TlsReloader&) = delete;
   TlsReloader& operator=(const TlsReloader&) = delete;
@@ -43,6 +45,7 @@ class TlsReloader {
   uv_loop_t* loop_;
   std::vector<CertificateFiles> files_;
   uint32_t worker_;
+  bool seal_records_;
   std::shared_ptr<const TlsContext> context_;
   std::string stamp_;
   uv_timer_t timer_{};

@@ -1,8 +1,13 @@
 #include "server/io/tls_transform.hpp"
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <string_view>
 
 namespace sluice::server {
 
@@ -12,7 +17,7 @@ namespace {
 // made, with no memory BIO in between (which zero-fills its growth and costs one more copy and
 // one more clearing per flush: a third of a TLS player's cost at 500 players).
 int sink_write(BIO* bio, const char* data, size_t len, size_t* written) {
-  auto* out = static_cast<std::vector<uint8_t>*>(BIO_get_data(bio));
+  auto* out = static_cast<ByteBuffer*>(BIO_get_data(bio));
   const auto* bytes = reinterpret_cast<const uint8_t*>(data);
   out->insert(out->end(), bytes, bytes + len);
   *written = len;
@@ -38,7 +43,7 @@ const BIO_METHOD* sink_method() {
 }
 
 // Moves what OpenSSL made for the peer into `out`: by swapping when `out` is empty (no copy).
-void drain(std::vector<uint8_t>& pending, std::vector<uint8_t>& out) {
+void drain(ByteBuffer& pending, ByteBuffer& out) {
   if (pending.empty()) return;
   if (out.empty()) {
     out.swap(pending);
@@ -48,7 +53,51 @@ void drain(std::vector<uint8_t>& pending, std::vector<uint8_t>& out) {
   pending.clear();
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// RFC 8446 section 4.6.3: KeyUpdate (24), 1 byte of body, update_not_requested (0).
+constexpr uint8_t kKeyUpdateNotRequested[] = {24, 0, 0, 1, 0};
+constexpr uint8_t kKeyUpdateType = 24;
+constexpr uint8_t kUpdateRequested = 1;
+// Section 6: a warning-level close_notify.
+constexpr uint8_t kCloseNotify[] = {1, 0};
+
 }  // namespace
+
+void TlsTransform::capture_secrets(SSL_CTX* ctx) { SSL_CTX_set_keylog_callback(ctx, &TlsTransform::on_key_log); }
+
+// Key log lines are "<label> <client random, hex> <secret, hex>" (NSS's format). The write side's
+// first application traffic secret is the server's on a server, the client's on a client.
+void TlsTransform::on_key_log(const SSL* ssl, const char* line) {
+  auto* self = static_cast<TlsTransform*>(SSL_get_app_data(ssl));
+  if (!self) return;
+  const std::string_view wanted = self->context_->is_server() ? "SERVER_TRAFFIC_SECRET_0 " : "CLIENT_TRAFFIC_SECRET_0 ";
+  const std::string_view l(line);
+  if (!l.starts_with(wanted)) return;
+  const std::string_view hex = l.substr(l.rfind(' ') + 1);
+  if (hex.empty() || hex.size() % 2 != 0 || hex.size() > 2 * EVP_MAX_MD_SIZE) return;
+  std::vector<uint8_t> secret(hex.size() / 2);
+  for (size_t i = 0; i < secret.size(); ++i) {
+    const int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return;
+    secret[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  OPENSSL_cleanse(self->write_secret_.data(), self->write_secret_.size());
+  self->write_secret_ = std::move(secret);
+}
+
+// Once Sluice seals the records: notes a KeyUpdate that asks for ours (answered after the read).
+void TlsTransform::on_message(int write_p, int, int content_type, const void* buf, size_t len, SSL*, void* arg) {
+  const auto* b = static_cast<const uint8_t*>(buf);
+  if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len >= 5 && b[0] == kKeyUpdateType && b[4] == kUpdateRequested) {
+    static_cast<TlsTransform*>(arg)->key_update_asked_ = true;
+  }
+}
 
 TlsTransform::TlsTransform(std::shared_ptr<const TlsContext> context, const std::string& server_name)
     : context_(std::move(context)) {
@@ -63,6 +112,7 @@ TlsTransform::TlsTransform(std::shared_ptr<const TlsContext> context, const std:
   // An empty memory BIO means "nothing yet", not end of file.
   BIO_set_mem_eof_return(in_, -1);
   SSL_set_bio(ssl_, in_, out_);  // the SSL owns both now
+  SSL_set_app_data(ssl_, this);   // for the key log callback
   if (context_->is_server()) {
     SSL_set_accept_state(ssl_);
   } else {
@@ -76,6 +126,7 @@ TlsTransform::TlsTransform(std::shared_ptr<const TlsContext> context, const std:
 }
 
 TlsTransform::~TlsTransform() {
+  OPENSSL_cleanse(write_secret_.data(), write_secret_.size());
   if (ssl_) {
     SSL_free(ssl_);  // frees the BIOs
   } else {
@@ -110,6 +161,7 @@ Result<void> TlsTransform::advance() {
       return failure("handshake", rc);
     }
     handshake_done_ = true;
+    if (!write_secret_.empty() && SSL_version(ssl_) == TLS1_3_VERSION) records_ = Records::Probe;
   }
   return {};
 }
@@ -138,16 +190,66 @@ Result<void> TlsTransform::feed(std::span<const uint8_t> cipher, std::vector<uin
       continue;
     }
     const int err = SSL_get_error(ssl_, n);
-    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return {};
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
     return failure("read", n);
   }
+  if (records_ == Records::Sluice) {
+    dropped_.clear();  // anything OpenSSL wrote (its own KeyUpdate) has its stale key
+    if (key_update_asked_) return answer_key_update();
+  }
+  return {};
 }
 
-Result<void> TlsTransform::write(std::span<const uint8_t> plain, std::vector<uint8_t>& cipher_out) {
+Result<void> TlsTransform::answer_key_update() {
+  key_update_asked_ = false;
+  if (closed_) return {};
+  return update_write_key(pending_);
+}
+
+Result<void> TlsTransform::update_write_key(ByteBuffer& out) {
+  // The KeyUpdate goes under the old key; every record after it under the new one.
+  if (!sealer_->seal(kKeyUpdateNotRequested, TlsRecordSealer::kHandshake, out) || !sealer_->update_key()) {
+    failed_ = true;
+    return Error(Errc::Io, "TLS: cannot update the write key: " + openssl_errors());
+  }
+  return {};
+}
+
+Result<void> TlsTransform::write(std::span<const std::span<const uint8_t>> pieces, ByteBuffer& cipher_out) {
+  if (failed_) return Error(Errc::Closed, "TLS: the session has failed");
+  if (closed_) return Error(Errc::Closed, "TLS: the session is closed (close_notify sent)");
+  size_t total = 0;
+  for (const auto& p : pieces) total += p.size();
+  if (total == 0) return {};
+  if (records_ == Records::Sluice) {
+    drain(pending_, cipher_out);  // a KeyUpdate answer not taken yet goes first
+    // A key must not seal too many records (RFC 8446 section 5.5: about 2^24.5 for AES-GCM); a
+    // relay or player connection can live for weeks.
+    if (sealer_->sequence() >= records_per_key_) {
+      if (auto r = update_write_key(cipher_out); !r) return r;
+    }
+    if (!sealer_->seal(pieces, total, TlsRecordSealer::kApplicationData, cipher_out)) {
+      failed_ = true;
+      return Error(Errc::Io, "TLS: cannot seal a record: " + openssl_errors());
+    }
+    return {};
+  }
+  // OpenSSL makes the records: the plaintext in one piece, so that they are large.
+  gathered_.clear();
+  gathered_.reserve(total);
+  for (const auto& p : pieces) gathered_.insert(gathered_.end(), p.begin(), p.end());
+  return write(std::span<const uint8_t>(gathered_), cipher_out);
+}
+
+Result<void> TlsTransform::write(std::span<const uint8_t> plain, ByteBuffer& cipher_out) {
   if (failed_) return Error(Errc::Closed, "TLS: the session has failed");
   if (!handshake_done_) {
     waiting_.insert(waiting_.end(), plain.begin(), plain.end());
     return {};
+  }
+  if (records_ == Records::Sluice) {
+    const std::span<const uint8_t> one[] = {plain};
+    return write(std::span<const std::span<const uint8_t>>(one), cipher_out);
   }
   if (auto r = write_records(plain); !r) return r;
   drain(pending_, cipher_out);
@@ -155,24 +257,82 @@ Result<void> TlsTransform::write(std::span<const uint8_t> plain, std::vector<uin
 }
 
 Result<void> TlsTransform::write_records(std::span<const uint8_t> plain) {
+  const size_t first_record = pending_.size();
+  const std::span<const uint8_t> all = plain;
   while (!plain.empty()) {
     ERR_clear_error();
     const int n = SSL_write(ssl_, plain.data(), static_cast<int>(std::min<size_t>(plain.size(), 1 << 30)));
     if (n <= 0) return failure("write", n);
     plain = plain.subspan(static_cast<size_t>(n));
   }
+  if (records_ == Records::Probe) take_over_records(all, first_record);
   return {};
 }
 
-void TlsTransform::take_output(std::vector<uint8_t>& out) {
+// The probe: OpenSSL has just sealed `plain` into pending_ from `first_record` on. If Sluice,
+// with the logged secret, makes the same first record at some sequence number, it makes every
+// record after these; else OpenSSL keeps doing it (the connection works either way).
+void TlsTransform::take_over_records(std::span<const uint8_t> plain, size_t first_record) {
+  records_ = Records::OpenSsl;
+  std::vector<uint8_t> secret = std::move(write_secret_);
+  write_secret_.clear();
+  const SSL_CIPHER* suite = SSL_get_current_cipher(ssl_);
+  auto sealer = suite ? TlsRecordSealer::make(SSL_CIPHER_get_protocol_id(suite), secret) : nullptr;
+  OPENSSL_cleanse(secret.data(), secret.size());
+  const std::span<const uint8_t> made = std::span<const uint8_t>(pending_).subspan(first_record);
+  auto record_size = [&made](size_t at) { return TlsRecordSealer::kHeaderSize + (size_t{made[at + 3]} << 8 | made[at + 4]); };
+  if (!sealer || made.size() < TlsRecordSealer::kHeaderSize || record_size(0) > made.size() ||
+      record_size(0) < TlsRecordSealer::kOverhead || record_size(0) - TlsRecordSealer::kOverhead > plain.size()) {
+    return;
+  }
+  size_t records = 0;
+  size_t at = 0;
+  while (at < made.size()) {
+    if (made.size() - at < TlsRecordSealer::kHeaderSize) return;
+    at += record_size(at);
+    ++records;
+  }
+  if (at != made.size()) return;
+  const auto first = made.first(record_size(0));
+  const auto first_plain = plain.first(first.size() - TlsRecordSealer::kOverhead);
+  ByteBuffer mine;
+  // Without session tickets OpenSSL's first application record is number 0; a few more are tried
+  // in case a version sends something first.
+  for (uint64_t sequence = 0; sequence < 4; ++sequence) {
+    mine.clear();
+    sealer->set_sequence(sequence);
+    if (!sealer->seal(first_plain, TlsRecordSealer::kApplicationData, mine)) return;
+    if (!std::equal(mine.begin(), mine.end(), first.begin(), first.end())) continue;
+    sealer->set_sequence(sequence + records);
+    sealer_ = std::move(sealer);
+    records_ = Records::Sluice;
+    BIO_set_data(out_, &dropped_);  // from now on what OpenSSL writes is not sent
+    SSL_set_msg_callback(ssl_, &TlsTransform::on_message);
+    SSL_set_msg_callback_arg(ssl_, this);
+    return;
+  }
+}
+
+void TlsTransform::take_output(ByteBuffer& out) {
   drain(pending_, out);
 }
 
 void TlsTransform::shutdown() {
-  if (ssl_ && !failed_) SSL_shutdown(ssl_);
+  if (!ssl_ || failed_ || closed_) return;
+  if (records_ == Records::Sluice) {
+    closed_ = sealer_->seal(kCloseNotify, TlsRecordSealer::kAlert, pending_);
+    return;
+  }
+  SSL_shutdown(ssl_);
 }
 
 std::string TlsTransform::protocol() const { return ssl_ ? SSL_get_version(ssl_) : ""; }
+
+std::string TlsTransform::summary() const {
+  if (!ssl_ || !handshake_done_) return "handshake";
+  const SSL_CIPHER* c = SSL_get_current_cipher(ssl_);
+  return protocol() + "/" + (c ? SSL_CIPHER_get_name(c) : "?") + "/" + (seals_own_records() ? "sluice" : "openssl");
+}
 
 std::string TlsTransform::server_name() const {
   const char* n = ssl_ ? SSL_get_servername(ssl_, TLSEXT_NAMETYPE_host_name) : nullptr;

@@ -3,9 +3,12 @@
 // should write each player less often, while a lightly loaded one has no reason to wait.
 //
 // The rule keeps a loop near a budget of writes per second: a period in which S sockets had media
-// held makes the next hold S / budget seconds, bounded by the ceiling. 200 players at a budget of
-// 10000 writes/s are held 20 ms, 1000 players 100 ms; a handful go out at the end of the loop
-// iteration. A budget of 0 holds every period for the ceiling (the fixed write_delay of before).
+// held makes the next hold S / budget seconds, bounded by the ceiling. Above `knee` sockets the
+// budget shrinks in proportion (budget x knee / S: the hold grows with the square of S), because
+// the cost per byte, not the delay, is what a busy loop must save. At the defaults (10000 writes/s,
+// knee 250, ceiling 100 ms) 200 players are held 20 ms, 400 players 64 ms, 500 and more 100 ms; a
+// handful go out at the end of the loop iteration. A budget of 0 holds every period for the
+// ceiling (the fixed write_delay of before); a knee of 0 keeps the budget at every load.
 // Sans I/O: the FlushScheduler reports periods and arms its timer with what this returns.
 #pragma once
 
@@ -17,7 +20,7 @@ namespace sluice::server {
 class WriteHold {
  public:
   WriteHold() = default;
-  WriteHold(uint64_t ceiling_ms, uint64_t writes_per_second);
+  WriteHold(uint64_t ceiling_ms, uint64_t writes_per_second, uint64_t knee = 0);
 
   // A period ended in which `sockets` distinct sockets had held media; returns the next hold.
   uint64_t period_ended(size_t sockets);
@@ -28,6 +31,7 @@ class WriteHold {
  private:
   uint64_t ceiling_ms_ = 0;
   uint64_t budget_ = 0;
+  uint64_t knee_ = 0;
   uint64_t hold_ms_ = 0;
 };
 

@@ -110,7 +110,7 @@ int StreamDirectory::owner(const std::string& key) {
   return it == entries_.end() ? kNoOwner : it->second.owner;
 }
 
-WorkerMesh::WorkerMesh(size_t workers) : directory_(workers), snapshots_(workers) {
+WorkerMesh::WorkerMesh(size_t workers) : directory_(workers), snapshots_(workers), clients_(workers) {
   for (size_t i = 0; i < workers; ++i) inboxes_.push_back(std::make_unique<Inbox>());
 }
 
@@ -122,16 +122,30 @@ void WorkerMesh::post(uint32_t to, std::unique_ptr<MeshEvent> e) {
   if (in.wake) uv_async_send(in.wake);
 }
 
-void WorkerMesh::publish_snapshot(uint32_t worker, WorkerSnapshot s) {
-  std::lock_guard lock(snapshot_mutex_);
-  snapshots_[worker] = std::move(s);
+void WorkerMesh::publish_snapshot(uint32_t worker, WorkerSnapshot s) { put(snapshots_, worker, std::move(s)); }
+
+std::vector<std::shared_ptr<const WorkerSnapshot>> WorkerMesh::snapshots(uint32_t except) {
+  return all_but(snapshots_, except);
 }
 
-std::vector<WorkerSnapshot> WorkerMesh::snapshots(uint32_t except) {
+void WorkerMesh::publish_clients(uint32_t worker, WorkerSnapshot rows) { put(clients_, worker, std::move(rows)); }
+
+std::vector<std::shared_ptr<const WorkerSnapshot>> WorkerMesh::clients(uint32_t except) {
+  return all_but(clients_, except);
+}
+
+void WorkerMesh::put(Slots& slots, uint32_t worker, WorkerSnapshot value) {
+  // Built, and the old one freed (unless a reader still holds it), outside the lock.
+  auto shared = std::make_shared<const WorkerSnapshot>(std::move(value));
   std::lock_guard lock(snapshot_mutex_);
-  std::vector<WorkerSnapshot> out;
-  for (uint32_t w = 0; w < snapshots_.size(); ++w) {
-    if (w != except) out.push_back(snapshots_[w]);
+  slots[worker].swap(shared);
+}
+
+WorkerMesh::Slots WorkerMesh::all_but(const Slots& slots, uint32_t except) {
+  std::lock_guard lock(snapshot_mutex_);
+  Slots out;
+  for (uint32_t w = 0; w < slots.size(); ++w) {
+    if (w != except && slots[w]) out.push_back(slots[w]);
   }
   return out;
 }

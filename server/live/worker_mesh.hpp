@@ -25,6 +25,8 @@
 
 namespace sluice::server {
 
+struct ApiCall;
+
 struct MeshEvent {
   enum class Kind : uint8_t {
     Accept,        // fd: a new RTMP connection for this worker
@@ -41,6 +43,8 @@ struct MeshEvent {
     HlsUpdate,     // key's HLS muxer published a new part: wake the requests waiting for it
     Stop,          // graceful stop
     Drain,         // SIGTERM with shutdown.drain: ask this loop's RTMP clients to reconnect elsewhere
+    ApiCall,       // api: an API request received on loop `from`, for worker 0 to answer
+    ApiAnswer,     // api: worker 0's answer, back to the loop that asked
   };
   Kind kind = Kind::Stop;
   uint32_t from = 0;
@@ -49,6 +53,7 @@ struct MeshEvent {
   int fd = -1;
   bool tls = false;  // Accept: an RTMPS connection (its TLS handshake has not begun)
   uint64_t id = 0;
+  std::shared_ptr<ApiCall> api;  // ApiCall, ApiAnswer (server/http/api.hpp)
   std::atomic<MeshEvent*> next{nullptr};
 };
 
@@ -127,8 +132,13 @@ class WorkerMesh {
   std::atomic<size_t> publishers_ended{0};
 
   void publish_snapshot(uint32_t worker, WorkerSnapshot s);
-  // Every worker's latest snapshot except `except`'s (the caller's own figures are live).
-  std::vector<WorkerSnapshot> snapshots(uint32_t except);
+  // Every worker's latest snapshot except `except`'s (the caller's own figures are live). Shared,
+  // not copied: an API answer reads them several times.
+  std::vector<std::shared_ptr<const WorkerSnapshot>> snapshots(uint32_t except);
+  // A worker's clients (a JSON array of /api/v1/clients rows) go apart from its figures: with
+  // thousands of players they cost far more to build, so a busy loop refreshes them less often.
+  void publish_clients(uint32_t worker, WorkerSnapshot rows);
+  std::vector<std::shared_ptr<const WorkerSnapshot>> clients(uint32_t except);
 
  private:
   struct Inbox {
@@ -136,9 +146,15 @@ class WorkerMesh {
     uv_async_t* wake = nullptr;
   };
   std::vector<std::unique_ptr<Inbox>> inboxes_;
+  // One shared value per worker (null until its first), under snapshot_mutex_.
+  using Slots = std::vector<std::shared_ptr<const WorkerSnapshot>>;
+  void put(Slots& slots, uint32_t worker, WorkerSnapshot value);
+  Slots all_but(const Slots& slots, uint32_t except);
+
   StreamDirectory directory_;
   std::mutex snapshot_mutex_;
-  std::vector<WorkerSnapshot> snapshots_;
+  Slots snapshots_;
+  Slots clients_;
 };
 
 }  // namespace sluice::server

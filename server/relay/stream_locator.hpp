@@ -29,7 +29,6 @@ using StreamLocator = std::function<void(const std::string& key, std::function<v
 struct ClusterPulls {
   StreamLocator locate;  // worker 0's (pulls run there); empty on the other loops
   std::string token;     // the internal token the owner admits pulls with (may be empty)
-  std::string node_id;
 };
 
 }  // namespace sluice::server

@@ -236,8 +236,8 @@ void RtmpConnection::on_close(const std::string& reason) {
   for (auto& p : vod_players_) p->ticket.set_end_reason(reason);
   end_streams();
   uint64_t duration = loop_.now_ms() - started_ms();
-  SLUICE_LOG_INFO("conn={} peer={} app={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={}", id(),
-                  peer(), app_.empty() ? "-" : app_, reason, bytes_in(), bytes_out(), duration);
+  SLUICE_LOG_INFO("conn={} peer={} app={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={} tls={}", id(),
+                  peer(), app_.empty() ? "-" : app_, reason, bytes_in(), bytes_out(), duration, tls_summary());
 }
 
 }  // namespace sluice::server

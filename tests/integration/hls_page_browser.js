@@ -3,7 +3,7 @@
 //
 //   node hls_page_browser.js BASE NODE_MODULES CHROMIUM SPEC_JSON
 //
-// SPEC_JSON is a list of {"stream": "app/name", "seconds": N}. For each, one after the other, a
+// SPEC_JSON is a list of {"stream": "app/name", "seconds": N, "seekBackS": B (optional)}. For each, one after the other, a
 // new page opens BASE/, waits for the stream's row, clicks its "Play HLS" button, and samples the
 // <video> and the hls.js instance (window.sluicePage.hls) every 250 ms until currentTime has run
 // N seconds past the first frame (bounded by a timeout). What it saw goes to stdout as one JSON
@@ -76,7 +76,7 @@ async function playOne(browser, spec) {
       const date = h && h.playingDate;
       return {
         now: Date.now(),
-        currentTime: v.currentTime, paused: v.paused, readyState: v.readyState,
+        currentTime: v.currentTime, paused: v.paused, readyState: v.readyState, playbackRate: v.playbackRate,
         videoWidth: v.videoWidth, videoHeight: v.videoHeight,
         bufferedEnd: b.length ? b.end(b.length - 1) : null,
         waiting: window.__waiting,
@@ -100,6 +100,12 @@ async function playOne(browser, spec) {
     out.samples.push(s);
     last = s;
     if (!first && s.currentTime > 0 && !s.paused) first = s;
+    // seekBackS: a second after the start, put the player that much further behind the live edge,
+    // as a slow start on a busy machine does; the page has to play faster until it is back.
+    if (spec.seekBackS && first && out.seekedBackAt === undefined && s.wall - first.wall >= 1) {
+      await page.evaluate((back) => { document.getElementById("video").currentTime -= back; }, spec.seekBackS);
+      out.seekedBackAt = out.samples.length;
+    }
     if (first && s.currentTime - first.currentTime >= spec.seconds) break;
     await sleep(250);
   }

@@ -29,9 +29,7 @@ import ssl
 import struct
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
@@ -54,34 +52,13 @@ def v2_header(command, src, src_port, dst="127.0.0.1", dst_port=8080):
 
 # ---- the hook server: records on_publish / on_play bodies ----
 
-calls = []
-calls_lock = threading.Lock()
-
-
-class Hook(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-        with calls_lock:
-            calls.append((self.path.strip("/"), body))
-        data = b"{}"
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+hooks = HookRecorder()
+H = hooks.url
 
 
 def hook_calls(kind, stream):
-    with calls_lock:
-        return [b for p, b in calls if p == kind and b.get("stream") == stream]
+    return hooks.bodies(kind, stream)
 
-
-hook_server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-threading.Thread(target=hook_server.serve_forever, daemon=True).start()
-H = f"http://127.0.0.1:{hook_server.server_address[1]}"
 
 # ---- Sluice with proxy_protocol on rtmp and http ----
 

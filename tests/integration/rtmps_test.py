@@ -6,6 +6,7 @@ refuses it for another; a plain RTMP client on the TLS port, TLS garbage and a T
 never finishes are closed with a log line while the server goes on serving."""
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -61,6 +62,13 @@ try:
     subprocess.run(["timeout", "6", "rtmpdump", "-q", "-v", "-r", turl, "-o", dump_out], capture_output=True)
     check_same_packets("rtmpdump over RTMPS", dump_out, source_tags, min_video=50, min_audio=50)
     stop_proc(pub)
+    # Over TLS 1.3 the records these players read were sealed by Sluice, not OpenSSL (docs/tls.md,
+    # "Records"): the close lines say so.
+    time.sleep(0.5)
+    tls_players = [l for l in server.log_text().splitlines()
+                   if "event=close" in l and "tls=TLSv1.3/" in l and int(re.search(r"bytes_out=(\d+)", l).group(1)) > 200000]
+    check(len(tls_players) >= 3 and all(l.rstrip().endswith("/sluice") for l in tls_players),
+          f"the TLS 1.3 players' records were made by Sluice ({[l.split('tls=')[-1] for l in tls_players]})")
 
     # GStreamer publishes over TLS; a plain RTMP player gets its packets.
     gst_pub = subprocess.Popen(["gst-launch-1.0", "-q", "filesrc", f"location={src}", "!", "flvdemux", "name=d",

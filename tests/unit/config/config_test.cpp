@@ -296,6 +296,12 @@ TEST_CASE("cross-field checks") {
         "sluice.yaml:5:18: rtmp.ping_interval: ping_interval (30s) must be shorter than idle_timeout (30s), or a quiet "
         "but healthy player is closed before it is pinged");
   CHECK(load(std::string(kMinimalApps) + "rtmp:\n  idle_timeout: 0\n  ping_interval: 30s\n").ok());
+  auto lanes = load(std::string(kMinimalApps) + "rtmp:\n  player_queue: { write_lanes: 1 }\n");
+  REQUIRE_MESSAGE(lanes.ok(), lanes.error().message());
+  CHECK(lanes->rtmp.player_queue.write_lanes == 1);
+  CHECK(load(std::string(kMinimalApps))->rtmp.player_queue.write_lanes == 8);
+  CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  player_queue: { write_lanes: 0 }\n").find(
+            "rtmp.player_queue.write_lanes") != std::string::npos);
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  player_queue: { soft_bytes: 32MiB }\n") ==
         "sluice.yaml:4:31: rtmp.player_queue.soft_bytes: soft_bytes (32MiB) must not exceed hard_bytes (16MiB)");
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  listen: 0.0.0.0:8080\nhttp:\n  listen: 127.0.0.1:8080\n") ==
@@ -648,4 +654,16 @@ TEST_CASE("rtmps: listen with one certificate or several, and what is missing") 
   CHECK(contains(error_of("rtmps: { listen: 127.0.0.1:1936 }\napps:\n  live: { type: live }\n"), "needs cert and key"));
   CHECK(contains(error_of("rtmps: { listen: 127.0.0.1:1936, cert: a.pem }\napps:\n  live: { type: live }\n"),
                  "both cert and key"));
+  // record_layer: Sluice's by default, OpenSSL's on request, printed and read back.
+  CHECK(c->rtmps.seal_records);
+  auto openssl = load("rtmps: { listen: 127.0.0.1:1936, cert: a.pem, key: a.key, record_layer: openssl }\n"
+                      "apps:\n  live: { type: live }\n");
+  REQUIRE_MESSAGE(openssl.ok(), openssl.error().message());
+  CHECK_FALSE(openssl->rtmps.seal_records);
+  auto printed = load_string(to_yaml(*openssl, Secrets::Show), "printed", "/elsewhere");
+  REQUIRE(printed.ok());
+  CHECK_FALSE(printed->rtmps.seal_records);
+  CHECK(contains(error_of("rtmps: { listen: 127.0.0.1:1936, cert: a.pem, key: a.key, record_layer: gnutls }\n"
+                          "apps:\n  live: { type: live }\n"),
+                 "must be sluice or openssl"));
 }

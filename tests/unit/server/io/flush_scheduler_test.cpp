@@ -1,6 +1,7 @@
 // FlushScheduler on a real libuv loop: held output of a few sockets goes out in the same loop
 // iteration; once a period held many sockets, the next period holds them (WriteHold's rule), so
-// each gets fewer, larger writes; a fixed hold (budget 0) waits its whole ceiling.
+// each gets fewer, larger writes; a fixed hold (budget 0) waits its whole ceiling; many sockets
+// are written in lanes spread over the hold, each socket once per hold.
 #include <doctest/doctest.h>
 #include <uv.h>
 
@@ -47,11 +48,13 @@ struct Fixture {
   uint64_t hold_all_and_run() {
     uv_update_time(&loop);
     const uint64_t t0 = uv_now(&loop);
+    std::vector<size_t> before;
+    for (auto& s : sinks) before.push_back(s->flushed_at.size());
     for (auto& s : sinks) scheduler.flush_held(s.get());
     while (true) {
       uv_run(&loop, UV_RUN_ONCE);
       bool all = true;
-      for (auto& s : sinks) all &= !s->flushed_at.empty() && s->flushed_at.back() >= t0;
+      for (size_t i = 0; i < sinks.size(); ++i) all &= sinks[i]->flushed_at.size() > before[i];
       if (all) break;
     }
     uint64_t last = 0;
@@ -81,4 +84,30 @@ TEST_CASE("a budget of 0 holds the whole ceiling every time") {
   const uint64_t waited = fixed.hold_all_and_run();
   CHECK(waited >= 29);
   CHECK(waited < 60);
+}
+
+TEST_CASE("lanes: with many sockets the hold is written in slices, each socket once per hold") {
+  CHECK(FlushScheduler::lanes_for(100, 100) == 1);
+  CHECK(FlushScheduler::lanes_for(1999, 100) == 1);
+  CHECK(FlushScheduler::lanes_for(2000, 100) == 2);
+  CHECK(FlushScheduler::lanes_for(8000, 100) == 8);
+  CHECK(FlushScheduler::lanes_for(8000, 100, 2) == 2);  // write_lanes
+  CHECK(FlushScheduler::lanes_for(8000, 12) == 2);      // no lane shorter than 5 ms
+  CHECK(FlushScheduler::lanes_for(8000, 0) == 1);
+
+  Fixture many(8000, WriteHold(100, 0));  // a fixed 100 ms hold
+  many.hold_all_and_run();                 // the first period has one lane
+  CHECK(many.scheduler.hold_lanes() == 8);
+  const uint64_t waited = many.hold_all_and_run();
+  CHECK(waited >= 95);
+  CHECK(waited < 140);
+  std::vector<uint64_t> times;
+  for (auto& s : many.sinks) {
+    CHECK(s->flushed_at.size() == 2);  // one write per hold each
+    times.push_back(s->flushed_at.back());
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  CHECK(times.size() >= 6);  // written at several moments over the hold, not in one pass
+  CHECK(times.back() - times.front() >= 70);
 }

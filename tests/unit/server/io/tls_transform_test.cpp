@@ -3,6 +3,7 @@
 // unchanged, big writes make few records, SNI picks the certificate, verification refuses a
 // wrong name or an unknown issuer, and what is not TLS is an error, never a crash.
 #include <doctest/doctest.h>
+#include <openssl/ssl.h>
 
 #include <string>
 #include <vector>
@@ -54,7 +55,7 @@ const Certs& certs() {
 Result<void> pump(TlsTransform& client, TlsTransform& server, std::vector<uint8_t>& at_client,
                   std::vector<uint8_t>& at_server) {
   for (int round = 0; round < 20; ++round) {
-    std::vector<uint8_t> c2s, s2c;
+    ByteBuffer c2s, s2c;
     client.take_output(c2s);
     if (!c2s.empty()) {
       if (auto r = server.feed(c2s, at_server); !r) return r;
@@ -74,6 +75,17 @@ std::vector<uint8_t> pattern(size_t n) {
   return v;
 }
 
+// The server's close_notify reaches the client as a clean end of the session.
+void check_close_notify(TlsTransform& server, TlsTransform& client) {
+  server.shutdown();
+  ByteBuffer bye;
+  std::vector<uint8_t> none;
+  server.take_output(bye);
+  auto closed = client.feed(bye, none);
+  REQUIRE_FALSE(closed.ok());
+  CHECK(closed.error().code == Errc::Closed);
+}
+
 }  // namespace
 
 TEST_CASE("a verified handshake, then bytes both ways unchanged, in few records") {
@@ -85,7 +97,7 @@ TEST_CASE("a verified handshake, then bytes both ways unchanged, in few records"
   TlsTransform server(*sctx), client(*cctx, "rtmp.test");
   std::vector<uint8_t> at_client, at_server;
   // Written before the handshake: kept and sent once it is done.
-  std::vector<uint8_t> early_out;
+  ByteBuffer early_out;
   REQUIRE(client.write(pattern(1000), early_out).ok());
   CHECK(early_out.empty());
   auto r = pump(client, server, at_client, at_server);
@@ -98,7 +110,7 @@ TEST_CASE("a verified handshake, then bytes both ways unchanged, in few records"
 
   // A flush batch of 256 KiB: records of up to 16 KiB, so about 17 bytes of overhead per 16 KiB.
   const std::vector<uint8_t> batch = pattern(256 * 1024);
-  std::vector<uint8_t> cipher;
+  ByteBuffer cipher;
   REQUIRE(server.write(batch, cipher).ok());
   CHECK(cipher.size() < batch.size() + 16 * 40);
   std::vector<uint8_t> plain;
@@ -110,12 +122,105 @@ TEST_CASE("a verified handshake, then bytes both ways unchanged, in few records"
   CHECK(plain == batch);
 
   // close_notify ends the session cleanly.
-  server.shutdown();
-  std::vector<uint8_t> bye, none;
-  server.take_output(bye);
-  auto closed = client.feed(bye, none);
-  REQUIRE_FALSE(closed.ok());
-  CHECK(closed.error().code == Errc::Closed);
+  check_close_notify(server, client);
+}
+
+// Sluice's own records (TlsRecordSealer) read by OpenSSL on the other side: for each TLS 1.3
+// suite, batches of pieces (empty ones, more than one record, a record boundary inside a piece),
+// a KeyUpdate the client asks for, and close_notify.
+TEST_CASE("over TLS 1.3 Sluice seals the records and OpenSSL reads them") {
+  REQUIRE(certs().ok);
+  auto sctx = TlsContext::server({{certs().cert, certs().key}});
+  REQUIRE(sctx.ok());
+  for (const char* suite : {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}) {
+    CAPTURE(suite);
+    auto cctx = TlsContext::client(false);
+    REQUIRE(cctx.ok());
+    REQUIRE(SSL_CTX_set_ciphersuites((*cctx)->get(), suite) == 1);
+    TlsTransform server(*sctx), client(*cctx, "rtmp.test");
+    std::vector<uint8_t> at_client, at_server;
+    REQUIRE(pump(client, server, at_client, at_server).ok());
+    REQUIRE(server.protocol() == "TLSv1.3");
+    CHECK(std::string(SSL_CIPHER_get_name(SSL_get_current_cipher(server.native_handle()))) == suite);
+
+    // The first write is OpenSSL's (the probe); Sluice seals from the second on.
+    ByteBuffer cipher;
+    std::vector<uint8_t> plain;
+    REQUIRE(server.write(pattern(3000), cipher).ok());
+    CHECK(server.seals_own_records());
+    const std::vector<uint8_t> a = pattern(40000), b = pattern(5);
+    const std::span<const uint8_t> pieces[] = {{}, std::span(a).first(20000), {}, b, std::span(a).subspan(20000)};
+    REQUIRE(server.write(std::span<const std::span<const uint8_t>>(pieces), cipher).ok());
+    // 3000 + 40005 bytes in 1 + 3 records of 22 bytes of overhead each.
+    CHECK(cipher.size() == 3000 + 40005 + 4 * TlsRecordSealer::kOverhead);
+    REQUIRE(client.feed(cipher, plain).ok());
+    std::vector<uint8_t> expected = pattern(3000);
+    expected.insert(expected.end(), a.begin(), a.begin() + 20000);
+    expected.insert(expected.end(), b.begin(), b.end());
+    expected.insert(expected.end(), a.begin() + 20000, a.end());
+    CHECK(plain == expected);
+
+    // The client asks for a key update (it goes with its next record): the server answers it with
+    // its own KeyUpdate, then its records are under the new key.
+    REQUIRE(SSL_key_update(client.native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1);
+    ByteBuffer c2s;
+    REQUIRE(client.write(pattern(10), c2s).ok());
+    at_server.clear();
+    REQUIRE(server.feed(c2s, at_server).ok());
+    CHECK(at_server == pattern(10));
+    cipher.clear();
+    server.take_output(cipher);  // the KeyUpdate, 5 bytes sealed
+    CHECK(cipher.size() == 5 + TlsRecordSealer::kOverhead);
+    REQUIRE(server.write(pattern(70000), cipher).ok());
+    plain.clear();
+    auto r = client.feed(cipher, plain);
+    REQUIRE_MESSAGE(r.ok(), r.error().message());
+    CHECK(plain == pattern(70000));
+
+    // After records_per_key records the server updates its key on its own (a KeyUpdate first).
+    server.set_records_per_key(3);
+    cipher.clear();
+    for (int i = 0; i < 4; ++i) REQUIRE(server.write(pattern(100), cipher).ok());
+    // The 70000 bytes took 5 records under the current key, so: update, 3 records, update, 1 record.
+    CHECK(cipher.size() == 4 * (100 + TlsRecordSealer::kOverhead) + 2 * (5 + TlsRecordSealer::kOverhead));
+    plain.clear();
+    r = client.feed(cipher, plain);
+    REQUIRE_MESSAGE(r.ok(), r.error().message());
+    const std::vector<uint8_t> hundred = pattern(100);
+    std::vector<uint8_t> four;
+    for (int i = 0; i < 4; ++i) four.insert(four.end(), hundred.begin(), hundred.end());
+    CHECK(plain == four);
+
+    check_close_notify(server, client);
+    ByteBuffer after;
+    CHECK_FALSE(server.write(pattern(10), after).ok());
+    CHECK(after.empty());
+  }
+}
+
+TEST_CASE("OpenSSL keeps the records over TLS 1.2 and when the context says so") {
+  REQUIRE(certs().ok);
+  auto own = TlsContext::server({{certs().cert, certs().key}});
+  auto openssl = TlsContext::server({{certs().cert, certs().key}}, false);
+  REQUIRE((own.ok() && openssl.ok()));
+  for (int tls12 = 0; tls12 < 2; ++tls12) {
+    auto cctx = TlsContext::client(false);
+    REQUIRE(cctx.ok());
+    if (tls12) SSL_CTX_set_max_proto_version((*cctx)->get(), TLS1_2_VERSION);
+    TlsTransform server(tls12 ? *own : *openssl), client(*cctx, "rtmp.test");
+    std::vector<uint8_t> a, b;
+    REQUIRE(pump(client, server, a, b).ok());
+    CHECK(server.protocol() == (tls12 ? "TLSv1.2" : "TLSv1.3"));
+    ByteBuffer cipher;
+    std::vector<uint8_t> plain;
+    for (int i = 0; i < 2; ++i) REQUIRE(server.write(pattern(20000), cipher).ok());
+    CHECK_FALSE(server.seals_own_records());
+    REQUIRE(client.feed(cipher, plain).ok());
+    const std::vector<uint8_t> once = pattern(20000);
+    std::vector<uint8_t> twice = once;
+    twice.insert(twice.end(), once.begin(), once.end());
+    CHECK(plain == twice);
+  }
 }
 
 TEST_CASE("SNI chooses the certificate; a wildcard matches one label") {
@@ -173,7 +278,7 @@ TEST_CASE("what is not TLS is an error for that connection") {
   CHECK(plain.empty());
   // After an error every call fails the same way, nothing is produced.
   CHECK_FALSE(server.feed(c0c1, plain).ok());
-  std::vector<uint8_t> out;
+  ByteBuffer out;
   CHECK_FALSE(server.write(pattern(10), out).ok());
 }
 

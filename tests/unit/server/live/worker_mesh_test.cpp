@@ -87,6 +87,7 @@ namespace {
 struct FakeConn {
   bool in_flush_list = false;
   bool in_delayed_list = false;
+  uint32_t hold_slot = 0;
   std::string pending_close_reason;
   int flushes = 0;
   int closes = 0;
@@ -115,4 +116,31 @@ TEST_CASE("flush list: held connections flush only when promoted, once, and can 
   CHECK(c.flushes == 0);
   CHECK_FALSE(list.has_delayed());
   CHECK(list.add_delayed(&a));  // a new hold starts a new timer
+}
+
+TEST_CASE("flush list: lanes hold their share of the connections and are promoted one at a time") {
+  FlushList<FakeConn> list;
+  std::vector<FakeConn> conns(8);
+  for (auto& c : conns) list.add_delayed(&c);
+  list.set_lanes(4);  // what was held moves to the lanes by slot
+  CHECK(list.lanes() == 4);
+  CHECK(list.promote_delayed(1) == 2);
+  list.drain();
+  int flushed = 0;
+  for (auto& c : conns) flushed += c.flushes;
+  CHECK(flushed == 2);
+  list.add(&conns[1]);  // flushed on its own before its lane's turn: not again with the lane
+  list.drain();
+  list.remove(&conns[3]);  // closed while held: its lane forgets it
+  size_t promoted = 0;
+  for (size_t lane = 0; lane < 4; ++lane) promoted += list.promote_delayed(lane);
+  CHECK(promoted == 4);  // 8 - 2 of lane 1 - the one flushed alone - the closed one
+  list.drain();
+  for (size_t i = 0; i < conns.size(); ++i) CHECK(conns[i].flushes == (i == 3 ? 0 : 1));
+  CHECK_FALSE(list.has_delayed());
+  // A connection keeps its slot, so it comes back to the same lane.
+  const uint32_t slot = conns[5].hold_slot;
+  list.add_delayed(&conns[5]);
+  CHECK(conns[5].hold_slot == slot);
+  CHECK(list.promote_delayed(slot % 4) == 1);
 }
