@@ -6,6 +6,7 @@ printed skip locally.
 """
 import atexit
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -13,7 +14,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 BUILD_DIR = os.environ.get("SLUICE_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build", "asan"))
 SOURCE_DIR = os.environ.get("SLUICE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -218,6 +221,15 @@ def check_new_stream_works(server, src, path="live/other"):
     stop_proc(pub)
 
 
+def settle_descriptors(server, settle_s=0.5):
+    """Before a test counts the server's descriptors: libuv opens one spare descriptor per loop at the
+    first connection that loop takes. RTMP connections go to the loops in turn, so a few connects
+    reach every loop (HTTP connections are spread by the kernel and may miss one for a long while)."""
+    for _ in range(4):
+        socket.create_connection(("127.0.0.1", server.port)).close()
+    time.sleep(settle_s)
+
+
 def wait_for(cond, timeout, step=0.2):
     """Polls cond() until it is true (True) or timeout seconds have passed (False)."""
     end = time.time() + timeout
@@ -412,3 +424,41 @@ def guard_events(http_port):
             name = line.split('event="', 1)[1].split('"', 1)[0]
             out[name] = int(float(line.rsplit(" ", 1)[1]))
     return out
+
+
+class HookRecorder:
+    """A real HTTP hook server on a free port that answers every POST 200 `{}` and records
+    (path without slashes, JSON body). `url` is its base (hooks: on_play: {url}/play)."""
+
+    def __init__(self):
+        self.calls = []
+        self.lock = threading.Lock()
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                with recorder.lock:
+                    recorder.calls.append((self.path.strip("/"), body))
+                data = b"{}"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def bodies(self, kind, stream=None):
+        """The bodies of the `kind` calls ("play", "publish", ...), of `stream` when given."""
+        with self.lock:
+            return [b for p, b in self.calls if p == kind and (stream is None or b.get("stream") == stream)]
+
+    def clear(self):
+        with self.lock:
+            self.calls.clear()

@@ -77,12 +77,8 @@ os.mkdir(os.path.join(media, "dir.mp4"))
 server.start()
 check(wait_port(hport), "HTTP listener is up")
 base = f"http://127.0.0.1:{hport}"
-# libuv opens one spare descriptor per loop at the first connection that loop takes: connect to
-# every worker once (RTMP connections go to the workers in turn) before counting.
-for _ in range(4):
-    socket.create_connection(("127.0.0.1", server.port)).close()
 socket.create_connection(("127.0.0.1", hport)).close()
-time.sleep(0.5)
+settle_descriptors(server)
 fds_at_start = fd_count(server.proc.pid)
 
 

@@ -98,6 +98,7 @@ old_sha = sha(old)
 server.start()
 check(wait_port(hport), "HTTP listener is up")
 base = f"http://127.0.0.1:{hport}/vod"
+settle_descriptors(server)
 fds_at_start = fd_targets(server.proc.pid)
 try:
     st, body = put(f"{base}/clip.flv", src_flv)
