@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # HTTP on every loop: small answers per second from one worker loop and from two, each given the
-# same CPU budget per loop (the method of bench/scaling.sh: the server runs in a CPU cgroup with a
-# quota of QUOTA cores per loop, 1 loop gets QUOTA and 2 loops 2 x QUOTA, since on a 2-core machine
-# the load generator needs CPU of its own).
+# same CPU budget per loop (the method of bench/scaling.sh: each loop's thread in a CPU cgroup of its
+# own with a quota of QUOTA cores, since on a 2-core machine the load generator needs CPU of its
+# own; --shared-quota: one quota of loops x QUOTA for the whole server).
 #
 # Scenarios (wrk, one thread, CONNECTIONS connections, SECONDS each):
 #   tiny        a 9-byte file, keep-alive
@@ -12,11 +12,13 @@
 # For each repetition and scenario, 1 loop then 2 loops, each on a fresh server; the result is the
 # median req/s of each and their ratio (the issue's bar: 2 loops >= 1.8x one).
 #
-# Usage: bench/http_scaling.sh [--quota CORES] [--seconds S] [--reps N] [--connections C] [--out DIR] [SCENARIO...]
+# Usage: bench/http_scaling.sh [--quota CORES] [--seconds S] [--reps N] [--connections C] [--shared-quota] [--out DIR]
+#                              [SCENARIO...]
 #   defaults: --quota 0.4 --seconds 8 --reps 3 --connections 50, scenarios tiny tiny-close small api
 # Needs root (or sudo) for the cgroup, and wrk (apt-get install wrk). Each run is bounded by
 # SECONDS plus a few of set-up.
 set -euo pipefail
+shared_quota=0
 quota=0.4
 seconds=8
 reps=3
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --shared-quota) shared_quota=1; shift ;;
     -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     tiny|tiny-close|small|api) scenarios+=("$1"); shift ;;
     *) echo "http_scaling.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -64,7 +67,11 @@ run() {
   "$bin/sluice" --config "$work/sluice.yaml" >>"$out/server-$workers.log" 2>&1 &
   server=$!; pids+=("$server")
   bench_wait_port "$hport" 10 || { echo "http_scaling: server did not start" >&2; return 2; }
-  bench_cgroup_limit "$(python3 -c "print($quota * $workers)")" "$server"
+  if [ "$shared_quota" -eq 1 ]; then
+    bench_cgroup_limit "$(python3 -c "print($quota * $workers)")" "$server"
+  else
+    bench_cgroup_limit_loops "$quota" "$server" "$workers"
+  fi
   case "$scenario" in
     tiny) path=/vod/tiny.mp4 ;;
     tiny-close) path=/vod/tiny.mp4; close=(-H "Connection: close") ;;

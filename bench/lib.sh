@@ -137,6 +137,52 @@ bench_cgroup_limit() {  # bench_cgroup_limit CORES PID
   fi
   echo "$2" | $bench_sudo tee "$bench_cgroup/cgroup.procs" >/dev/null
 }
+# bench_cgroup_limit_loops CORES PID LOOPS: each worker loop's thread in a cgroup of its own with CORES
+# (loop 0 is the main thread, the others are named sluice-loop-N by the server), the process in
+# the parent with CORES x loops for its other threads (libuv's threadpool). Two loops then cannot
+# eat each other's quota within a CFS period, which a shared quota lets them do. cgroup v1 only
+# (v2 places threads only in threaded subtrees): on v2 it falls back to bench_cgroup_limit.
+# BENCH_CFS_PERIOD_US (default 100000) sets the period of every group.
+bench_cgroup_loops=()
+bench_cgroup_limit_loops() {  # bench_cgroup_limit_loops CORES PID LOOPS
+  local cores=$1 pid=$2 loops=$3 tids=() tid comm period=${BENCH_CFS_PERIOD_US:-100000} us i dir tries=0
+  # The listeners are up before the loop threads start: wait for all of them.
+  while :; do
+    tids=()
+    for tid in /proc/"$pid"/task/*; do
+      tid=${tid##*/}
+      comm=$(cat /proc/"$pid"/task/"$tid"/comm 2>/dev/null || true)
+      if [ "$tid" = "$pid" ] || [[ "$comm" == sluice-loop-* ]]; then tids+=("$tid"); fi
+    done
+    [ "${#tids[@]}" -ge "$loops" ] && break
+    tries=$(( tries + 1 ))
+    [ "$tries" -lt 50 ] || { echo "bench: $pid runs ${#tids[@]} loop threads, not $loops" >&2; return 1; }
+    sleep 0.1
+  done
+  if [ -f "$bench_cgroup/cpu.max" ]; then
+    echo "bench: cgroup v2, one quota for the whole server (per-loop quotas need cgroup v1)" >&2
+    bench_cgroup_limit "$(python3 -c "print($cores * ${#tids[@]})")" "$pid"
+    return
+  fi
+  us=$(python3 -c "print(int(round($cores * $period)))")
+  echo "$period" | $bench_sudo tee "$bench_cgroup/cpu.cfs_period_us" >/dev/null
+  echo $(( us * ${#tids[@]} )) | $bench_sudo tee "$bench_cgroup/cpu.cfs_quota_us" >/dev/null
+  echo "$pid" | $bench_sudo tee "$bench_cgroup/cgroup.procs" >/dev/null
+  i=0
+  for tid in "${tids[@]}"; do
+    dir=$bench_cgroup/loop$i
+    $bench_sudo mkdir -p "$dir"
+    echo "$period" | $bench_sudo tee "$dir/cpu.cfs_period_us" >/dev/null
+    echo "$us" | $bench_sudo tee "$dir/cpu.cfs_quota_us" >/dev/null
+    echo "$tid" | $bench_sudo tee "$dir/tasks" >/dev/null
+    bench_cgroup_loops+=("$dir")
+    i=$(( i + 1 ))
+  done
+}
 bench_cgroup_remove() {
+  local dir
+  for dir in ${bench_cgroup_loops[@]+"${bench_cgroup_loops[@]}"}; do
+    [ -d "$dir" ] && $bench_sudo rmdir "$dir" 2>/dev/null || true
+  done
   [ -n "$bench_cgroup" ] && [ -d "$bench_cgroup" ] && $bench_sudo rmdir "$bench_cgroup" 2>/dev/null || true
 }

@@ -4,8 +4,11 @@
 #
 # On a 2-core machine the load generator needs a core of its own, so "1 loop on 1 core against
 # 2 loops on 2 cores" cannot be measured directly. Instead the server runs in a CPU cgroup with a
-# quota of QUOTA cores per loop (cgroup v1 cpu.cfs_quota_us or v2 cpu.max): 1 loop gets QUOTA,
-# 2 loops get 2 x QUOTA. Each level is a fresh server, one ffmpeg publisher of a 2.5 Mb/s stream
+# quota of QUOTA cores per loop: each loop's thread in a cgroup of its own with QUOTA (cgroup v1
+# cpu.cfs_quota_us, bench/lib.sh bench_cgroup_limit_loops), so 1 loop gets QUOTA and 2 loops get
+# QUOTA each, and neither can spend the other's. --shared-quota puts the whole server under one
+# quota of loops x QUOTA instead (the method before 2026-12-05; also the fallback on cgroup v2),
+# where one loop may use up the period's quota and stall the other. Each level is a fresh server, one ffmpeg publisher of a 2.5 Mb/s stream
 # and one sluice-bench process with N players for SECONDS; a level passes when every player
 # played with no stall and no failure and, once the ramp-up (400 players/s) is over, the players
 # together received at least 97% of N times the stream's bit rate (the mean of the bench's
@@ -18,11 +21,13 @@
 # --http-flv: the players are HTTP-FLV readers (sluice-bench on http://.../live/bench.flv) instead of
 # RTMP players; every loop accepts HTTP itself (docs/http.md, "HTTP on every loop").
 #
-# Usage: bench/scaling.sh [--quota CORES] [--seconds S] [--start N] [--step N] [--max N] [--loops "1 2"] [--http-flv] [--out DIR]
+# Usage: bench/scaling.sh [--quota CORES] [--seconds S] [--start N] [--step N] [--max N] [--loops "1 2"] [--http-flv]
+#                         [--shared-quota] [--out DIR]
 #   defaults: --quota 0.25 --seconds 20 --start 400 --step 200 --max 6000 --loops "1 2"
 #   (a loop count L starts at L x START players)
 # Needs root (or sudo) to create the cgroup. Every run is bounded: SECONDS plus a few of set-up.
 set -euo pipefail
+shared_quota=0
 quota=0.25
 seconds=20
 start=400
@@ -40,8 +45,9 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --loops) loops=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --shared-quota) shared_quota=1; shift ;;
     --http-flv) http_flv=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scaling.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
 done
@@ -78,7 +84,11 @@ level() {
   "$bin/sluice" --config "$work/sluice.yaml" >>"$out/server-$workers.log" 2>&1 &
   server=$!; pids+=("$server")
   bench_wait_port "$port" 10 || { echo "scaling: server did not start" >&2; return 2; }
-  bench_cgroup_limit "$(python3 -c "print($quota * $workers)")" "$server"
+  if [ "$shared_quota" -eq 1 ]; then
+    bench_cgroup_limit "$(python3 -c "print($quota * $workers)")" "$server"
+  else
+    bench_cgroup_limit_loops "$quota" "$server" "$workers"
+  fi
   bench_publish "$work/media/movie.flv" "rtmp://127.0.0.1:$port/live/bench" "$out/publisher.log"
   pub=$!; pids+=("$pub")
   sleep 2.5

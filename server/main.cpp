@@ -1,10 +1,12 @@
 // sluice: the RTMP media server's command line.
+#include <pthread.h>
 #include <uv.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -68,7 +70,14 @@ int run_server(sluice::config::Config cfg) {
     for (auto& s : servers) s->stop();
   }
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < workers; ++i) threads.emplace_back([loop = loops[i].get()] { uv_run(loop, UV_RUN_DEFAULT); });
+  for (size_t i = 1; i < workers; ++i) {
+    threads.emplace_back([loop = loops[i].get(), i] {
+      // Named for top -H, perf and bench/lib.sh's per-loop CPU quota; loop 0 is the main thread.
+      const std::string name = "sluice-loop-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+      uv_run(loop, UV_RUN_DEFAULT);
+    });
+  }
   uv_run(loops[0].get(), UV_RUN_DEFAULT);
   for (auto& t : threads) t.join();
   for (auto& s : servers) s->close_mesh_handle();

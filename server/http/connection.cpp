@@ -352,6 +352,10 @@ void HttpConnection::dispatch() {
 void HttpConnection::write_head(int status, std::string_view headers, Body body, uint64_t length) {
   status_ = status;
   keep_alive_ = keep_alive_ && req_.keep_alive && !service_.stopping() && !peer_eof_ && body != Body::UntilClose;
+  // Nagle holds a small write while an earlier one is unacknowledged: that delays the answers that
+  // follow on a keep-alive connection and a stream's tags. An answer that ends the connection is
+  // pushed out whole by the FIN, so one request per connection saves the setsockopt (as nginx).
+  if (keep_alive_ || body == Body::Chunked || body == Body::UntilClose) set_nodelay();
   // Straight into the output buffer: no string is built per response.
   auto add = [this](std::string_view s) { out_.insert(out_.end(), s.begin(), s.end()); };
   char digits[24];

@@ -133,6 +133,8 @@ class HttpConnection final : public StreamSocket {
   void keep_unwritten(std::span<const uint8_t> rest) override;
   bool has_pending_output() const override { return !out_.empty() || !out_slices_.empty(); }
   void on_close(const std::string& reason) override;
+  // Plain HTTP sets TCP_NODELAY in write_head, only when the answer is not the connection's last.
+  bool nodelay_at_open() const override { return tls(); }
 
   void process_input();
   void dispatch();

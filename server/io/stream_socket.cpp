@@ -45,7 +45,7 @@ void StreamSocket::on_connected(uv_connect_t* req, int status) {
 }
 
 int StreamSocket::open_accepted() {
-  uv_tcp_nodelay(&tcp_, 1);
+  if (nodelay_at_open()) set_nodelay();
   if (!peer_given_) {
     PeerAddress peer = server::peer_address(&tcp_);
     peer_ = std::move(peer.text);
@@ -53,6 +53,12 @@ int StreamSocket::open_accepted() {
   }
   on_open();
   return start_reading();
+}
+
+void StreamSocket::set_nodelay() {
+  if (nodelay_ || !tcp_initialized_) return;
+  uv_tcp_nodelay(&tcp_, 1);
+  nodelay_ = true;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -125,6 +125,10 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   virtual bool has_pending_output() const { return false; }
   // close() was called: end what the connection holds and log. The socket is still open.
   virtual void on_close(const std::string& reason) = 0;
+  // TCP_NODELAY from the start (the default). A subclass whose first answer may be its only one
+  // says false and calls set_nodelay() once more small writes may follow (HTTP: keep-alive).
+  virtual bool nodelay_at_open() const { return true; }
+  void set_nodelay();
 
   uv_tcp_t* tcp() { return &tcp_; }
   int start_reading();
@@ -189,6 +193,7 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   bool peer_given_ = false;  // use_peer(): the socket's own peer is not looked up
   bool handle_closed_ = false;
   bool reading_ = false;
+  bool nodelay_ = false;
   bool writing_ = false;        // batch_ is with uv_write
   bool ring_queued_ = false;    // batch_ is queued on the ring, not yet submitted
   bool more_to_flush_ = false;  // fill() had more than one batch can hold
