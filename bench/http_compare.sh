@@ -25,6 +25,10 @@
 # --reps N: repetitions (default 3). --connections C (wrk, default 50). --small-seconds S (default 10).
 # --large-mib M (default 1024), --downloads N (parallel, default 4), --upload-mib M (default 1024),
 # --flv-seconds S (default 20). --out DIR: where results go (default /tmp/sluice-http-DATE; kept).
+# --quota CORES: each server runs in a CPU cgroup with this quota (root or sudo). Without it a
+#   server that needs less than wrk's one thread can give is measured by the client's speed (one
+#   request per connection, where wrk pays the client's half of every set-up); with the same quota
+#   for both (e.g. 0.4) requests/s compares the servers.
 # Sluice is the working tree's release build (make release, then copied so a concurrent rebuild
 # cannot change it mid-run); --no-build uses build/release as it is; --build-dir DIR takes
 # DIR/server/sluice and DIR/bench/load/sluice-bench.
@@ -41,6 +45,7 @@ out=""
 build=1
 build_dir=""
 connections=50
+quota=""
 small_s=""
 large_mib=""
 downloads=4
@@ -56,6 +61,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0; shift ;;
     --build-dir) build_dir=$2; build=0; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
+    --quota) quota=$2; shift 2 ;;
     --small-seconds) small_s=$2; shift 2 ;;
     --large-mib) large_mib=$2; shift 2 ;;
     --downloads) downloads=$2; shift 2 ;;
@@ -113,6 +119,7 @@ nginx_put=0
 work=$(mktemp -d /tmp/sluice-http-work-XXXXXX)
 pids=()
 bench_trap_cleanup
+[ -z "$quota" ] || bench_cgroup_create http-compare
 mkdir -p "$work/bin"
 if [ -n "$build_dir" ]; then
   src_sluice="$build_dir/server/sluice"; src_bench="$build_dir/bench/load/sluice-bench"
@@ -184,7 +191,7 @@ log "http_compare: sluice $commit ($sluice_version)"
 log "http_compare: machine: $machine"
 log "http_compare: $nginx_version, $wrk_version, $curl_version; nginx PUT (dav): $([ "$nginx_put" = 1 ] && echo yes || echo no)"
 log "http_compare: load at start: $(uptime)"
-log "http_compare: scenarios: ${scenarios[*]}; $reps repetition(s); results in $out"
+log "http_compare: scenarios: ${scenarios[*]}; $reps repetition(s); ${quota:+CPU quota $quota core per server; }results in $out"
 
 # --- servers ------------------------------------------------------------------------------------
 server_pid=""; port=""; rtmp_port=""
@@ -268,6 +275,7 @@ begin_run() {  # begin_run SERVER: start it, wait for it, take the "before" figu
   "start_$1"
   bench_wait_port "$port" 10 || note="server did not start"
   if [ "$1" = sluice ] && [ -z "$note" ]; then bench_wait_port "$rtmp_port" 5 || note="server did not start"; fi
+  if [ -n "$quota" ] && [ -z "$note" ]; then bench_cgroup_limit "$quota" "$server_pid"; fi
   if [ -z "$note" ]; then
     idle=$(bench_rss "$server_pid"); peak=$idle; cpu0=$(bench_cpu_ticks "$server_pid")
   fi
