@@ -1,6 +1,6 @@
 #include "server/http/flv_player.hpp"
 
-#include <cstdio>
+#include <charconv>
 
 #include "media/flv.hpp"
 #include "server/io/stream_socket.hpp"
@@ -12,8 +12,13 @@ namespace {
 // "ffffff\r\n" is the longest chunk-size line a tag needs (a tag is at most 11 + 0xFFFFFF + 4 bytes).
 constexpr size_t kMaxChunkLine = 10;
 
+// Per tag and reader: to_chars, not snprintf (whose format parsing was 3% of an HTTP-FLV profile).
 size_t chunk_line(uint8_t* out, size_t size) {
-  return static_cast<size_t>(std::snprintf(reinterpret_cast<char*>(out), kMaxChunkLine + 1, "%zx\r\n", size));
+  char* p = reinterpret_cast<char*>(out);
+  char* end = std::to_chars(p, p + kMaxChunkLine - 2, size, 16).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  return static_cast<size_t>(end - p);
 }
 }  // namespace
 
