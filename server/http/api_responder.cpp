@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "base/bytes.hpp"
 #include "server/access/token.hpp"
 #include "server/http/api.hpp"
 #include "server/http/connection.hpp"
@@ -33,13 +34,19 @@ class IterationAnswer final : public Flushable {
     now_ms_ = ctx.now_ms();
     target_ = std::move(target);
     reply_ = std::move(reply);
+    body_ = Slice::copy_of(reply_.body);
     ctx.flush().flush_soon(this);
     return reply_;
   }
+  // The body of `r` as one shared buffer when r is this iteration's answer: the requests that
+  // share it queue that buffer instead of copying the body twice each (16 KB for 20 streams, and
+  // those copies with their allocations were a third of the profile).
+  const Slice* body_of(const HttpApiReply& r) const { return &r == &reply_ && ctx_ ? &body_ : nullptr; }
   void flush() override {
     ctx_ = nullptr;
     target_.clear();
     reply_ = HttpApiReply{};
+    body_.reset();
   }
   void close(const std::string&) override { flush(); }
 
@@ -48,6 +55,7 @@ class IterationAnswer final : public Flushable {
   uint64_t now_ms_ = 0;
   std::string target_;
   HttpApiReply reply_;
+  Slice body_;
 };
 
 thread_local IterationAnswer iteration_answer;
@@ -105,8 +113,11 @@ void ApiResponder::send(const HttpApiReply& r) {
                              r.headers + "Cache-Control: no-store\r\n");
   }
   // Not cacheable, and no CORS header: a web page on another origin must not read the server's state.
-  conn_.send_simple(r.status, r.status == 204 ? std::string() : r.content_type, r.body,
-                    r.headers + "Cache-Control: no-store\r\n");
+  const std::string headers = r.headers + "Cache-Control: no-store\r\n";
+  if (const Slice* shared = iteration_answer.body_of(r)) {
+    return conn_.send_shared(r.status, r.content_type, *shared, headers);
+  }
+  conn_.send_simple(r.status, r.status == 204 ? std::string() : r.content_type, r.body, headers);
 }
 
 const HttpApiReply& http_api_answer(HttpApi& api, LoopContext& ctx, const HttpRequest& req, uint64_t self_id,

@@ -388,17 +388,28 @@ void HttpConnection::write_head(int status, std::string_view headers, Body body,
   request_flush();
 }
 
-void HttpConnection::send_simple(int status, std::string_view content_type, std::string_view body,
-                                 std::string_view headers) {
+bool HttpConnection::simple_head(int status, std::string_view content_type, std::string_view headers,
+                                 uint64_t length) {
   std::string h;
   if (!content_type.empty()) h = "Content-Type: " + std::string(content_type) + "\r\n";
   h += headers;
   bool no_body = status == 304 || status == 204;
-  write_head(status, h, no_body ? Body::None : Body::Length, body.size());
-  if (!head_only_ && !no_body) {
+  write_head(status, h, no_body ? Body::None : Body::Length, length);
+  return !head_only_ && !no_body;
+}
+
+void HttpConnection::send_simple(int status, std::string_view content_type, std::string_view body,
+                                 std::string_view headers) {
+  if (simple_head(status, content_type, headers, body.size())) {
     out_.insert(out_.end(), body.begin(), body.end());
     response_body_bytes_ += body.size();
   }
+  finish_response();
+}
+
+void HttpConnection::send_shared(int status, std::string_view content_type, const Slice& body,
+                                 std::string_view headers) {
+  if (simple_head(status, content_type, headers, body.size())) queue_body(body.share());
   finish_response();
 }
 

@@ -93,6 +93,8 @@ class HttpConnection final : public StreamSocket {
   void write_head(int status, std::string_view headers, Body body, uint64_t length = 0);
   // A whole small answer (the body is omitted for HEAD, 204 and 304); finishes the response.
   void send_simple(int status, std::string_view content_type, std::string_view body, std::string_view headers = {});
+  // The same with a shared body: queued behind the head, not copied (an answer several requests share).
+  void send_shared(int status, std::string_view content_type, const Slice& body, std::string_view headers = {});
   // "404 Not Found: message" as text/plain; close_after ends the connection after it.
   void send_error(int status, std::string_view message, bool close_after = false, std::string_view headers = {});
   // "100 Continue" when the client asked for it and the body is still to come.
@@ -133,6 +135,8 @@ class HttpConnection final : public StreamSocket {
   void keep_unwritten(std::span<const uint8_t> rest) override;
   bool has_pending_output() const override { return !out_.empty() || !out_slices_.empty(); }
   void on_close(const std::string& reason) override;
+  // send_simple's head; true when a body of `length` bytes follows it.
+  bool simple_head(int status, std::string_view content_type, std::string_view headers, uint64_t length);
   // Plain HTTP sets TCP_NODELAY in write_head, only when the answer is not the connection's last.
   bool nodelay_at_open() const override { return tls(); }
 

@@ -34,6 +34,52 @@ def api(port, path):
     return json.loads(body)
 
 
+def read_answers(sock, count, heads_only=()):
+    """Reads `count` HTTP answers from sock; heads_only: the indexes that answer a HEAD (no body)."""
+    buf = b""
+    answers = []
+    sock.settimeout(5)
+    while len(answers) < count:
+        while b"\r\n\r\n" not in buf:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return answers
+            buf += chunk
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
+        length = 0 if len(answers) in heads_only else int(headers.get("content-length", "0"))
+        while len(buf) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return answers
+            buf += chunk
+        answers.append((int(lines[0].split()[1]), headers, buf[:length]))
+        buf = buf[length:]
+    return answers
+
+
+def check_shared_answers(port):
+    """GET /api/v1/streams asked by several connections at once and pipelined on one: the requests
+    read in one loop iteration share one answer buffer; each must still get it whole."""
+    req = b"GET /api/v1/streams HTTP/1.1\r\nHost: x\r\n\r\n"
+    socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+    for s in socks:
+        s.sendall(req)
+    piped = socket.create_connection(("127.0.0.1", port))
+    piped.sendall(req + req.replace(b"GET", b"HEAD", 1) + req + req)
+    got = [read_answers(s, 1) for s in socks]
+    piped_got = read_answers(piped, 4, heads_only=(1,))
+    for s in socks + [piped]:
+        s.close()
+    bodies = [a[0][2] for a in got if a] + [a[2] for i, a in enumerate(piped_got) if i != 1]
+    ok = len(bodies) == 11 and all(a[0][0] == 200 for a in got) and len(piped_got) == 4
+    ok = ok and all(len(json.loads(b)) == 1 and json.loads(b)[0]["name"] == "live/cam" for b in bodies)
+    check(ok, f"streams: 8 connections at once and 3 pipelined GETs, each answered whole ({len(bodies)} bodies)")
+    check(piped_got[1][0] == 200 and piped_got[1][1]["content-length"] == piped_got[0][1]["content-length"],
+          "streams: a pipelined HEAD between them: the GET's length, no body")
+
+
 def metrics(port):
     st, h, body = call(port, "/metrics")
     check(st == 200 and h.get("Content-Type", "").startswith("text/plain; version=0.0.4"), "GET /metrics: text format")
@@ -77,6 +123,7 @@ try:
     check(one["name"] == "live/cam", "streams/live/cam: one stream")
     check(one["hls_variant"] is None and one["hls"] is None, "streams/live/cam: the app has no HLS")
     check(call(hport, "/api/v1/streams/live/none")[0] == 404, "streams/live/none: 404")
+    check_shared_answers(hport)
 
     clients = api(hport, "/api/v1/clients")
     publisher = [c for c in clients if c["protocol"] == "rtmp" and c["publishing"] == ["live/cam"]]
