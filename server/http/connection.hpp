@@ -135,13 +135,13 @@ class HttpConnection final : public StreamSocket {
   void keep_unwritten(std::span<const uint8_t> rest) override;
   bool has_pending_output() const override { return !out_.empty() || !out_slices_.empty(); }
   void on_close(const std::string& reason) override;
-  // send_simple's head; true when a body of `length` bytes follows it.
-  bool simple_head(int status, std::string_view content_type, std::string_view headers, uint64_t length);
   // Plain HTTP sets TCP_NODELAY in write_head, only when the answer is not the connection's last.
   bool nodelay_at_open() const override { return tls(); }
 
   void process_input();
   void dispatch();
+  // send_simple's head; true when a body of `length` bytes follows it.
+  bool simple_head(int status, std::string_view content_type, std::string_view headers, uint64_t length);
   // An answer that cannot wait for the request (timeouts, parse errors): error, then close.
   void refuse(int status, std::string_view message);
   void begin_linger();

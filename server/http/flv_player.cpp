@@ -9,7 +9,8 @@
 namespace sluice::server {
 
 namespace {
-// "ffffff\r\n" is the longest chunk-size line a tag needs (a tag is at most 11 + 0xFFFFFF + 4 bytes).
+// Room for the longest chunk-size line a tag needs: a tag is at most 11 + 0xFFFFFF + 4 bytes,
+// "100000e\r\n" (9 characters); 8 hex digits and CRLF fit in 10.
 constexpr size_t kMaxChunkLine = 10;
 
 // Per tag and reader: to_chars, not snprintf (whose format parsing was 3% of an HTTP-FLV profile).
