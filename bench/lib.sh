@@ -126,20 +126,24 @@ bench_cgroup_create() {  # bench_cgroup_create NAME
     exit 1
   fi
 }
+bench_cgroup_v1_quota() {  # bench_cgroup_v1_quota DIR PERIOD_US QUOTA_US
+  echo "$2" | $bench_sudo tee "$1/cpu.cfs_period_us" >/dev/null
+  echo "$3" | $bench_sudo tee "$1/cpu.cfs_quota_us" >/dev/null
+}
 bench_cgroup_limit() {  # bench_cgroup_limit CORES PID
   local us
   us=$(python3 -c "print(int(round($1 * 100000)))")
   if [ -f "$bench_cgroup/cpu.max" ]; then
     echo "$us 100000" | $bench_sudo tee "$bench_cgroup/cpu.max" >/dev/null
   else
-    echo 100000 | $bench_sudo tee "$bench_cgroup/cpu.cfs_period_us" >/dev/null
-    echo "$us" | $bench_sudo tee "$bench_cgroup/cpu.cfs_quota_us" >/dev/null
+    bench_cgroup_v1_quota "$bench_cgroup" 100000 "$us"
   fi
   echo "$2" | $bench_sudo tee "$bench_cgroup/cgroup.procs" >/dev/null
 }
 # bench_cgroup_limit_loops CORES PID LOOPS: each worker loop's thread in a cgroup of its own with CORES
-# (loop 0 is the main thread, the others are named sluice-loop-N by the server), the process in
-# the parent with CORES x loops for its other threads (libuv's threadpool). Two loops then cannot
+# (loop 0 is the main thread, the others are named sluice-loop-N by the server), under a parent
+# with CORES x loops. Threads started later (libuv's threadpool, on its first file job) join the
+# group of the loop that started them, as cgroup v1 places new threads. Two loops then cannot
 # eat each other's quota within a CFS period, which a shared quota lets them do. cgroup v1 only
 # (v2 places threads only in threaded subtrees): on v2 it falls back to bench_cgroup_limit.
 # BENCH_CFS_PERIOD_US (default 100000) sets the period of every group.
@@ -165,15 +169,13 @@ bench_cgroup_limit_loops() {  # bench_cgroup_limit_loops CORES PID LOOPS
     return
   fi
   us=$(python3 -c "print(int(round($cores * $period)))")
-  echo "$period" | $bench_sudo tee "$bench_cgroup/cpu.cfs_period_us" >/dev/null
-  echo $(( us * ${#tids[@]} )) | $bench_sudo tee "$bench_cgroup/cpu.cfs_quota_us" >/dev/null
+  bench_cgroup_v1_quota "$bench_cgroup" "$period" $(( us * ${#tids[@]} ))
   echo "$pid" | $bench_sudo tee "$bench_cgroup/cgroup.procs" >/dev/null
   i=0
   for tid in "${tids[@]}"; do
     dir=$bench_cgroup/loop$i
     $bench_sudo mkdir -p "$dir"
-    echo "$period" | $bench_sudo tee "$dir/cpu.cfs_period_us" >/dev/null
-    echo "$us" | $bench_sudo tee "$dir/cpu.cfs_quota_us" >/dev/null
+    bench_cgroup_v1_quota "$dir" "$period" "$us"
     echo "$tid" | $bench_sudo tee "$dir/tasks" >/dev/null
     bench_cgroup_loops+=("$dir")
     i=$(( i + 1 ))

@@ -5,11 +5,12 @@
 // (413), HTTP version (505), Host (400), Expect (417), idle keep-alive time, send time.
 //
 // What every request shares is here: the parser and its limits, the input buffer, keep-alive and
-// the lingering close, the response head writer (write_head, send_simple, send_error), the request
-// log line, the timeouts, and the StreamSocket hooks. Where the connection is in its cycle (idle,
-// receiving a head or a body, responding, finishing, lingering) is one HttpRequestCycle
-// (request_state.hpp). The answer itself is an HttpResponder (responder.hpp), chosen by the router
-// (routes.cpp) and owned by the connection for the length of the answer.
+// the lingering close, the response head writer (write_head, send_simple, send_shared, send_error;
+// in connection_answers.cpp), the request log line, the timeouts, and the StreamSocket hooks.
+// Where the connection is in its cycle (idle, receiving a head or a body, responding, finishing,
+// lingering) is one HttpRequestCycle (request_state.hpp). The answer itself is an HttpResponder
+// (responder.hpp), chosen by the router (routes.cpp) and owned by the connection for the length of
+// the answer.
 //
 // The socket, its batched writes and the lifetime rule are StreamSocket's (server/io/); at most
 // one batch (or one sendfile transfer) is in flight, and whatever is queued meanwhile goes out as
