@@ -80,15 +80,21 @@ def gst_result(log_path):
         (video if m.group(1) == "vsink" else audio).append((pts, dur, int(m.group(2))))
     demuxers = sorted(set(re.findall(r"Gst(HLSDemux2?)", text)))
     errors = [line for line in text.splitlines() if line.startswith("ERROR") or "GST_MESSAGE_ERROR" in line]
-    caps = re.search(r"vsink\.GstPad:sink: caps = video/x-raw[^\n]*", text)
+    # The sink's caps, from its pad's notify or from the caps event it printed: gst-launch -v
+    # prints both through deep-notify, which drops one now and then (see check_gst).
+    caps = (re.search(r"vsink\.GstPad:sink: caps = (video/x-raw[^\n]*)", text)
+            or re.search(r"\(vsink:sink\) E \(type: caps [^\n]*?caps=\(GstCaps\)\"(video/x-raw[^\"]*)", text))
+    decoded = re.findall(r"avdec_h264[^\n]*\.GstPad:src: caps = (video/x-raw[^\n]*)", text)
     return {"video": video, "audio": audio, "demuxers": demuxers, "errors": errors,
-            "caps": caps.group(0) if caps else ""}
+            "caps": caps.group(1).replace("\\", "") if caps else "", "decoder_caps": decoded[:1]}
 
 
 def check_gst(name, r, want_demuxer):
     check(not r["errors"], f"gst {name}: no error ({r['errors'][:2]})")
     check(r["demuxers"] == [want_demuxer], f"gst {name}: played by {want_demuxer} ({r['demuxers']})")
-    check("width=(int)320" in r["caps"] and "height=(int)240" in r["caps"], f"gst {name}: decoded 320x240 frames")
+    check("width=(int)320" in r["caps"] and "height=(int)240" in r["caps"],
+          f"gst {name}: decoded 320x240 frames (sink caps {r['caps'][:80]!r}, decoder {r['decoder_caps']}, "
+          f"{len(r['video'])} video buffers printed)")
     # gst-launch -v prints a fakesink's last-message from a deep-notify that may come after the next
     # buffer: now and then one buffer is printed twice and its neighbour not at all. So: no step
     # back, and in the sorted timestamps no hole beyond such a missed print (a lost or repeated

@@ -11,12 +11,13 @@ from common import *  # noqa: E402,F403
 
 require_tools("ffmpeg")
 server = Server("late-joiner").start()
-src = make_media(os.path.join(server.dir, "src.flv"), seconds=12, gop=50)  # 2 s GOPs
+src = make_media(os.path.join(server.dir, "src.flv"), seconds=30, gop=50)  # 2 s GOPs; outlasts 5 joins on a slow machine
 pub = publish_ffmpeg(src, server.url("live/late"))
 try:
     time.sleep(3.3)  # mid-GOP
     ttffs = []
     for i in range(5):
+        check(pub.poll() is None, f"join {i}: the publisher is still running")
         lines = probe(server.url("live/late"), "--duration", "1.5")
         videos = [v for v in probe_events(lines, "video") if v[1].get("seq") == "0"]
         check(len(videos) > 0, f"join {i}: received video")
