@@ -14,6 +14,7 @@
 #include "config/load.hpp"
 #include "server/http/http_shared.hpp"
 #include "server/io/logging.hpp"
+#include "server/io/record_cipher.hpp"
 #include "server/server.hpp"
 #include "server/sign_command.hpp"
 #include "server/live/worker_mesh.hpp"
@@ -48,6 +49,11 @@ int run_server(sluice::config::Config cfg) {
     servers.push_back(std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i), &hls, &http));
   }
   SLUICE_LOG_INFO("event=workers count={}", workers);
+  if ((cfg.rtmps.enabled() && cfg.rtmps.seal_records) || (cfg.https.enabled() && cfg.https.seal_records)) {
+    // Who runs the cipher of the records Sluice seals (docs/tls.md, "Records").
+    SLUICE_LOG_INFO("event=tls_records aes_gcm=\"{}\" chacha20_poly1305=\"{}\"",
+                    sluice::server::RecordCipher::engine(0x1301), sluice::server::RecordCipher::engine(0x1303));
+  }
   int status = 0;
   // The others first: they must be in the mesh before worker 0 accepts anything for them.
   for (size_t i = workers; i-- > 0;) {

@@ -24,6 +24,11 @@ packages=(
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev
 )
+# intel-ipsec-mb seals AES-GCM TLS records several times faster than OpenSSL 3.0 (server/CMakeLists.txt).
+# Debian builds it for amd64 only; elsewhere OpenSSL does it.
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+  packages+=(libipsec-mb-dev)
+fi
 # npm installs mpegts.js for the built-in web page at build time (web/CMakeLists.txt). Debian's npm
 # package only when there is none: a machine with NodeSource's nodejs has npm already, and Debian's
 # npm would conflict with it. (Node.js 20 or later is what web/package-lock.json's packages want.)

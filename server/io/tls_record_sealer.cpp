@@ -46,42 +46,36 @@ bool expand_label(const EVP_MD* md, std::span<const uint8_t> secret, const std::
 }  // namespace
 
 std::unique_ptr<TlsRecordSealer> TlsRecordSealer::make(uint16_t suite, std::span<const uint8_t> secret) {
-  const EVP_CIPHER* cipher = nullptr;
   const EVP_MD* digest = nullptr;
   switch (suite) {
-    case 0x1301: cipher = EVP_aes_128_gcm(), digest = EVP_sha256(); break;
-    case 0x1302: cipher = EVP_aes_256_gcm(), digest = EVP_sha384(); break;
-    case 0x1303: cipher = EVP_chacha20_poly1305(), digest = EVP_sha256(); break;
+    case 0x1301: digest = EVP_sha256(); break;
+    case 0x1302: digest = EVP_sha384(); break;
+    case 0x1303: digest = EVP_sha256(); break;
     default: return nullptr;
   }
   if (secret.size() != static_cast<size_t>(EVP_MD_get_size(digest))) return nullptr;
   std::unique_ptr<TlsRecordSealer> s(new TlsRecordSealer);
-  s->ctx_ = EVP_CIPHER_CTX_new();
-  s->cipher_ = cipher;
+  s->suite_ = suite;
   s->digest_ = digest;
   s->secret_.assign(secret.begin(), secret.end());
-  if (!s->ctx_ || !s->derive()) return nullptr;
+  if (!s->derive()) return nullptr;
   return s;
 }
 
 TlsRecordSealer::~TlsRecordSealer() {
-  EVP_CIPHER_CTX_free(ctx_);
   OPENSSL_cleanse(secret_.data(), secret_.size());
   OPENSSL_cleanse(iv_, sizeof iv_);
 }
 
 bool TlsRecordSealer::derive() {
-  const auto* cipher = static_cast<const EVP_CIPHER*>(cipher_);
   const auto* md = static_cast<const EVP_MD*>(digest_);
   uint8_t key[32];
-  const auto key_size = static_cast<size_t>(EVP_CIPHER_get_key_length(cipher));
-  if (key_size > sizeof key) return false;
-  const bool ok = expand_label(md, secret_, "key", key, key_size) && expand_label(md, secret_, "iv", iv_, kIvSize) &&
-                  EVP_EncryptInit_ex(ctx_, cipher, nullptr, nullptr, nullptr) == 1 &&
-                  EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(kIvSize), nullptr) == 1 &&
-                  EVP_EncryptInit_ex(ctx_, nullptr, nullptr, key, nullptr) == 1;
+  const size_t key_size = RecordCipher::key_size(suite_);
+  if (key_size == 0 || key_size > sizeof key) return false;
+  const bool ok = expand_label(md, secret_, "key", key, key_size) && expand_label(md, secret_, "iv", iv_, kIvSize);
+  cipher_ = ok ? RecordCipher::make(suite_, std::span<const uint8_t>(key, key_size)) : nullptr;
   OPENSSL_cleanse(key, sizeof key);
-  return ok;
+  return cipher_ != nullptr;
 }
 
 bool TlsRecordSealer::update_key() {
@@ -105,12 +99,7 @@ bool TlsRecordSealer::seal_record(uint8_t* record, size_t length, uint8_t conten
   uint8_t nonce[kIvSize];
   std::copy(iv_, iv_ + kIvSize, nonce);
   for (size_t i = 0; i < 8; ++i) nonce[kIvSize - 1 - i] ^= static_cast<uint8_t>(sequence_ >> (8 * i));
-  int n = 0, tail = 0;
-  if (EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce) != 1 ||
-      EVP_EncryptUpdate(ctx_, nullptr, &n, record, static_cast<int>(kHeaderSize)) != 1 ||
-      EVP_EncryptUpdate(ctx_, body, &n, body, static_cast<int>(length + 1)) != 1 ||
-      EVP_EncryptFinal_ex(ctx_, body + n, &tail) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(kTagSize), body + length + 1) != 1) {
+  if (!cipher_->seal(nonce, std::span<const uint8_t>(record, kHeaderSize), body, length + 1, body + length + 1)) {
     return false;
   }
   ++sequence_;

@@ -22,8 +22,7 @@
 #include <vector>
 
 #include "base/byte_buffer.hpp"
-
-typedef struct evp_cipher_ctx_st EVP_CIPHER_CTX;
+#include "server/io/record_cipher.hpp"
 
 namespace sluice::server {
 
@@ -70,8 +69,8 @@ class TlsRecordSealer {
   bool derive();  // key and IV from secret_
   bool seal_record(uint8_t* record, size_t length, uint8_t content_type);  // plaintext already at record + 5
 
-  EVP_CIPHER_CTX* ctx_ = nullptr;
-  const void* cipher_ = nullptr;  // EVP_CIPHER
+  uint16_t suite_ = 0;
+  std::unique_ptr<RecordCipher> cipher_;
   const void* digest_ = nullptr;  // EVP_MD of the suite's hash
   std::vector<uint8_t> secret_;
   uint8_t iv_[12] = {};
