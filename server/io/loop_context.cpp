@@ -11,7 +11,31 @@ namespace {
 constexpr size_t kReadBufferSize = 64 * 1024;
 // Writes per io_uring submit call: a flush pass with more players submits in several calls.
 constexpr unsigned kRingEntries = 1024;
+// TLS ciphertext queued on the ring between two submits: well inside a core's L2 cache, so the
+// kernel copies it out of the cache it was just written to (docs/tls.md, "Records").
+constexpr size_t kRingSubmitBytes = 256 * 1024;
+// Cipher buffers kept for reuse, and the largest kept: a flush pass's groups take a handful; a
+// 100 ms batch of a few Mb/s is tens of KiB.
+constexpr size_t kCipherBuffersKept = 32;
+constexpr size_t kCipherBufferKeptCapacity = 256 * 1024;
 }  // namespace
+
+ByteBuffer LoopContext::take_cipher_buffer() {
+  if (cipher_buffers_.empty()) return {};
+  ByteBuffer b = std::move(cipher_buffers_.back());
+  cipher_buffers_.pop_back();
+  return b;
+}
+
+void LoopContext::give_cipher_buffer(ByteBuffer& buffer) {
+  ByteBuffer b;
+  b.swap(buffer);
+  if (b.capacity() == 0 || b.capacity() > kCipherBufferKeptCapacity || cipher_buffers_.size() >= kCipherBuffersKept) {
+    return;
+  }
+  b.clear();
+  cipher_buffers_.push_back(std::move(b));
+}
 
 uint64_t LoopContext::next_connection_id() {
   static std::atomic<uint64_t> next{1};
@@ -28,6 +52,7 @@ void LoopContext::start() {
   if (!config_.rtmp.io_uring) return;
   std::string why;
   if (ring_.open(kRingEntries, why)) {
+    ring_.set_submit_bytes(kRingSubmitBytes);
     flush_.use_ring(&ring_);
     SLUICE_LOG_INFO("worker={} event=io_uring state=on entries={}", worker_, kRingEntries);
   } else {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/byte_buffer.hpp"
 #include "config/config.hpp"
 #include "server/io/flush_scheduler.hpp"
 #include "server/io/write_ring.hpp"
@@ -49,6 +50,13 @@ class LoopContext {
   // And one for the wire bytes made from them, written to the socket before the call returns.
   std::vector<uint8_t>& wire_scratch() { return wire_scratch_; }
 
+  // Buffers for TLS ciphertext on its way to a socket. A socket takes one when it seals and gives
+  // it back once the kernel has taken the bytes, so the few in circulation stay in the cache
+  // instead of each player keeping its own (docs/tls.md, "Records"). Large ones (a join's GOP
+  // burst) are freed, not kept.
+  ByteBuffer take_cipher_buffer();
+  void give_cipher_buffer(ByteBuffer& buffer);
+
   // Connection ids are unique in the process, across RTMP and HTTP and every loop (each loop
   // accepts HTTP connections itself; the stats API names clients by id).
   static uint64_t next_connection_id();
@@ -62,6 +70,7 @@ class LoopContext {
   std::vector<uint8_t> read_buffer_;
   std::vector<uint8_t> file_scratch_;
   std::vector<uint8_t> wire_scratch_;
+  std::vector<ByteBuffer> cipher_buffers_;
 };
 
 }  // namespace sluice::server

@@ -30,13 +30,17 @@ class EvpRecordCipher final : public RecordCipher {
            EVP_EncryptInit_ex(ctx_, nullptr, nullptr, key.data(), nullptr) == 1;
   }
 
-  bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, uint8_t* data, size_t length,
-            uint8_t* tag) override {
+  bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, Pieces pieces, uint8_t* out, uint8_t* tag) override {
+    size_t length = 0;
+    for (const auto& p : pieces) {
+      if (p.data() != out + length && !p.empty()) std::memmove(out + length, p.data(), p.size());
+      length += p.size();
+    }
     int n = 0, tail = 0;
     return EVP_EncryptInit_ex(ctx_, nullptr, nullptr, nullptr, nonce) == 1 &&
            EVP_EncryptUpdate(ctx_, nullptr, &n, aad.data(), static_cast<int>(aad.size())) == 1 &&
-           EVP_EncryptUpdate(ctx_, data, &n, data, static_cast<int>(length)) == 1 &&
-           EVP_EncryptFinal_ex(ctx_, data + n, &tail) == 1 &&
+           EVP_EncryptUpdate(ctx_, out, &n, out, static_cast<int>(length)) == 1 &&
+           EVP_EncryptFinal_ex(ctx_, out + n, &tail) == 1 &&
            EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(kTagSize), tag) == 1;
   }
 
@@ -96,15 +100,22 @@ class IpsecMbRecordCipher final : public RecordCipher {
     }
   }
 
-  bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, uint8_t* data, size_t length,
-            uint8_t* tag) override {
+  bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, Pieces pieces, uint8_t* out, uint8_t* tag) override {
     gcm_context_data context;
     if (aes256_) {
-      IMB_AES256_GCM_ENC(mgr_, &keys_.data, &context, data, data, length, nonce, aad.data(), aad.size(), tag,
-                         kTagSize);
+      IMB_AES256_GCM_INIT_VAR_IV(mgr_, &keys_.data, &context, nonce, kNonceSize, aad.data(), aad.size());
+      for (const auto& p : pieces) {
+        IMB_AES256_GCM_ENC_UPDATE(mgr_, &keys_.data, &context, out, p.data(), p.size());
+        out += p.size();
+      }
+      IMB_AES256_GCM_ENC_FINALIZE(mgr_, &keys_.data, &context, tag, kTagSize);
     } else {
-      IMB_AES128_GCM_ENC(mgr_, &keys_.data, &context, data, data, length, nonce, aad.data(), aad.size(), tag,
-                         kTagSize);
+      IMB_AES128_GCM_INIT_VAR_IV(mgr_, &keys_.data, &context, nonce, kNonceSize, aad.data(), aad.size());
+      for (const auto& p : pieces) {
+        IMB_AES128_GCM_ENC_UPDATE(mgr_, &keys_.data, &context, out, p.data(), p.size());
+        out += p.size();
+      }
+      IMB_AES128_GCM_ENC_FINALIZE(mgr_, &keys_.data, &context, tag, kTagSize);
     }
     OPENSSL_cleanse(&context, sizeof context);
     return true;

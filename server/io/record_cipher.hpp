@@ -33,11 +33,20 @@ class RecordCipher {
   // (avx512)", "openssl".
   static const char* engine(uint16_t suite);
 
+  using Pieces = std::span<const std::span<const uint8_t>>;
+
   virtual ~RecordCipher() = default;
-  // Encrypts data[0, length) in place under `nonce`, authenticating `aad` too, and writes the
-  // tag to `tag`. False only if the engine fails.
-  virtual bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, uint8_t* data, size_t length,
+  // Encrypts the concatenation of `pieces` under `nonce` into `out` (as many bytes as the pieces
+  // hold), authenticating `aad` too, and writes the tag to `tag`. A piece may be `out` itself
+  // (in place). intel-ipsec-mb reads each piece where it lies and writes the ciphertext once;
+  // OpenSSL's EVP gathers the pieces into `out` first, then encrypts there in one call (it is
+  // slow on small pieces). False only if the engine fails.
+  virtual bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, Pieces pieces, uint8_t* out,
                     uint8_t* tag) = 0;
+  bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, uint8_t* data, size_t length, uint8_t* tag) {
+    const std::span<const uint8_t> one[] = {{data, length}};
+    return seal(nonce, aad, one, data, tag);
+  }
 };
 
 }  // namespace sluice::server

@@ -151,12 +151,12 @@ void StreamSocket::send_tls_output() {
   }
   const size_t done = n > 0 ? static_cast<size_t>(n) : 0;
   if (done == tls_out_.size()) {
-    tls_out_.clear();
+    loop_.give_cipher_buffer(tls_out_);
     return;
   }
   auto* w = new TlsWrite;
   w->bytes.assign(tls_out_.begin() + static_cast<std::ptrdiff_t>(done), tls_out_.end());
-  tls_out_.clear();
+  loop_.give_cipher_buffer(tls_out_);
   w->req.data = w;
   w->socket = this;
   uv_buf_t rest = uv_buf_init(reinterpret_cast<char*>(w->bytes.data()), static_cast<unsigned>(w->bytes.size()));
@@ -189,6 +189,7 @@ void StreamSocket::on_tls_written(uv_write_t* req, int status) {
 void StreamSocket::send_tls_batch(std::span<const uv_buf_t> bufs) {
   tls_pieces_.clear();
   for (const uv_buf_t& b : bufs) tls_pieces_.emplace_back(reinterpret_cast<const uint8_t*>(b.base), b.len);
+  if (tls_out_.capacity() == 0) tls_out_ = loop_.take_cipher_buffer();
   auto r = tls_->write(tls_pieces_, tls_out_);
   batch_.clear();  // after the write: the pieces may point into the batch's own buffers
   if (!r) {
@@ -200,7 +201,7 @@ void StreamSocket::send_tls_batch(std::span<const uv_buf_t> bufs) {
     tls_ring_bytes_.swap(tls_out_);  // tls_ring_bytes_ is empty here, so tls_out_ becomes empty
     // The ring reads the buffer list at submit time: it lives in the socket, not on this stack.
     tls_ring_buf_ = uv_buf_init(reinterpret_cast<char*>(tls_ring_bytes_.data()), static_cast<unsigned>(tls_ring_bytes_.size()));
-    if (ring->queue(as_stream(&tcp_), std::span<const uv_buf_t>(&tls_ring_buf_, 1), this)) {
+    if (ring->queue(as_stream(&tcp_), std::span<const uv_buf_t>(&tls_ring_buf_, 1), this, /*made_for_it=*/true)) {
       ring_queued_ = true;
       return;
     }
@@ -221,7 +222,7 @@ void StreamSocket::finish_tls_ring_write(int result) {
   if (done < tls_ring_bytes_.size()) {
     tls_out_.insert(tls_out_.begin(), tls_ring_bytes_.begin() + static_cast<std::ptrdiff_t>(done), tls_ring_bytes_.end());
   }
-  tls_ring_bytes_.clear();
+  loop_.give_cipher_buffer(tls_ring_bytes_);
   send_tls_output();
   if (!writing_ && !closing_) write_done(false);
 }

@@ -94,14 +94,14 @@ bool TlsRecordSealer::seal_record(uint8_t* record, size_t length, uint8_t conten
   record[2] = 3;
   record[3] = static_cast<uint8_t>(sealed >> 8);
   record[4] = static_cast<uint8_t>(sealed);
-  uint8_t* body = record + kHeaderSize;
-  body[length] = content_type;
   uint8_t nonce[kIvSize];
   std::copy(iv_, iv_ + kIvSize, nonce);
   for (size_t i = 0; i < 8; ++i) nonce[kIvSize - 1 - i] ^= static_cast<uint8_t>(sequence_ >> (8 * i));
-  if (!cipher_->seal(nonce, std::span<const uint8_t>(record, kHeaderSize), body, length + 1, body + length + 1)) {
-    return false;
-  }
+  uint8_t* body = record + kHeaderSize;
+  record_pieces_.push_back({&content_type, 1});
+  const bool ok = cipher_->seal(nonce, std::span<const uint8_t>(record, kHeaderSize), record_pieces_, body, body + length + 1);
+  record_pieces_.clear();
+  if (!ok) return false;
   ++sequence_;
   return true;
 }
@@ -115,8 +115,8 @@ bool TlsRecordSealer::seal(std::span<const std::span<const uint8_t>> pieces, siz
   size_t offset = 0;
   do {
     const size_t length = std::min(total, kMaxPlaintext);
-    // The record's plaintext, gathered where it is then encrypted.
-    uint8_t* dst = record + kHeaderSize;
+    // The record's share of the pieces: the cipher reads them where they are.
+    record_pieces_.clear();
     for (size_t left = length; left > 0;) {
       if (piece >= pieces.size()) {
         out.resize(start);
@@ -124,8 +124,7 @@ bool TlsRecordSealer::seal(std::span<const std::span<const uint8_t>> pieces, siz
       }
       const std::span<const uint8_t> p = pieces[piece];
       const size_t take = std::min(left, p.size() - offset);
-      if (take > 0) std::memcpy(dst, p.data() + offset, take);
-      dst += take;
+      if (take > 0) record_pieces_.push_back(p.subspan(offset, take));
       left -= take;
       offset += take;
       if (offset == p.size()) ++piece, offset = 0;

@@ -51,10 +51,9 @@ class TlsRecordSealer {
   }
 
   // Seals the concatenation of `pieces` (`total` bytes in all) as records of `content_type`,
-  // appended to `out`. Each record's plaintext is copied to where its ciphertext goes and
-  // encrypted there: one pass over hot memory, and the cipher gets whole records, not the many
-  // small pieces (chunk headers, audio frames) a batch is made of. False only if OpenSSL fails
-  // (`out` is then as it was).
+  // appended to `out`. The cipher reads each record's pieces where they lie and writes the
+  // ciphertext into `out` once (RecordCipher). False only if the cipher fails (`out` is then as
+  // it was). The pieces must not overlap `out`.
   bool seal(std::span<const std::span<const uint8_t>> pieces, size_t total, uint8_t content_type, ByteBuffer& out);
   bool seal(std::span<const uint8_t> plaintext, uint8_t content_type, ByteBuffer& out);
 
@@ -67,13 +66,15 @@ class TlsRecordSealer {
  private:
   TlsRecordSealer() = default;
   bool derive();  // key and IV from secret_
-  bool seal_record(uint8_t* record, size_t length, uint8_t content_type);  // plaintext already at record + 5
+  // Seals record_pieces_ (`length` bytes) and the content type into `record`, after its header.
+  bool seal_record(uint8_t* record, size_t length, uint8_t content_type);
 
   uint16_t suite_ = 0;
   std::unique_ptr<RecordCipher> cipher_;
   const void* digest_ = nullptr;  // EVP_MD of the suite's hash
   std::vector<uint8_t> secret_;
   uint8_t iv_[12] = {};
+  std::vector<std::span<const uint8_t>> record_pieces_;  // kept for its capacity
   uint64_t sequence_ = 0;
 };
 

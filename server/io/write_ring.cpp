@@ -42,12 +42,18 @@ bool WriteRing::open(unsigned entries, std::string& why) {
   return true;
 }
 
-bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* target) {
+bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* target, bool made_for_it) {
   if (!ring_) return false;
-  if (queued_ == slots_.size()) {
+  const size_t pieces = std::min<size_t>(bufs.size(), IOV_MAX);
+  size_t bytes = 0;
+  if (made_for_it) {
+    for (size_t i = 0; i < pieces; ++i) bytes += bufs[i].len;
+  }
+  if (queued_ == slots_.size() || (bytes > 0 && submit_bytes_ > 0 && queued_ > 0 && queued_bytes_ + bytes > submit_bytes_)) {
     submit();
     if (!ring_) return false;  // that submit failed and gave up the ring
   }
+  queued_bytes_ += bytes;
   io_uring_sqe* sqe = io_uring_get_sqe(ring_.get());
   if (sqe == nullptr) return false;  // cannot happen after submit(); write the usual way anyway
   Slot& slot = slots_[queued_];
@@ -58,17 +64,17 @@ bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* t
   slot.msg.msg_iov = reinterpret_cast<iovec*>(const_cast<uv_buf_t*>(bufs.data()));
   // sendmsg refuses more than IOV_MAX pieces (a slow player's backlog of small audio messages can
   // have more); the rest is then a partial write, as libuv's own writev caps it.
-  slot.msg.msg_iovlen = std::min<size_t>(bufs.size(), IOV_MAX);
+  slot.msg.msg_iovlen = pieces;
   io_uring_prep_sendmsg(sqe, fd, &slot.msg, MSG_DONTWAIT | MSG_NOSIGNAL);
   io_uring_sqe_set_data64(sqe, queued_);
   ++queued_;
   return true;
 }
 
-bool WriteRing::queue(uv_stream_t* stream, std::span<const uv_buf_t> bufs, RingWriteTarget* target) {
+bool WriteRing::queue(uv_stream_t* stream, std::span<const uv_buf_t> bufs, RingWriteTarget* target, bool made_for_it) {
   uv_os_fd_t fd;
   if (uv_fileno(as_handle(stream), &fd) != 0) return false;
-  return queue(fd, bufs, target);
+  return queue(fd, bufs, target, made_for_it);
 }
 
 void WriteRing::submit() {
@@ -94,6 +100,7 @@ void WriteRing::submit() {
   // libuv. They are still in the submission queue, so this ring must not be entered again.
   for (size_t i = submitted; i < expected; ++i) results_.push_back({slots_[i].target, UV_EAGAIN});
   queued_ = 0;
+  queued_bytes_ = 0;
   if (submitted < expected) {
     SLUICE_LOG_WARN("event=io_uring state=off reason=\"io_uring_enter: {}\" (players are written one writev each "
                     "from now on)",

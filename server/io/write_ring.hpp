@@ -51,13 +51,20 @@ class WriteRing {
   // Queues a nonblocking sendmsg of bufs to fd. The buffers (uv_buf_t has struct iovec's layout)
   // must stay valid until submit(). False when the ring is not open; when it is full, the queued
   // writes are submitted first.
-  bool queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* target);
+  // made_for_it: the bytes are in a buffer made for this write (TLS ciphertext), which the
+  // submit limit below counts; media slices shared by every player are not counted.
+  bool queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* target, bool made_for_it = false);
   // The same for a libuv socket's descriptor (false when it has none).
-  bool queue(uv_stream_t* stream, std::span<const uv_buf_t> bufs, RingWriteTarget* target);
+  bool queue(uv_stream_t* stream, std::span<const uv_buf_t> bufs, RingWriteTarget* target, bool made_for_it = false);
   // Submits everything queued and calls each target's on_ring_write before returning. A target
   // may queue again from its callback; that write goes out with the next submit().
   void submit();
   size_t queued() const { return queued_; }
+  // Submits what is queued before a write made_for_it would take such queued bytes past `bytes`
+  // (0: no limit, only the ring's size). TLS ciphertext is written into its buffer just before it
+  // is queued: sent in groups, those buffers are still in the core's cache when the kernel copies
+  // them, and they can be used again by the next group (LoopContext's cipher buffers).
+  void set_submit_bytes(size_t bytes) { submit_bytes_ = bytes; }
 
   // Figures for the logs: submit calls and writes sent through the ring.
   uint64_t submits() const { return submits_; }
@@ -80,6 +87,8 @@ class WriteRing {
   std::vector<Slot> slots_;  // one per submission entry; index = user_data
   std::vector<Result> results_;
   size_t queued_ = 0;
+  size_t queued_bytes_ = 0;
+  size_t submit_bytes_ = 0;
   uint64_t submits_ = 0;
   uint64_t writes_ = 0;
 };

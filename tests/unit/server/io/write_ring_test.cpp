@@ -165,6 +165,43 @@ TEST_CASE("more writes than ring entries: the ring submits when full and loses n
   }
 }
 
+TEST_CASE("writes of buffers made for them are submitted every submit_bytes; shared slices are not counted") {
+  WriteRing ring;
+  open_ring(ring, 64);
+  ring.set_submit_bytes(1000);
+  constexpr size_t kWrites = 6;
+  std::vector<Pair> pairs(kWrites);
+  std::vector<std::string> data;
+  std::vector<uv_buf_t> bufs;
+  data.reserve(kWrites);
+  bufs.reserve(kWrites);
+  std::vector<Recorder> targets(kWrites);
+  // Shared slices first: 6 x 400 bytes stay queued together (one submit).
+  for (size_t i = 0; i < kWrites; ++i) {
+    data.emplace_back(400, static_cast<char>('a' + i));
+    bufs.push_back(buf_of(data.back()));
+    REQUIRE(ring.queue(pairs[i].writer, {&bufs[i], 1}, &targets[i]));
+  }
+  CHECK(ring.queued() == kWrites);
+  ring.submit();
+  CHECK(ring.submits() == 1);
+  // Made for the write: the third 400-byte write would pass 1000, so the first two go out first.
+  for (size_t i = 0; i < kWrites; ++i) {
+    REQUIRE(ring.queue(pairs[i].writer, {&bufs[i], 1}, &targets[i], /*made_for_it=*/true));
+    if (i == 1) CHECK(targets[0].results.size() == 1);  // not yet submitted
+  }
+  CHECK(ring.submits() == 3);  // before writes 2 and 4 were queued, the two before each went out
+  CHECK(targets[3].results.size() == 2);
+  CHECK(targets[4].results.size() == 1);
+  ring.submit();
+  CHECK(ring.submits() == 4);
+  for (size_t i = 0; i < kWrites; ++i) {
+    REQUIRE(targets[i].results.size() == 2);
+    CHECK(targets[i].results[1] == 400);
+    CHECK(pairs[i].read_all() == data[i] + data[i]);
+  }
+}
+
 TEST_CASE("a target may queue its next write from its result; it goes out with the next submit") {
   WriteRing ring;
   open_ring(ring, 4);
