@@ -7,6 +7,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,21 @@ void open_ring(WriteRing& ring, unsigned entries) {
   std::string why;
   REQUIRE_MESSAGE(ring.open(entries, why), "io_uring_setup refused: " << why);
 }
+
+// Writes to `count` socket pairs, one message each (made by `message(i)`), with their targets.
+struct Writes {
+  std::vector<Pair> pairs;
+  std::vector<std::string> data;
+  std::vector<uv_buf_t> bufs;
+  std::vector<Recorder> targets;
+  template <typename Message>
+  Writes(size_t count, Message message) : pairs(count), targets(count) {
+    data.reserve(count);  // bufs point into data: no reallocation
+    for (size_t i = 0; i < count; ++i) data.push_back(message(i));
+    for (auto& d : data) bufs.push_back(buf_of(d));
+  }
+  std::span<const uv_buf_t> buf(size_t i) const { return {&bufs[i], 1}; }
+};
 
 }  // namespace
 
@@ -144,24 +160,15 @@ TEST_CASE("more writes than ring entries: the ring submits when full and loses n
   WriteRing ring;
   open_ring(ring, 4);
   constexpr size_t kWrites = 11;
-  std::vector<Pair> pairs(kWrites);
-  std::vector<std::string> data;
-  std::vector<uv_buf_t> bufs;
-  data.reserve(kWrites);
-  bufs.reserve(kWrites);
-  std::vector<Recorder> targets(kWrites);
-  for (size_t i = 0; i < kWrites; ++i) {
-    data.push_back("message " + std::to_string(i));
-    bufs.push_back(buf_of(data.back()));
-    REQUIRE(ring.queue(pairs[i].writer, {&bufs[i], 1}, &targets[i]));
-  }
+  Writes w(kWrites, [](size_t i) { return "message " + std::to_string(i); });
+  for (size_t i = 0; i < kWrites; ++i) REQUIRE(ring.queue(w.pairs[i].writer, w.buf(i), &w.targets[i]));
   ring.submit();
   CHECK(ring.writes() == kWrites);
   CHECK(ring.submits() >= 3);
   for (size_t i = 0; i < kWrites; ++i) {
-    REQUIRE(targets[i].results.size() == 1);
-    CHECK(targets[i].results[0] == static_cast<int>(data[i].size()));
-    CHECK(pairs[i].read_all() == data[i]);
+    REQUIRE(w.targets[i].results.size() == 1);
+    CHECK(w.targets[i].results[0] == static_cast<int>(w.data[i].size()));
+    CHECK(w.pairs[i].read_all() == w.data[i]);
   }
 }
 
@@ -170,35 +177,26 @@ TEST_CASE("writes of buffers made for them are submitted every submit_bytes; sha
   open_ring(ring, 64);
   ring.set_submit_bytes(1000);
   constexpr size_t kWrites = 6;
-  std::vector<Pair> pairs(kWrites);
-  std::vector<std::string> data;
-  std::vector<uv_buf_t> bufs;
-  data.reserve(kWrites);
-  bufs.reserve(kWrites);
-  std::vector<Recorder> targets(kWrites);
+  Writes w(kWrites, [](size_t i) { return std::string(400, static_cast<char>('a' + i)); });
   // Shared slices first: 6 x 400 bytes stay queued together (one submit).
-  for (size_t i = 0; i < kWrites; ++i) {
-    data.emplace_back(400, static_cast<char>('a' + i));
-    bufs.push_back(buf_of(data.back()));
-    REQUIRE(ring.queue(pairs[i].writer, {&bufs[i], 1}, &targets[i]));
-  }
+  for (size_t i = 0; i < kWrites; ++i) REQUIRE(ring.queue(w.pairs[i].writer, w.buf(i), &w.targets[i]));
   CHECK(ring.queued() == kWrites);
   ring.submit();
   CHECK(ring.submits() == 1);
   // Made for the write: the third 400-byte write would pass 1000, so the first two go out first.
   for (size_t i = 0; i < kWrites; ++i) {
-    REQUIRE(ring.queue(pairs[i].writer, {&bufs[i], 1}, &targets[i], /*made_for_it=*/true));
-    if (i == 1) CHECK(targets[0].results.size() == 1);  // not yet submitted
+    REQUIRE(ring.queue(w.pairs[i].writer, w.buf(i), &w.targets[i], /*made_for_it=*/true));
+    if (i == 1) CHECK(w.targets[0].results.size() == 1);  // not yet submitted
   }
   CHECK(ring.submits() == 3);  // before writes 2 and 4 were queued, the two before each went out
-  CHECK(targets[3].results.size() == 2);
-  CHECK(targets[4].results.size() == 1);
+  CHECK(w.targets[3].results.size() == 2);
+  CHECK(w.targets[4].results.size() == 1);
   ring.submit();
   CHECK(ring.submits() == 4);
   for (size_t i = 0; i < kWrites; ++i) {
-    REQUIRE(targets[i].results.size() == 2);
-    CHECK(targets[i].results[1] == 400);
-    CHECK(pairs[i].read_all() == data[i] + data[i]);
+    REQUIRE(w.targets[i].results.size() == 2);
+    CHECK(w.targets[i].results[1] == 400);
+    CHECK(w.pairs[i].read_all() == w.data[i] + w.data[i]);
   }
 }
 
