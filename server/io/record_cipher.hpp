@@ -1,4 +1,4 @@
-// RecordCipher: the AEAD that seals one TLS 1.3 record in place (TlsRecordSealer frames the
+// RecordCipher: the AEAD that seals the body of one TLS 1.3 record (TlsRecordSealer frames the
 // records). Two engines (docs/tls.md, "Records"):
 //
 //  - intel-ipsec-mb for AES-128-GCM and AES-256-GCM when the build found it and the CPU has
