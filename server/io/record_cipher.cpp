@@ -87,49 +87,50 @@ const char* arch_name(IMB_ARCH arch) {
   }
 }
 
+// True when intel-ipsec-mb seals this suite's records in this process.
+bool ipsec_mb_seals(uint16_t suite) { return is_aes_gcm(suite) && ipsec_mb().mgr != nullptr; }
+
+// The manager's GCM entry points for one key size (what the library's IMB_AES128_GCM_* and
+// IMB_AES256_GCM_* macros call), chosen once per connection.
+struct GcmCalls {
+  aes_gcm_pre_t pre;
+  aes_gcm_init_var_iv_t init;
+  aes_gcm_enc_dec_update_t update;
+  aes_gcm_enc_dec_finalize_t finalize;
+};
+
+GcmCalls gcm_calls(const IMB_MGR* mgr, bool aes256) {
+  if (aes256) return {mgr->gcm256_pre, mgr->gcm256_init_var_iv, mgr->gcm256_enc_update, mgr->gcm256_enc_finalize};
+  return {mgr->gcm128_pre, mgr->gcm128_init_var_iv, mgr->gcm128_enc_update, mgr->gcm128_enc_finalize};
+}
+
 class IpsecMbRecordCipher final : public RecordCipher {
  public:
-  IpsecMbRecordCipher(IMB_MGR* mgr, bool aes256) : mgr_(mgr), aes256_(aes256) {}
-  ~IpsecMbRecordCipher() override { OPENSSL_cleanse(&keys_, sizeof keys_); }
-
-  void init(std::span<const uint8_t> key) {
-    if (aes256_) {
-      IMB_AES256_GCM_PRE(mgr_, key.data(), &keys_.data);
-    } else {
-      IMB_AES128_GCM_PRE(mgr_, key.data(), &keys_.data);
-    }
+  IpsecMbRecordCipher(const GcmCalls& calls, std::span<const uint8_t> key) : calls_(calls) {
+    calls_.pre(key.data(), &keys_.data);
   }
+  ~IpsecMbRecordCipher() override { OPENSSL_cleanse(&keys_, sizeof keys_); }
 
   bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, Pieces pieces, uint8_t* out, uint8_t* tag) override {
     gcm_context_data context;
-    if (aes256_) {
-      IMB_AES256_GCM_INIT_VAR_IV(mgr_, &keys_.data, &context, nonce, kNonceSize, aad.data(), aad.size());
-      for (const auto& p : pieces) {
-        IMB_AES256_GCM_ENC_UPDATE(mgr_, &keys_.data, &context, out, p.data(), p.size());
-        out += p.size();
-      }
-      IMB_AES256_GCM_ENC_FINALIZE(mgr_, &keys_.data, &context, tag, kTagSize);
-    } else {
-      IMB_AES128_GCM_INIT_VAR_IV(mgr_, &keys_.data, &context, nonce, kNonceSize, aad.data(), aad.size());
-      for (const auto& p : pieces) {
-        IMB_AES128_GCM_ENC_UPDATE(mgr_, &keys_.data, &context, out, p.data(), p.size());
-        out += p.size();
-      }
-      IMB_AES128_GCM_ENC_FINALIZE(mgr_, &keys_.data, &context, tag, kTagSize);
+    calls_.init(&keys_.data, &context, nonce, kNonceSize, aad.data(), aad.size());
+    for (const auto& p : pieces) {
+      calls_.update(&keys_.data, &context, out, p.data(), p.size());
+      out += p.size();
     }
+    calls_.finalize(&keys_.data, &context, tag, kTagSize);
     OPENSSL_cleanse(&context, sizeof context);
     return true;
   }
 
+ private:
   // The expanded keys, 64-byte aligned as the library's vector code loads them (its header aligns
   // the struct only when LINUX is defined).
   struct alignas(64) Keys {
     gcm_key_data data;
   };
 
- private:
-  IMB_MGR* mgr_;
-  bool aes256_;
+  GcmCalls calls_;
   Keys keys_{};
 };
 
@@ -149,10 +150,8 @@ size_t RecordCipher::key_size(uint16_t suite) {
 std::unique_ptr<RecordCipher> RecordCipher::make(uint16_t suite, std::span<const uint8_t> key, Engine engine) {
   if (key_size(suite) == 0 || key.size() != key_size(suite)) return nullptr;
 #if SLUICE_HAVE_IPSEC_MB
-  if (engine == Engine::best && is_aes_gcm(suite) && ipsec_mb().mgr) {
-    auto cipher = std::make_unique<IpsecMbRecordCipher>(ipsec_mb().mgr, suite == 0x1302);
-    cipher->init(key);
-    return cipher;
+  if (engine == Engine::best && ipsec_mb_seals(suite)) {
+    return std::make_unique<IpsecMbRecordCipher>(gcm_calls(ipsec_mb().mgr, suite == 0x1302), key);
   }
 #else
   (void)engine;
@@ -164,7 +163,7 @@ std::unique_ptr<RecordCipher> RecordCipher::make(uint16_t suite, std::span<const
 
 const char* RecordCipher::engine(uint16_t suite) {
 #if SLUICE_HAVE_IPSEC_MB
-  if (is_aes_gcm(suite) && ipsec_mb().mgr) return arch_name(ipsec_mb().arch);
+  if (ipsec_mb_seals(suite)) return arch_name(ipsec_mb().arch);
 #endif
   (void)suite;
   return "openssl";

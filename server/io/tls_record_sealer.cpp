@@ -99,9 +99,9 @@ bool TlsRecordSealer::seal_record(uint8_t* record, size_t length, uint8_t conten
   for (size_t i = 0; i < 8; ++i) nonce[kIvSize - 1 - i] ^= static_cast<uint8_t>(sequence_ >> (8 * i));
   uint8_t* body = record + kHeaderSize;
   record_pieces_.push_back({&content_type, 1});
-  const bool ok = cipher_->seal(nonce, std::span<const uint8_t>(record, kHeaderSize), record_pieces_, body, body + length + 1);
-  record_pieces_.clear();
-  if (!ok) return false;
+  if (!cipher_->seal(nonce, std::span<const uint8_t>(record, kHeaderSize), record_pieces_, body, body + length + 1)) {
+    return false;
+  }
   ++sequence_;
   return true;
 }

@@ -66,7 +66,8 @@ class TlsRecordSealer {
  private:
   TlsRecordSealer() = default;
   bool derive();  // key and IV from secret_
-  // Seals record_pieces_ (`length` bytes) and the content type into `record`, after its header.
+  // Seals record_pieces_ (`length` bytes; seal() gathers them anew for each record) and the
+  // content type into `record`, after its header.
   bool seal_record(uint8_t* record, size_t length, uint8_t content_type);
 
   uint16_t suite_ = 0;
