@@ -152,18 +152,20 @@ void Pull::relay_closed(RelayClient& c, const std::string& reason) {
     return;
   }
   // Origin failover: the next upstream at once; after a round where every one failed, a backoff.
+  // The state is logged against the upstream that failed, before the pull moves on to the next.
   const bool was_live = state_ == State::Live;
-  upstream_ = (upstream_ + 1) % settings_.upstreams.size();
+  const size_t next = (upstream_ + 1) % settings_.upstreams.size();
   failed_in_round_ = was_live ? 1 : failed_in_round_ + 1;
   if (failed_in_round_ < settings_.upstreams.size()) {
     retry_at_ms_ = now;
     set_state(State::Waiting, reason + "; next upstream");
-    return;
+  } else {
+    failed_in_round_ = 0;
+    const uint64_t delay = backoff_.next_delay_ms();
+    retry_at_ms_ = now + delay;
+    set_state(State::Waiting, reason + "; retry in " + std::to_string(delay) + "ms");
   }
-  failed_in_round_ = 0;
-  const uint64_t delay = backoff_.next_delay_ms();
-  retry_at_ms_ = now + delay;
-  set_state(State::Waiting, reason + "; retry in " + std::to_string(delay) + "ms");
+  upstream_ = next;
 }
 
 bool Pull::in_use() const { return services_.registry.in_use(settings_.key); }

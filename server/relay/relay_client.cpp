@@ -23,6 +23,9 @@ RelayClient::RelayClient(LoopContext& loop, uint64_t id, Settings settings, Owne
 RelayClient::~RelayClient() = default;
 
 void RelayClient::start() {
+  // The quiet-upstream limit counts from here: while resolving and connecting only the setup
+  // timeout applies (a stale 0 closed a connect still under way at the first tick).
+  last_receive_ms_ = loop_.now_ms();
   if (settings_.url.tls && !settings_.tls) {
     // Never plain RTMP to an rtmps:// peer. (close() may delete this object: nothing after it.)
     close("no TLS client context (see event=relay_tls_unavailable at start)");

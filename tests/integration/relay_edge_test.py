@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Edge mode (docs/relays.md): an edge app pulls a missing stream on demand from its origins, tried
-in order. The first three origins fail in three ways (nothing listens, one accepts and never
-answers, one answers with garbage) and the edge goes on to the fourth, a real Sluice origin. 200
+in order. The first four origins fail in four ways (nothing listens, a SYN is never answered, one
+accepts and never answers, one answers with garbage) and the edge goes on to the fifth, a real
+Sluice origin; each failure is logged against its own origin. 200
 players join the edge at once on both of its loops: the origin sees one upstream connection for the
 stream, and a player on the edge gets the origin's packets byte for byte. The pull ends `idle` after
 the last player left. A publish on the edge is forwarded to the origin. The state is in the API."""
@@ -50,12 +51,33 @@ def fake_origin(kind):
     return srv, srv.getsockname()[1], held
 
 
+def unanswered_origin():
+    """A listener whose accept queue is full (backlog 0, filled, never accepted): a SYN gets no
+    answer, so a connect stays under way until the edge's setup timeout, as to a lost host."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    fill = []
+    for _ in range(3):
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex(srv.getsockname())
+        fill.append(c)
+    time.sleep(0.2)
+    return srv, srv.getsockname()[1], fill
+
+
+unanswered, unanswered_port, _ = unanswered_origin()
 silent, silent_port, _ = fake_origin("silent")
 garbage, garbage_port, _ = fake_origin("garbage")
-refused_port = free_port()
+# Bound but never listening: a connect is refused, and no other test can take the port meanwhile
+# (a port only looked up free could be, under the parallel suite).
+refused = socket.socket()
+refused.bind(("127.0.0.1", 0))
+refused_port = refused.getsockname()[1]
 o_http, e_http = free_port(), free_port()
 origin = Server("relay_edge_origin", extra_yaml=f"http: {{ listen: 127.0.0.1:{o_http} }}\n").start()
-origins = [f"rtmp://127.0.0.1:{p}/live" for p in (refused_port, silent_port, garbage_port, origin.port)]
+origins = [f"rtmp://127.0.0.1:{p}/live" for p in (refused_port, unanswered_port, silent_port, garbage_port, origin.port)]
 # handshake_timeout (in the rtmp: section) also bounds how long a silent origin is waited for.
 edge = Server("relay_edge", extra_yaml=f"  handshake_timeout: 2s\nhttp: {{ listen: 127.0.0.1:{e_http} }}\nworkers: 2\n",
               apps=f"  live:\n    type: edge\n    origins: [{', '.join(origins)}]\n").start()
@@ -72,12 +94,25 @@ try:
     first = subprocess.Popen(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", edge.url("live/cam"), "-t", "6", "-c", "copy",
                               "-f", "flv", "-y", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     check(wait_for(lambda: any(p["state"] == "live" for p in api(e_http, "/api/v1/relays")["pull"]), 15),
-          "the edge's pull reaches the fourth origin")
-    print(f"pull live {time.time() - t0:.1f} s after the first play (a silent origin costs rtmp.handshake_timeout)")
+          "the edge's pull reaches the fifth origin")
+    print(f"pull live {time.time() - t0:.1f} s after the first play (two silent origins cost rtmp.handshake_timeout each)")
     log = edge.log_text()
-    check("connect failed: connection refused" in log, "the first origin (nothing listening) failed")
-    check("connection timeout" in log or "handshake" in log, "the silent origin was given up after the timeout")
-    check(log.count("state=waiting") >= 3 and "next upstream" in log, "each failed origin passed on to the next at once")
+    relay_lines = [line for line in log.splitlines() if "event=relay_pull" in line][:12]
+
+    def failure_of(port):
+        """The reason logged when the edge gave up the origin on `port` (each is logged against its own address)."""
+        lines = [line for line in log.splitlines() if f"upstream=rtmp://127.0.0.1:{port}/live state=waiting" in line]
+        return lines[0].split("reason=", 1)[-1] if lines else f"no waiting line for it in {relay_lines}"
+
+    why = failure_of(refused_port)
+    check("connect failed: connection refused" in why, f"the first origin (nothing listening) was refused ({why})")
+    why = failure_of(unanswered_port)
+    check("connection timeout" in why, f"the origin that never answers a SYN was given up after the timeout ({why})")
+    why = failure_of(silent_port)
+    check("connection timeout" in why, f"the silent origin was given up after the timeout ({why})")
+    why = failure_of(garbage_port)
+    check("handshake" in why or "version" in why or "invalid" in why, f"the origin sending garbage failed ({why})")
+    check(log.count("state=waiting") >= 4 and "next upstream" in log, "each failed origin passed on to the next at once")
 
     # 200 players at once, on both loops of the edge.
     js = os.path.join(tmp, "bench.json")
