@@ -298,8 +298,9 @@
       let recovered = false;
       hls.on(Hls.Events.ERROR, (event, data) => {
         const code = data.response && data.response.code;
+        const reason = data.reason || (data.error && data.error.message) || null;
         state.hlsErrors.push({ type: data.type, details: data.details, fatal: !!data.fatal, code: code || null,
-          at: Date.now() });
+          reason, at: Date.now() });
         if (!data.fatal) return;  // hls.js retries those itself
         if (data.type === Hls.ErrorTypes.MEDIA_ERROR && !recovered) {
           recovered = true;

@@ -79,6 +79,7 @@ async function playOne(browser, spec) {
         currentTime: v.currentTime, paused: v.paused, readyState: v.readyState, playbackRate: v.playbackRate,
         videoWidth: v.videoWidth, videoHeight: v.videoHeight,
         bufferedEnd: b.length ? b.end(b.length - 1) : null,
+        ranges: Array.from({ length: b.length }, (_, i) => [b.start(i), b.end(i)]),
         waiting: window.__waiting,
         latency: h && isFinite(h.latency) ? h.latency : null,
         targetLatency: h && isFinite(h.targetLatency) ? h.targetLatency : null,
@@ -100,10 +101,18 @@ async function playOne(browser, spec) {
     out.samples.push(s);
     last = s;
     if (!first && s.currentTime > 0 && !s.paused) first = s;
-    // seekBackS: a second after the start, put the player that much further behind the live edge,
-    // as a slow start on a busy machine does; the page has to play faster until it is back.
-    if (spec.seekBackS && first && out.seekedBackAt === undefined && s.wall - first.wall >= 1) {
-      await page.evaluate((back) => { document.getElementById("video").currentTime -= back; }, spec.seekBackS);
+    // seekBackS: put the player that much further behind the live edge, as a slow start on a busy
+    // machine does; the page has to play faster until it is back. It happens once the target lies
+    // inside the buffered range being played: a seek to before its start is a start gap, which
+    // hls.js may skip (bufferSeekOverHole), not a hole in the stream.
+    const buffered = s.ranges.find(([a, b]) => a <= s.currentTime && s.currentTime <= b);
+    if (spec.seekBackS && first && out.seekedBackAt === undefined && buffered &&
+        s.currentTime - spec.seekBackS >= buffered[0] + 0.3) {
+      out.seekTarget = await page.evaluate((back) => {
+        const v = document.getElementById("video");
+        v.currentTime -= back;
+        return { to: v.currentTime, ranges: Array.from({ length: v.buffered.length }, (_, i) => [v.buffered.start(i), v.buffered.end(i)]) };
+      }, spec.seekBackS);
       out.seekedBackAt = out.samples.length;
     }
     if (first && s.currentTime - first.currentTime >= spec.seconds) break;

@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
 PLAY_S = 9  # how long each player plays
-SEEK_BACK_S = 1.5  # how far the LL-HLS page is put behind a second after its start
+SEEK_BACK_S = 1.5  # how far the LL-HLS page is put behind, 2 s after its start
 
 
 def ci():
@@ -219,8 +219,11 @@ def check_page(name, r, low_latency):
               f"page {name}: hls.js sees the LL-HLS playlist (PART-TARGET {last.get('partTarget')}, blocking reload)")
         check(req["blocking"] >= 10 and req["parts"] >= 10,
               f"page {name}: hls.js plays it as LL-HLS ({req['blocking']} blocking reloads, {req['parts']} parts)")
-        # The page was put SEEK_BACK_S further behind a second after its start: it is back near its
+        # The page was put SEEK_BACK_S further behind 2 s after its start: it is back near its
         # target only if it played faster meanwhile (hls.js maxLiveSyncPlaybackRate, web/app.js).
+        seek = r.get("seekTarget") or {}
+        check(any(a <= seek.get("to", -1) <= b for a, b in seek.get("ranges", [])),
+              f"page {name}: the seek back lands inside what the page buffered ({seek})")
         rates = [s.get("playbackRate") or 1 for s in r["samples"][after_seek:]]
         check(after_seek > 0 and max(rates) > 1.05,
               f"page {name}: sought {SEEK_BACK_S} s back, it plays faster to catch up (up to {max(rates)}x)")
