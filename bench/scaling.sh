@@ -21,9 +21,13 @@
 # --http-flv: the players are HTTP-FLV readers (sluice-bench on http://.../live/bench.flv) instead of
 # RTMP players; every loop accepts HTTP itself (docs/http.md, "HTTP on every loop").
 #
+# --bitrate B: the video bitrate of the generated stream (+ 128k AAC). At 2400k (default, ~2.5 Mb/s)
+# the load client on the same two cores runs out before two loops at 0.25 core do; a lower one
+# moves the limit back to the server (more readers for the same bytes).
+#
 # Usage: bench/scaling.sh [--quota CORES] [--seconds S] [--start N] [--step N] [--max N] [--loops "1 2"] [--http-flv]
-#                         [--shared-quota] [--out DIR]
-#   defaults: --quota 0.25 --seconds 20 --start 400 --step 200 --max 6000 --loops "1 2"
+#                         [--bitrate B] [--shared-quota] [--out DIR]
+#   defaults: --quota 0.25 --seconds 20 --start 400 --step 200 --max 6000 --loops "1 2" --bitrate 2400k
 #   (a loop count L starts at L x START players)
 # Needs root (or sudo) to create the cgroup. Every run is bounded: SECONDS plus a few of set-up.
 set -euo pipefail
@@ -36,6 +40,7 @@ max=6000
 loops="1 2"
 out=""
 http_flv=0
+bitrate=2400k
 while [ $# -gt 0 ]; do
   case "$1" in
     --quota) quota=$2; shift 2 ;;
@@ -47,7 +52,8 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --shared-quota) shared_quota=1; shift ;;
     --http-flv) http_flv=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --bitrate) bitrate=$2; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scaling.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
 done
@@ -64,7 +70,7 @@ make -C "$root" release >/dev/null
 bin="$work/bin"
 mkdir -p "$bin" "$work/media"
 cp "$root/build/release/server/sluice" "$root/build/release/bench/load/sluice-bench" "$bin/"
-bench_make_media "$work/media/movie.flv" $(( seconds + 40 )) 2400k
+bench_make_media "$work/media/movie.flv" $(( seconds + 40 )) "$bitrate"
 kbps=$(ffprobe -v error -show_entries format=bit_rate -of csv=p=0 "$work/media/movie.flv")
 kbps=$(( kbps / 1000 ))
 bench_cgroup_create scaling

@@ -67,4 +67,17 @@ FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, Slice payload) {
   return f;
 }
 
+FramePtr copy_frame(const Frame& f) {
+  auto c = std::make_shared<Frame>();
+  c->kind = f.kind;
+  c->rtmp_type = f.rtmp_type;
+  c->timestamp = f.timestamp;
+  c->payload = f.payload.clone();
+  c->keyframe = f.keyframe;
+  c->sequence_header = f.sequence_header;
+  c->metadata = f.metadata;
+  c->track = f.track;
+  return c;
+}
+
 }  // namespace sluice::media

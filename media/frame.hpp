@@ -23,6 +23,7 @@ struct Frame {
   bool metadata = false;         // onMetaData
   uint32_t track = 0;            // E-RTMP track id (0 = default); the first track of a multitrack message
 
+  // (copy_frame copies every field above.)
   // The server's pre-chunked wire body, built once by the first subscriber that needs it, on the
   // loop that owns the stream; the key says which chunking (chunk size, csid) it was built for.
   mutable Slice wire_cache;
@@ -39,5 +40,11 @@ FrameKind frame_kind(uint8_t rtmp_type);
 // handler name after it (no copy): that is what subscribers and recordings must receive.
 // Garbage payloads are never an error here: they become unclassified frames and are relayed.
 FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, Slice payload);
+
+// The same message over a private copy of its payload, without a wire body: what another worker
+// loop fans out. Its players then count references on memory of their own loop; on the frame
+// they shared with the owner's players every reference was an atomic on a cache line the two
+// cores took from each other, per player and message (docs/live.md, "Several loops").
+FramePtr copy_frame(const Frame& f);
 
 }  // namespace sluice::media

@@ -82,7 +82,7 @@ Result<void> Server::start() {
     // never reach a closed handle; it must not keep a stopped loop running.
     uv_unref(as_handle(&wake_));
     mesh_->attach(worker_, &wake_);
-    registry_.attach_mesh(mesh_, worker_, config_.rtmp.chunk_size);
+    registry_.attach_mesh(mesh_, worker_);
     uv_timer_init(loop_, &snapshot_timer_);
     snapshot_timer_.data = this;
     // Worker 0 serves the API from its own live figures; the others publish theirs.

@@ -3,16 +3,14 @@
 #include <memory>
 #include <utility>
 
-#include "server/live/wire_body.hpp"
 #include "server/live/worker_mesh.hpp"
 
 namespace sluice::server {
 
-MeshForwarder::MeshForwarder(WorkerMesh& mesh, uint32_t from, uint32_t to, std::string key, uint32_t chunk_size)
-    : mesh_(mesh), from_(from), to_(to), key_(std::move(key)), chunk_size_(chunk_size) {}
+MeshForwarder::MeshForwarder(WorkerMesh& mesh, uint32_t from, uint32_t to, std::string key)
+    : mesh_(mesh), from_(from), to_(to), key_(std::move(key)) {}
 
 void MeshForwarder::on_frame(const media::FramePtr& f) {
-  prepare_wire_body(*f, chunk_size_);
   auto e = std::make_unique<MeshEvent>();
   e->kind = MeshEvent::Kind::Frame;
   e->from = from_;

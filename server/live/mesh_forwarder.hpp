@@ -1,8 +1,8 @@
 // MeshForwarder: on the worker that owns a live stream, the one subscriber that stands for all of
 // another worker's players of it. It posts each frame to that worker once (the other worker's
-// mirror hub fans it out locally) and the publish start/end around them. Frames cross threads
-// immutable: their shared pre-chunked wire body is built here, before the post, so no worker
-// ever writes to a frame another may be reading.
+// mirror hub fans it out locally) and the publish start/end around them. The other worker reads
+// only the frame's immutable fields, to make its own copy (media/frame.hpp, copy_frame), whose
+// wire body its own players build: no worker writes to a frame another may be reading.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ class WorkerMesh;
 
 class MeshForwarder final : public media::Subscriber {
  public:
-  MeshForwarder(WorkerMesh& mesh, uint32_t from, uint32_t to, std::string key, uint32_t chunk_size);
+  MeshForwarder(WorkerMesh& mesh, uint32_t from, uint32_t to, std::string key);
 
   void on_frame(const media::FramePtr& f) override;
   void on_publish_start() override;
@@ -31,7 +31,6 @@ class MeshForwarder final : public media::Subscriber {
   uint32_t from_;
   uint32_t to_;
   std::string key_;
-  uint32_t chunk_size_;
 };
 
 }  // namespace sluice::server

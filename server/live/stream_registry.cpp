@@ -58,10 +58,9 @@ media::StreamHub* StreamRegistry::find(const std::string& key) {
   return it == entries_.end() ? nullptr : it->second.hub.get();
 }
 
-void StreamRegistry::attach_mesh(WorkerMesh* mesh, uint32_t worker, uint32_t chunk_size) {
+void StreamRegistry::attach_mesh(WorkerMesh* mesh, uint32_t worker) {
   mesh_ = mesh;
   worker_ = worker;
-  chunk_size_ = chunk_size;
 }
 
 bool StreamRegistry::is_live(const std::string& key) {
@@ -173,7 +172,7 @@ void StreamRegistry::add_forwarder(const std::string& key, Entry& e, uint32_t to
   for (const auto& f : e.forwarders) {
     if (f->to() == to) return;
   }
-  e.forwarders.push_back(std::make_unique<MeshForwarder>(*mesh_, worker_, to, key, chunk_size_));
+  e.forwarders.push_back(std::make_unique<MeshForwarder>(*mesh_, worker_, to, key));
   MeshForwarder* f = e.forwarders.back().get();
   // The hub replays metadata, sequence headers and the GOP to a new subscriber but does not
   // announce the publish: the mirror must start its session before those frames.
@@ -211,7 +210,8 @@ void StreamRegistry::on_mesh_event(MeshEvent& ev) {
   switch (ev.kind) {
     case MeshEvent::Kind::PublishStart: e.hub->start_publish(); break;
     case MeshEvent::Kind::PublishEnd: e.hub->end_publish(); break;
-    case MeshEvent::Kind::Frame: e.hub->publish(std::move(ev.frame)); break;
+    // A copy of this loop's own (media/frame.hpp, copy_frame): no reference count shared with the owner.
+    case MeshEvent::Kind::Frame: e.hub->publish(media::copy_frame(*ev.frame)); break;
     default: break;
   }
 }

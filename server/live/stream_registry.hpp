@@ -63,8 +63,8 @@ class StreamRegistry {
   // Every stream's drops on this worker, including streams that have ended.
   uint64_t dropped_frames() const { return dropped_frames_; }
 
-  // Joins the worker mesh; chunk_size is the RTMP chunk size frames are pre-chunked for.
-  void attach_mesh(WorkerMesh* mesh, uint32_t worker, uint32_t chunk_size);
+  // Joins the worker mesh.
+  void attach_mesh(WorkerMesh* mesh, uint32_t worker);
   // Subscribe / Unsubscribe / PublishStart / PublishEnd / Frame events from other workers.
   void on_mesh_event(MeshEvent& e);
 
@@ -111,7 +111,6 @@ class StreamRegistry {
   uint64_t dropped_frames_ = 0;
   WorkerMesh* mesh_ = nullptr;
   uint32_t worker_ = 0;
-  uint32_t chunk_size_ = 0;
   uint32_t max_streams_ = 0;
   UpstreamHook upstream_hook_;
 };

@@ -464,6 +464,34 @@ TEST_CASE("make_frame classifies once") {
   CHECK_FALSE(garbage->sequence_header);
 }
 
+TEST_CASE("copy_frame: the same message over bytes of its own, without the owner's wire body") {
+  using namespace sluice::protocol;
+  // A sub-slice (as @setDataFrame re-slicing makes): the copy holds only the viewed bytes.
+  Slice whole = Slice::copy_of(cat({hex("00 00"), hex("96 03"), str("avc1"), hex("02 aa")}));
+  auto f = make_frame(msg_type::kVideo, 1234, whole.share(2, whole.size() - 2));
+  auto* owner = const_cast<Frame*>(f.get());
+  owner->wire_cache = Slice::copy_of(hex("01 02 03"));
+  owner->wire_cache_key = 77;
+  auto c = copy_frame(*f);
+  CHECK(c->kind == f->kind);
+  CHECK(c->rtmp_type == msg_type::kVideo);
+  CHECK(c->timestamp == 1234);
+  CHECK(c->keyframe == f->keyframe);
+  CHECK(c->sequence_header == f->sequence_header);
+  CHECK(c->metadata == f->metadata);
+  CHECK(c->track == 2);
+  CHECK(std::vector<uint8_t>(c->payload.span().begin(), c->payload.span().end()) ==
+        std::vector<uint8_t>(f->payload.span().begin(), f->payload.span().end()));
+  CHECK(c->payload.data() != f->payload.data());  // its own bytes: no reference shared with the owner
+  CHECK(c->payload.use_count() == 1);
+  CHECK(whole.use_count() == 2);  // the owner's buffer: `whole` and f's payload, nothing of the copy
+  CHECK(c->wire_cache.empty());   // built by the copy's own players
+  CHECK(c->wire_cache_key == 0);
+
+  auto meta = make_frame(msg_type::kDataAmf0, 0, Slice::copy_of(cat({hex("02 000a"), str("onMetaData"), hex("05")})));
+  CHECK(copy_frame(*meta)->metadata == meta->metadata);
+}
+
 TEST_CASE("CodecInfo learns from sequence headers") {
   using namespace sluice::protocol;
   CodecInfo info;
