@@ -25,7 +25,8 @@ struct Frame {
 
   // (copy_frame copies every field above.)
   // The server's pre-chunked wire body, built once by the first subscriber that needs it, on the
-  // loop that owns the stream; the key says which chunking (chunk size, csid) it was built for.
+  // loop that fans this frame out (another loop fans out a copy_frame); the key says which
+  // chunking (chunk size, csid) it was built for.
   mutable Slice wire_cache;
   mutable uint32_t wire_cache_key = 0;
 };
@@ -44,7 +45,7 @@ FramePtr make_frame(uint8_t rtmp_type, uint32_t timestamp, Slice payload);
 // The same message over a private copy of its payload, without a wire body: what another worker
 // loop fans out. Its players then count references on memory of their own loop; on the frame
 // they shared with the owner's players every reference was an atomic on a cache line the two
-// cores took from each other, per player and message (docs/live.md, "Several loops").
+// cores took from each other, per player and message (docs/live.md, "Many players, many cores").
 FramePtr copy_frame(const Frame& f);
 
 }  // namespace sluice::media
