@@ -78,7 +78,8 @@ idle1=$(bench_cpu_ticks "$server"); i1=$(date +%s.%N)
 # Players are all connected after PLAYERS/RATE s; 3 s more let the last ones' GOP bursts pass.
 ramp=$(( (players + rate - 1) / rate + 3 ))
 (( seconds >= ramp + 5 )) || { echo "rtmps_load.sh: SECONDS must be at least $(( ramp + 5 )) for a steady window" >&2; exit 2; }
-bytes_out() {  # what the server has sent on its open RTMP(S) connections (a gauge: players stay for the window)
+bytes_out() {  # what the server has sent on its open RTMP(S) connections: a gauge, which a player that
+  # leaves takes its bytes out of, so a run's steady figure holds only when no player failed (column "failed")
   curl -s "http://127.0.0.1:$hport/metrics" | awk '/^sluice_rtmp_open_connection_bytes\{direction="out"\}/ {printf "%.0f\n", $2}'
 }
 
@@ -99,7 +100,7 @@ run() {  # run PROTO(rtmp|rtmps) ROUND
   wait "$bench" || true
   cpu1=$(bench_cpu_ticks "$server"); t1=$(date +%s.%N)
   curl -s "http://127.0.0.1:$hport/metrics" > "$dir/metrics.txt" || true
-  python3 - "$dir" "$proto" "$round" "$(( cpu1 - cpu0 ))" "$hz" "$t0" "$t1" "$(( s_cpu1 - s_cpu0 ))" "$(( s_b1 - s_b0 ))" \
+  python3 - "$dir" "$proto" "$round" "$(( cpu1 - cpu0 ))" "$hz" "$t0" "$t1" "$(( s_cpu1 - s_cpu0 ))" "$(( ${s_b1:-0} - ${s_b0:-0} ))" \
     "$s_t0" "$s_t1" >> "$work/runs.jsonl" <<'PY'
 import json, re, sys
 d, proto, rnd, ticks, hz, t0, t1, s_ticks, s_bytes, s_t0, s_t1 = sys.argv[1:]
@@ -117,7 +118,7 @@ print(json.dumps({"proto": proto, "round": int(rnd), "cpu_s": cpu, "window_s": f
                   "bench_cpu_pct": j["bench_cpu"]["percent_of_one_core"],
                   "lag_p99_ms": float(lag.group(1)) * 1000 if lag else None,
                   "steady_cpu_s": steady_cpu, "steady_s": float(s_t1) - float(s_t0), "steady_gb": int(s_bytes) / 1e9,
-                  "steady_cpu_per_gb": steady_cpu / (int(s_bytes) / 1e9) if int(s_bytes) else float("nan"),
+                  "steady_cpu_per_gb": steady_cpu / (int(s_bytes) / 1e9) if int(s_bytes) > 0 else float("nan"),
                   "tls": j.get("tls", ""), "tls_hs_p50_ms": tls.get("p50"), "tls_hs_n": tls.get("count", 0)}))
 PY
   tail -1 "$work/runs.jsonl" >&2
