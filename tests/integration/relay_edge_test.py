@@ -67,7 +67,7 @@ def unanswered_origin():
     return srv, srv.getsockname()[1], fill
 
 
-unanswered, unanswered_port, _ = unanswered_origin()
+unanswered, unanswered_port, unanswered_fill = unanswered_origin()  # held: the queue stays full
 silent, silent_port, _ = fake_origin("silent")
 garbage, garbage_port, _ = fake_origin("garbage")
 # Bound but never listening: a connect is refused, and no other test can take the port meanwhile
