@@ -181,6 +181,23 @@ bench_cgroup_limit_loops() {  # bench_cgroup_limit_loops CORES PID LOOPS
     i=$(( i + 1 ))
   done
 }
+# bench_cgroup_loop_stats PID LOOPS: one line per loop of bench_cgroup_limit_loops, "TICKS PERIODS
+# THROTTLED": the CPU ticks of the threads in that loop's group (its loop thread and the
+# threadpool threads it started), and the group's CFS periods and throttled periods so far.
+bench_cgroup_loop_stats() {  # bench_cgroup_loop_stats PID LOOPS
+  local pid=$1 i dir tid ticks periods throttled
+  for (( i = 0; i < $2; i++ )); do
+    dir=$bench_cgroup/loop$i ticks=0 periods=0 throttled=0
+    if [ -f "$dir/tasks" ]; then
+      for tid in $(cat "$dir/tasks"); do
+        ticks=$(( ticks + $(sed 's/^.*) //' "/proc/$pid/task/$tid/stat" 2>/dev/null | awk '{print $12 + $13}' || echo 0) ))
+      done
+      periods=$(awk '$1 == "nr_periods" {print $2}' "$dir/cpu.stat")
+      throttled=$(awk '$1 == "nr_throttled" {print $2}' "$dir/cpu.stat")
+    fi
+    echo "$ticks $periods $throttled"
+  done
+}
 bench_cgroup_remove() {
   local dir
   for dir in ${bench_cgroup_loops[@]+"${bench_cgroup_loops[@]}"}; do
