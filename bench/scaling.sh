@@ -116,9 +116,9 @@ level() {
   else
     bench_cgroup_limit_loops "$quota" "$server" "$workers"
   fi
-  "${on_client[@]}" ffmpeg -nostdin -loglevel error -re -stream_loop -1 -i "$work/media/movie.flv" -c copy -f flv \
-    "rtmp://127.0.0.1:$port/live/bench" >>"$out/publisher.log" 2>&1 &
+  bench_publish "$work/media/movie.flv" "rtmp://127.0.0.1:$port/live/bench" "$out/publisher.log"
   pub=$!; pids+=("$pub")
+  [ "$pin" -eq 0 ] || taskset -pc 1 "$pub" >/dev/null
   sleep 2.5
   cpu0=$(bench_cpu_ticks "$server")
   local loops0="" loops1=""
@@ -224,7 +224,7 @@ medians = {}
 for w in sorted({w for b in best.values() for w in b}):
     medians[w] = statistics.median(b[w] for b in best.values() if w in b)
 text = "; ".join(f"{w} loop(s) ({quota} cores each): {medians[w]:.0f} players" for w in medians)
-if ratios:
+if ratios and medians.get(1) and medians.get(2):
     text += f"; ratio of the medians {medians[2] / medians[1]:.2f}x, median ratio {statistics.median(ratios):.2f}x"
 print(f"scaling result (medians of {len(best)}): {text}")
 print(f"(last level that passed in each search; the next one up failed or hit --max {limit}; details in {out})")
