@@ -86,7 +86,6 @@ Result<ConnectCommand> parse_connect(const Command& cmd) {
   if (!cmd.command_object.is_object_like()) return Error(Errc::BadCommand, "connect without a command object");
   ConnectCommand c;
   c.transaction_id = cmd.transaction_id;
-  c.command_object = cmd.command_object;
   const amf::Value& o = cmd.command_object;
   split_query(o.get_string("app"), c.app, c.app_query);
   // Some clients put a trailing slash on the app ("live/"); it names the same app.

@@ -52,7 +52,9 @@ struct ConnectCommand {
   // The capsEx number of the command object, nullopt when absent or not a number: its whole part,
   // 0 when negative or NaN, every bit set when above 32 bits.
   std::optional<uint32_t> caps_ex;
-  amf::Value command_object;
+  // No copy of the whole command object: a session keeps its ConnectCommand for the connection's
+  // life, and the object (a dozen properties, ~0.6 KB) was the largest thing a player held
+  // (docs/benchmarks.md, "Memory per player").
 
   // The client announced that it follows NetConnection.Connect.ReconnectRequest.
   bool can_reconnect() const { return caps_ex && (*caps_ex & kCapsExReconnect) != 0; }

@@ -89,7 +89,6 @@ class LiveSubscriber : public media::Subscriber {
   std::string key_;
   media::StreamHub& hub_;
   media::SubscriberQueue queue_;
-  std::vector<media::FramePtr> scratch_;
   // Frames ever queued and ever taken out: a notice is due once frames_out_ reaches its `after`.
   uint64_t frames_in_ = 0;
   uint64_t frames_out_ = 0;
