@@ -190,7 +190,7 @@ bench_cgroup_loop_stats() {  # bench_cgroup_loop_stats PID LOOPS
     dir=$bench_cgroup/loop$i ticks=0 periods=0 throttled=0
     if [ -f "$dir/tasks" ]; then
       for tid in $(cat "$dir/tasks"); do
-        ticks=$(( ticks + $(sed 's/^.*) //' "/proc/$pid/task/$tid/stat" 2>/dev/null | awk '{print $12 + $13}' || echo 0) ))
+        ticks=$(( ticks + $(bench_cpu_ticks "$pid/task/$tid" 2>/dev/null || echo 0) ))
       done
       periods=$(awk '$1 == "nr_periods" {print $2}' "$dir/cpu.stat")
       throttled=$(awk '$1 == "nr_throttled" {print $2}' "$dir/cpu.stat")
