@@ -110,9 +110,9 @@ node_names=(a b c)
 # start_cluster DIR APP_YAML: nodes a, b, c (a fresh process each), up and connected to Redis.
 start_cluster() {
   local dir=$1 app=$2 n port hport queue=""
-  if [ -n "${SLUICE_WRITE_DELAY:-}${SLUICE_WRITE_BUDGET:-}" ]; then
-    queue="  player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-100ms}, write_budget: ${SLUICE_WRITE_BUDGET:-10000} }"
-  fi
+  [ -z "${SLUICE_WRITE_DELAY:-}" ] || queue="write_delay: $SLUICE_WRITE_DELAY"
+  [ -z "${SLUICE_WRITE_BUDGET:-}" ] || queue="${queue:+$queue, }write_budget: $SLUICE_WRITE_BUDGET"
+  [ -z "$queue" ] || queue="  player_queue: { $queue }"
   for n in "${node_names[@]}"; do
     port=$(bench_free_port); hport=$(bench_free_port)
     cat > "$dir/$n.yaml" <<YAML

@@ -365,6 +365,8 @@ def curve_label(server, value):
             return ("Sluice", "adaptive (defaults)")
         if value.startswith("a"):
             return ("Sluice", f"adaptive, ceiling {value[1:]} ms")
+        if value.startswith("b"):
+            return ("Sluice", f"adaptive, budget {value[1:]} writes/s")
         return ("Sluice", f"hold {value} ms (fixed)")
     lat, _, msgs = value.partition("/")
     return ("SRS", f"mw_latency {lat} ms" + (f", mw_msgs {msgs}" if msgs else ""))

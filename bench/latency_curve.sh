@@ -13,6 +13,8 @@
 #                      write_budget = 0 (bench/lib.sh: SLUICE_WRITE_DELAY, SLUICE_WRITE_BUDGET)
 #   SLUICE_CEILINGS    adaptive points with other ceilings, in ms (default none): "75 60" adds
 #                      "a75" and "a60", the adaptive hold (default write_budget) with write_delay 75/60 ms
+#   SLUICE_BUDGETS     adaptive points with other budgets, writes/s (default none): "20000" adds
+#                      "b20000", the adaptive hold (default write_delay) with write_budget 20000
 #   SLUICE_ADAPTIVE    1 (default): one more Sluice point with the server's defaults ("adaptive":
 #                      SLUICE_WRITE_DELAY and SLUICE_WRITE_BUDGET unset); 0: without it
 #   SRS_MW_LATENCIES   SRS's play.mw_latency values in ms (default "0 100 350"); LAT/MSGS also sets
@@ -37,7 +39,7 @@ seconds=30
 reps=${REPS:-3}
 probes=20
 out=""
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --players) players=$2; shift 2 ;;
@@ -118,6 +120,7 @@ for v in $(printf '%s\n' ${hold_list[@]+"${hold_list[@]}"} ${srs_list[@]+"${srs_
   case " $srs_mws " in *" $v "*) points+=("srs:$v") ;; esac
 done
 for c in ${SLUICE_CEILINGS:-}; do points+=("sluice:a$c"); done
+for b in ${SLUICE_BUDGETS:-}; do points+=("sluice:b$b"); done
 [ "${SLUICE_ADAPTIVE:-1}" = 1 ] && points+=("sluice:adaptive")
 [ ${#points[@]} -gt 0 ] || { echo "latency_curve.sh: no point to run" >&2; exit 2; }
 
@@ -149,6 +152,8 @@ start_point() {  # start_point SERVER VALUE: the server for one point, its confi
       (unset SLUICE_WRITE_DELAY SLUICE_WRITE_BUDGET; bench_sluice_config "$work/sluice.yaml" "$port" "$work/media")
     elif [[ "$value" == a* ]]; then
       (unset SLUICE_WRITE_BUDGET; SLUICE_WRITE_DELAY="${value#a}ms" bench_sluice_config "$work/sluice.yaml" "$port" "$work/media")
+    elif [[ "$value" == b* ]]; then
+      (unset SLUICE_WRITE_DELAY; SLUICE_WRITE_BUDGET="${value#b}" bench_sluice_config "$work/sluice.yaml" "$port" "$work/media")
     else
       SLUICE_WRITE_DELAY="${value}ms" SLUICE_WRITE_BUDGET=0 bench_sluice_config "$work/sluice.yaml" "$port" "$work/media"
     fi

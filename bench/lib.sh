@@ -47,14 +47,17 @@ bench_hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 # SLUICE_IO_URING (true|false) rtmp.io_uring. Unset, they are the server's defaults. With
 # SLUICE_HTTP_PORT set, HTTP listens there too (HTTP-FLV, downloads of MEDIA_DIR, the API for anyone).
 bench_sluice_config() {
-  local http=""
+  local http="" queue=""
+  [ -z "${SLUICE_WRITE_DELAY:-}" ] || queue="write_delay: $SLUICE_WRITE_DELAY"
+  [ -z "${SLUICE_WRITE_BUDGET:-}" ] || queue="${queue:+$queue, }write_budget: $SLUICE_WRITE_BUDGET"
+  [ -z "${SLUICE_WRITE_LANES:-}" ] || queue="${queue:+$queue, }write_lanes: $SLUICE_WRITE_LANES"
   [ -z "${SLUICE_HTTP_PORT:-}" ] || http="http: { listen: 127.0.0.1:$SLUICE_HTTP_PORT, api: { allow: [] } }"
   cat > "$1" <<YAML
 workers: ${SLUICE_WORKERS:-1}
 rtmp:
   listen: 127.0.0.1:$2
   chunk_size: 4096
-  player_queue: { write_delay: ${SLUICE_WRITE_DELAY:-100ms}, write_budget: ${SLUICE_WRITE_BUDGET:-10000}, write_lanes: ${SLUICE_WRITE_LANES:-8} }
+  player_queue: {${queue:+ $queue }}
   io_uring: ${SLUICE_IO_URING:-true}
 $http
 apps:
