@@ -74,11 +74,12 @@ struct PlayerQueueConfig {
   // second instead of one per message. The wait follows the load (server/io/write_hold.hpp): each
   // worker loop aims at `write_budget` writes per second, and never holds longer than
   // `write_delay`. A budget of 0 always holds `write_delay`; a `write_delay` of 0 never holds.
-  // Above `write_budget_players` sockets on a loop the budget shrinks in proportion (a busy loop
-  // saves more writes per player); 0 keeps the budget at every load.
+  // Above `write_budget_players` sockets on a loop the budget shrinks with the square of
+  // (write_budget_players / sockets), so a busy loop saves more writes per player while a light
+  // one stays within a few ms; 0 keeps the budget at every load.
   Duration write_delay = std::chrono::milliseconds(100);
-  uint64_t write_budget = 10000;
-  uint64_t write_budget_players = 250;
+  uint64_t write_budget = 20000;
+  uint64_t write_budget_players = 200;
   // At most this many lanes per hold: a busy loop writes its held players in slices spread over
   // the hold instead of in one pass (server/io/flush_scheduler.hpp); 1 writes them all at once.
   uint64_t write_lanes = 8;

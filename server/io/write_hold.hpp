@@ -4,10 +4,11 @@
 //
 // The rule keeps a loop near a budget of writes per second: a period in which S sockets had media
 // held makes the next hold S / budget seconds, bounded by the ceiling. Above `knee` sockets the
-// budget shrinks in proportion (budget x knee / S: the hold grows with the square of S), because
-// the cost per byte, not the delay, is what a busy loop must save. At the defaults (10000 writes/s,
-// knee 250, ceiling 100 ms) 200 players are held 20 ms, 400 players 64 ms, 500 and more 100 ms; a
-// handful go out at the end of the loop iteration. A budget of 0 holds every period for the
+// budget shrinks with the square of the excess (budget x (knee / S)^2: the hold grows with the
+// cube of S), because on a busy loop the cost per byte, not the delay, is what must be saved, and
+// a light loop should stay within a few ms. At the defaults (20000 writes/s, knee 200, ceiling
+// 100 ms) 200 players are held 10 ms, 300 players 34 ms, 400 players 80 ms, 431 and more 100 ms;
+// a handful go out at the end of the loop iteration. A budget of 0 holds every period for the
 // ceiling (the fixed write_delay of before); a knee of 0 keeps the budget at every load.
 // Sans I/O: the FlushScheduler reports periods and arms its timer with what this returns.
 #pragma once
