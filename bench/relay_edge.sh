@@ -22,9 +22,10 @@
 # whose upstream URL carries the key ("edge" run). Reports p50/p90/p99/max of both runs and the
 # difference, the delay the edge adds; the bar is the edge run's p99 < 100 ms. The figures include
 # the join of each player (the GOP cache it gets first, and in the edge run the pull's set-up),
-# diluted over LAT_SECONDS of steady messages. Both servers keep the default
-# rtmp.player_queue.write_delay (30 ms), which bounds what each hop holds back: the edge's upstream
-# connection is one more player of the origin, so expect the edge to add up to about that much.
+# diluted over LAT_SECONDS of steady messages. Both servers keep the default adaptive write hold
+# (rtmp.player_queue, docs/configuration.md), which bounds what each hop holds back: the edge's
+# upstream connection is one more player of the origin, so expect the edge to add up to about the
+# origin's hold at its load.
 #
 # Usage: bench/relay_edge.sh [PLAYERS] [SECONDS] [ROUNDS]   (defaults: 1000 30 3)
 # Environment: LAT_PLAYERS (20), LAT_SECONDS (SECONDS), RATE (ramp, players/s, 250),
