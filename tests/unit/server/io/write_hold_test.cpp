@@ -2,6 +2,7 @@
 // bounded by the ceiling; a budget of 0 is the fixed hold.
 #include <doctest/doctest.h>
 
+#include "config/config.hpp"
 #include "server/io/write_hold.hpp"
 
 using sluice::server::WriteHold;
@@ -39,4 +40,15 @@ TEST_CASE("a budget of 0 always holds the ceiling; a ceiling of 0 never holds") 
   CHECK(fixed.period_ended(100000) == 30);
   WriteHold off(0, 10000);
   CHECK(off.period_ended(100000) == 0);
+}
+
+TEST_CASE("the configuration's defaults give the hold docs/configuration.md promises") {
+  const sluice::config::PlayerQueueConfig q;
+  WriteHold hold(static_cast<uint64_t>(q.write_delay.count()), q.write_budget, q.write_budget_players);
+  CHECK(hold.period_ended(9) == 0);
+  CHECK(hold.period_ended(100) == 5);
+  CHECK(hold.period_ended(200) == 10);
+  CHECK(hold.period_ended(300) == 34);
+  CHECK(hold.period_ended(400) == 80);
+  CHECK(hold.period_ended(431) == 100);
 }
