@@ -30,7 +30,8 @@
 #
 # Players read as data arrives (sluice-bench play --read-batch-ms 0, like bench/compare.sh's
 # default; READ_BATCH_MS=N makes them read in N ms batches). The servers keep the defaults of
-# rtmp.player_queue (SLUICE_WRITE_DELAY / SLUICE_WRITE_BUDGET override write_delay / write_budget).
+# rtmp.player_queue (SLUICE_WRITE_DELAY / SLUICE_WRITE_BUDGET / SLUICE_WRITE_LANES override
+# write_delay / write_budget / write_lanes; bench/lib.sh bench_player_queue_keys).
 #
 # Usage: bench/cluster.sh [PLAYERS] [SECONDS] [ROUNDS]   (defaults 500 30 3: about 5 minutes)
 # Environment: PLAYERS, SECONDS, ROUNDS (when not given as arguments), LAT_PLAYERS (20),
@@ -110,8 +111,7 @@ node_names=(a b c)
 # start_cluster DIR APP_YAML: nodes a, b, c (a fresh process each), up and connected to Redis.
 start_cluster() {
   local dir=$1 app=$2 n port hport queue=""
-  [ -z "${SLUICE_WRITE_DELAY:-}" ] || queue="write_delay: $SLUICE_WRITE_DELAY"
-  [ -z "${SLUICE_WRITE_BUDGET:-}" ] || queue="${queue:+$queue, }write_budget: $SLUICE_WRITE_BUDGET"
+  queue=$(bench_player_queue_keys)
   [ -z "$queue" ] || queue="  player_queue: { $queue }"
   for n in "${node_names[@]}"; do
     port=$(bench_free_port); hport=$(bench_free_port)

@@ -46,11 +46,20 @@ bench_hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 # SLUICE_WRITE_LANES player_queue.write_lanes (1: one pass per hold) and
 # SLUICE_IO_URING (true|false) rtmp.io_uring. Unset, they are the server's defaults. With
 # SLUICE_HTTP_PORT set, HTTP listens there too (HTTP-FLV, downloads of MEDIA_DIR, the API for anyone).
+# bench_player_queue_keys: the rtmp.player_queue keys the environment sets (SLUICE_WRITE_DELAY,
+# SLUICE_WRITE_BUDGET, SLUICE_WRITE_LANES), as "key: value, ..."; empty when none is set, so a
+# run takes the defaults of the build it runs.
+bench_player_queue_keys() {
+  local keys=""
+  [ -z "${SLUICE_WRITE_DELAY:-}" ] || keys="write_delay: $SLUICE_WRITE_DELAY"
+  [ -z "${SLUICE_WRITE_BUDGET:-}" ] || keys="${keys:+$keys, }write_budget: $SLUICE_WRITE_BUDGET"
+  [ -z "${SLUICE_WRITE_LANES:-}" ] || keys="${keys:+$keys, }write_lanes: $SLUICE_WRITE_LANES"
+  echo "$keys"
+}
+
 bench_sluice_config() {
-  local http="" queue=""
-  [ -z "${SLUICE_WRITE_DELAY:-}" ] || queue="write_delay: $SLUICE_WRITE_DELAY"
-  [ -z "${SLUICE_WRITE_BUDGET:-}" ] || queue="${queue:+$queue, }write_budget: $SLUICE_WRITE_BUDGET"
-  [ -z "${SLUICE_WRITE_LANES:-}" ] || queue="${queue:+$queue, }write_lanes: $SLUICE_WRITE_LANES"
+  local http="" queue
+  queue=$(bench_player_queue_keys)
   [ -z "${SLUICE_HTTP_PORT:-}" ] || http="http: { listen: 127.0.0.1:$SLUICE_HTTP_PORT, api: { allow: [] } }"
   cat > "$1" <<YAML
 workers: ${SLUICE_WORKERS:-1}
