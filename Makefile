@@ -1,13 +1,22 @@
 # The two commands of the README: `make run` and `make test`. Both install what they need first.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-FUZZ_SECONDS ?= 60
+# Tests at once: twice the cores, since most wait on real-time media; the busy ones take two slots
+# (tests/CMakeLists.txt, docs/testing.md).
+TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 2 )))
+# `make fuzz`: the smoke run CI makes (every seed corpus replayed, then FUZZ_BUDGET seconds shared
+# evenly by all targets). `make fuzz-long`: FUZZ_LONG_SECONDS per target.
+FUZZ_BUDGET ?= 240
+FUZZ_LONG_SECONDS ?= 600
 CONFIG ?=
 
 RELEASE_DIR := build/release
+# One sanitizer build (clang, ASan + UBSan) holds the server, the tests and the fuzz targets
+# (docs/testing.md says why one build and not two).
 TEST_DIR := build/asan
-FUZZ_DIR := build/fuzz
+SANITIZE_CMAKE := CC=clang-14 CXX=clang++-14 cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DSLUICE_SANITIZE=ON -DSLUICE_FUZZ=ON -DSLUICE_WERROR=ON
 
-.PHONY: all deps deps-build deps-test release run test unit fuzz fuzz-build clean
+.PHONY: all deps deps-build deps-test release run test test-build unit fuzz fuzz-build fuzz-long gcc-warnings clean
 
 all: release
 
@@ -29,25 +38,32 @@ release: deps-build
 run: release
 	./$(RELEASE_DIR)/server/sluice $(if $(CONFIG),--config $(CONFIG))
 
-# Sanitizer build (ASan + UBSan, warnings as errors) and the whole suite through CTest.
-test: deps-test
-	@cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=ON -DSLUICE_WERROR=ON >/dev/null
+test-build: deps-test
+	@$(SANITIZE_CMAKE) >/dev/null
 	@cmake --build $(TEST_DIR) -j$(JOBS)
-	cd $(TEST_DIR) && ctest --output-on-failure -j$(JOBS)
+
+# The sanitizer build (warnings as errors) and the whole suite through CTest.
+test: test-build
+	cd $(TEST_DIR) && ctest --output-on-failure -j$(TEST_JOBS)
 
 # Only the unit tests (fast).
-unit: deps-test
-	@cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=ON -DSLUICE_WERROR=ON >/dev/null
-	@cmake --build $(TEST_DIR) -j$(JOBS)
+unit: test-build
 	cd $(TEST_DIR) && ctest --output-on-failure -j$(JOBS) -L unit
 
-fuzz-build: deps-test
-	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_DIR) -j$(JOBS)
+fuzz-build: test-build
 
-# Every libFuzzer target for FUZZ_SECONDS seconds each.
+# Every seed corpus replayed, then FUZZ_BUDGET seconds of fuzzing split evenly between the targets.
 fuzz: fuzz-build
-	tools/run-fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+	tools/run-fuzzers.sh --budget $(FUZZ_BUDGET) $(TEST_DIR)
+
+# The long runs whose results docs/testing.md keeps: FUZZ_LONG_SECONDS for every target.
+fuzz-long: fuzz-build
+	tools/run-fuzzers.sh --each $(FUZZ_LONG_SECONDS) $(TEST_DIR)
+
+# gcc's warnings as errors on every C++ file of the sanitizer build, without code generation
+# (tools/gcc-warnings.sh): the compiler the release build and `make run` use stays clean.
+gcc-warnings: test-build
+	tools/gcc-warnings.sh $(TEST_DIR)
 
 clean:
 	rm -rf build

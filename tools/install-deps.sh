@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sluice needs, by profile:
 #   tools/install-deps.sh build   building and running the server (`make release`, `make run`):
-#                                 compiler, cmake, pkg-config, the -dev libraries, npm
+#                                 compiler, cmake, pkg-config, ccache, the -dev libraries, npm
 #   tools/install-deps.sh test    build, plus what the tests need (`make test`, `make unit`,
-#                                 `make fuzz-build`): doctest, clang-14 for fuzzing, and the real
+#                                 `make fuzz`): doctest, clang-14 and lld for the sanitizer build, and the real
 #                                 peers the tests drive (ffmpeg, rtmpdump, GStreamer, Chromium,
 #                                 VLC as an HLS player, nginx with the RTMP module as a foreign
 #                                 relay peer, Redis and HAProxy for the cluster, ...)
@@ -20,7 +20,7 @@ esac
 
 # Every build configures tools/, and tools/librtmp_player.c needs librtmp-dev (tools/CMakeLists.txt).
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev
 )
@@ -38,7 +38,7 @@ fi
 if [ "$profile" = test ]; then
   packages+=(
     doctest-dev
-    clang-14 libclang-rt-14-dev
+    clang-14 libclang-rt-14-dev lld-14
     ffmpeg rtmpdump curl python3 python3-yaml openssl
     nginx libnginx-mod-rtmp
     redis-server haproxy

@@ -1,34 +1,108 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target in a fuzz build for a bounded time each; fails if any finds a crash.
-# Usage: tools/run-fuzzers.sh BUILD_DIR SECONDS
+# Runs every libFuzzer target of a build (BUILD_DIR/tests/fuzz/*_fuzz); fails if any finds a crash.
+#   tools/run-fuzzers.sh --budget SECONDS BUILD_DIR   CI's smoke run: first every target replays its
+#       whole seed corpus (tests/fuzz/corpus/<name>), then the targets share SECONDS of fuzzing
+#       evenly (each gets SECONDS / targets), JOBS at a time (so the wall time is SECONDS / JOBS).
+#   tools/run-fuzzers.sh --each SECONDS BUILD_DIR     SECONDS of fuzzing for every target (make fuzz-long).
+# JOBS defaults to the number of cores. A crash prints the log's tail and the input in hex.
 set -euo pipefail
-build_dir=${1:?build dir}
-seconds=${2:-20}
+usage() { echo "usage: tools/run-fuzzers.sh --budget SECONDS | --each SECONDS  BUILD_DIR" >&2; exit 2; }
+[ $# -eq 3 ] || usage
+mode=$1 amount=$2 build_dir=$3
+case "$mode" in --budget | --each) ;; *) usage ;; esac
+[[ "$amount" =~ ^[0-9]+$ ]] && [ "$amount" -gt 0 ] || usage
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 src_dir=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-status=0
-for target in "$build_dir"/tests/fuzz/*_fuzz; do
-  [ -x "$target" ] || continue
-  name=$(basename "$target")
-  corpus="$work/$name"
-  mkdir -p "$corpus"
-  seeds="$src_dir/tests/fuzz/corpus/${name%_fuzz}"
-  args=(-max_total_time="$seconds" -print_final_stats=0 -artifact_prefix="$work/$name-")
-  dict="$src_dir/tests/fuzz/${name%_fuzz}.dict"
-  [ -f "$dict" ] || dict="$src_dir/tests/fuzz/amf.dict"
-  case "$name" in amf*|command*|session*|access*) args+=(-dict="$dict") ;; esac
-  echo "== $name (${seconds}s)"
-  dirs=("$corpus")
-  [ -d "$seeds" ] && dirs+=("$seeds")
-  if ! "$target" "${args[@]}" "${dirs[@]}" >"$work/$name.log" 2>&1; then
-    echo "FAIL: $name" >&2
-    tail -50 "$work/$name.log" >&2
-    ls "$work"/"$name"-* 2>/dev/null | while read -r a; do echo "artifact: $a (hex: $(xxd -p "$a" | head -c 400))" >&2; done
-    status=1
-  else
-    grep -E '^(#[0-9]+|Done)' "$work/$name.log" | tail -1 || true
-  fi
+targets=()
+for t in "$build_dir"/tests/fuzz/*_fuzz; do
+  [ -x "$t" ] && targets+=("$t")
 done
+if [ ${#targets[@]} -eq 0 ]; then
+  echo "no fuzz targets in $build_dir/tests/fuzz (configure with -DSLUICE_FUZZ=ON)" >&2
+  exit 1
+fi
+if [ "$mode" = --budget ]; then
+  seconds=$(( amount / ${#targets[@]} ))
+  [ "$seconds" -ge 1 ] || seconds=1
+else
+  seconds=$amount
+fi
+
+# The arguments every run of target $1 takes (dictionary, where it is not found, and artifacts).
+fuzz_args() {
+  local name=$1
+  local dict="$src_dir/tests/fuzz/${name%_fuzz}.dict"
+  [ -f "$dict" ] || dict="$src_dir/tests/fuzz/amf.dict"
+  echo "-print_final_stats=0 -artifact_prefix=$work/$name-"
+  case "$name" in amf*|command*|session*|access*) echo "-dict=$dict" ;; esac
+}
+
+report_failure() {
+  local name=$1 log=$2
+  echo "FAIL: $name" >&2
+  tail -50 "$log" >&2
+  for a in "$work/$name"-*; do
+    [ -e "$a" ] && echo "artifact: $a (hex: $(xxd -p "$a" | head -c 400))" >&2
+  done
+  return 0
+}
+
+# Replays the seed corpus: every seed is run once, so a seed that crashes today fails at once.
+replay() {
+  local target=$1 name seeds
+  name=$(basename "$target")
+  seeds="$src_dir/tests/fuzz/corpus/${name%_fuzz}"
+  if [ ! -d "$seeds" ] || [ -z "$(ls -A "$seeds")" ]; then
+    echo "FAIL: $name has no seed corpus in tests/fuzz/corpus/${name%_fuzz}" >&2
+    return 1
+  fi
+  # shellcheck disable=SC2046
+  if ! "$target" $(fuzz_args "$name") -runs=0 "$seeds" >"$work/$name.replay.log" 2>&1; then
+    report_failure "$name" "$work/$name.replay.log"
+    return 1
+  fi
+  echo "== $name: replayed $(find "$seeds" -type f | wc -l) seeds"
+}
+
+# Fuzzes for $seconds, from the seeds, into a scratch corpus (the committed corpus is never written).
+fuzz() {
+  local target=$1 name
+  name=$(basename "$target")
+  mkdir -p "$work/$name.corpus"
+  # shellcheck disable=SC2046
+  if ! "$target" $(fuzz_args "$name") -max_total_time="$seconds" "$work/$name.corpus" \
+      "$src_dir/tests/fuzz/corpus/${name%_fuzz}" >"$work/$name.log" 2>&1; then
+    report_failure "$name" "$work/$name.log"
+    return 1
+  fi
+  echo "== $name (${seconds}s): $(grep -E '^(#[0-9]+|Done)' "$work/$name.log" | tail -1 || true)"
+}
+
+# Runs "$1 target" for every target, $jobs at a time; the status is 1 when any failed.
+for_each_target() {
+  local step=$1 status=0 running=0 t
+  for t in "${targets[@]}"; do
+    if [ "$running" -ge "$jobs" ]; then
+      wait -n || status=1
+      running=$((running - 1))
+    fi
+    "$step" "$t" &
+    running=$((running + 1))
+  done
+  while [ "$running" -gt 0 ]; do
+    wait -n || status=1
+    running=$((running - 1))
+  done
+  return $status
+}
+
+status=0
+if [ "$mode" = --budget ]; then
+  for_each_target replay || status=1
+fi
+echo "fuzzing ${#targets[@]} targets for ${seconds}s each, $jobs at a time"
+for_each_target fuzz || status=1
 exit $status

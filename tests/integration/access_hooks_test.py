@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HTTP callbacks (docs/security.md): a real hook server (Python http.server, threaded) answers
 on_connect, on_publish, on_play, on_publish_done and on_play_done. Asserts who got media, what
 ffmpeg printed, which hooks were called with which fields and in which order: a 403 with a reason

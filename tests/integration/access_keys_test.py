@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Access control without a round trip (docs/security.md): stream keys (inline, file, environment,
 per stream), signed URLs for publish and play over RTMP and HTTP-FLV and for downloads, address
 rules, players-per-stream limits and the API token.

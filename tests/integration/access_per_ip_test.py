@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """limits.per_ip under a flood: 2000 connections from one address (127.0.0.2) against a per-IP
 limit of 50. At most 50 stay open, the server's RSS stays within 20 MB of its idle figure, the
 refusals are counted in /metrics, and a player on another address (127.0.0.1) sees no stall (no

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The command line: --version, --help, --print-default-config, --check-config (good and bad files:
 errors name the file, line and key; unknown keys are errors), a bad config stops start-up, an
 address in use is reported, SIGINT stops the server with exit status 0."""

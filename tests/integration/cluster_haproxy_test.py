@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Three Sluice nodes behind a real HAProxy (TCP mode, PROXY protocol v2, health checks on
 /readyz), with a real redis-server (docs/cluster.md, "HAProxy in front"):
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Playing a stream on a node that does not own it (docs/cluster.md, "Location"): a real
 redis-server and three Sluice nodes (two loops each) started here, ffmpeg publishing on A.
 

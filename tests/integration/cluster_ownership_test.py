@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Stream ownership in a cluster (docs/cluster.md): two Sluice nodes and a real redis-server started
 here, ffmpeg publishing.
 

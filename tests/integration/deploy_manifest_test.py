@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """deploy/kubernetes/sluice.yaml: every document parses; the Deployment runs 3 replicas with the
 readiness probe on /readyz and the liveness probe on /healthz of the HTTP port, the pod name and IP
 from the Downward API and the secrets from a Secret; and the container's own command, run here
@@ -15,10 +15,7 @@ from common import *  # noqa: E402,F403
 try:
     import yaml
 except ImportError:
-    if os.environ.get("CI") or os.environ.get("SLUICE_CI"):
-        fail("missing the Python yaml module (run tools/install-deps.sh test: python3-yaml)")
-    print("SKIP: missing the Python yaml module (run tools/install-deps.sh test: python3-yaml)")
-    sys.exit(SKIP)
+    skip("missing the Python yaml module (run tools/install-deps.sh test: python3-yaml)")
 
 manifest = os.path.join(SOURCE_DIR, "deploy", "kubernetes", "sluice.yaml")
 docs = [d for d in yaml.safe_load_all(open(manifest)) if d]

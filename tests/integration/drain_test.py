@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Draining on SIGTERM (shutdown.drain, docs/cluster.md "Draining"): the real binary, ffmpeg
 publishing a live stream, raw RTMP players (rtmp_client.py).
 

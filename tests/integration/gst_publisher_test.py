@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """GStreamer's rtmp2sink as a second, independent publisher implementation: players receive its
 stream, starting on a keyframe, and it decodes."""
 import os
@@ -28,11 +28,13 @@ try:
     check(len(audios) >= 50, f"player received rtmp2sink's audio ({len(audios)} packets)")
     check(videos[0][1]["key"] == "1", "first video packet is a keyframe")
     out = os.path.join(server.dir, "gst.flv")
-    subprocess.run(["timeout", "-k", "2", "10", "ffmpeg", "-nostdin", "-loglevel", "error", "-i", url, "-c", "copy",
-                    "-t", "3", "-f", "flv", out], capture_output=True)
+    cap = subprocess.run(["timeout", "-k", "2", "10", "ffmpeg", "-nostdin", "-loglevel", "error", "-i", url, "-c", "copy",
+                          "-t", "3", "-f", "flv", out], capture_output=True, text=True)
+    check(cap.returncode == 0, f"ffmpeg captured 3 s of the GStreamer stream ({cap.returncode}: {cap.stderr[-300:]!r})")
     dec = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", out, "-f", "null", "-"], capture_output=True,
                          text=True)
-    check(dec.returncode == 0 and dec.stderr.strip() == "", "ffmpeg's capture of the GStreamer stream decodes")
+    check(dec.returncode == 0 and dec.stderr.strip() == "",
+          f"ffmpeg's capture of the GStreamer stream decodes ({dec.returncode}: {dec.stderr[-300:]!r})")
 finally:
     stop_proc(pub)
     rc = server.stop()

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HLS written to a directory as well (apps.NAME.hls.dir), for a CDN origin (docs/hls.md).
 
 ffmpeg publishes to an MPEG-TS app and an LL-HLS (fMP4) app that both have `dir`; nobody asks the

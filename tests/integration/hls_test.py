@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HLS from memory, both variants, read by real clients and our own demuxers.
 
 ffmpeg publishes a 1 s-GOP H.264/AAC stream to an app with LL-HLS (fMP4, 2 s segments, 200 ms

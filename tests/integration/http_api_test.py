@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Stats API and metrics while ffmpeg publishes and an RTMP player (rtmp-probe) and an HTTP-FLV
 reader (curl) play: /api/v1/server, /api/v1/streams, /api/v1/clients and /metrics reflect them
 (counts, codecs, growing byte counters, bit rate); DELETE /api/v1/clients/{id} closes a reader and

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Progressive download from a VOD app: whole files and random single ranges are byte-exact against
 the file on disk (keep-alive, one connection), 416 with "Content-Range: bytes */size", HEAD,
 ETag / Last-Modified and conditional requests (304, 412, If-Range), Content-Type per extension,

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HTTP listener basics and hostile clients: keep-alive, pipelining (answers in order), HTTP/1.0,
 clean 4xx answers (400 garbage / unknown method / missing Host, 404, 405 with Allow, 413, 414,
 417, 431, 505), the

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HTTP on every loop (issue 16, docs/http.md "HTTP on every loop"): with `workers: 2` both loops
 accept and serve HTTP on the same port, and what must be one thing stays one thing:
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HTTP-FLV slow-reader policy (the same rtmp.player_queue limits as RTMP players): a reader that
 stops reading is disconnected past the hard limit with a log line that says why, while a curl reader
 and an RTMP player of the same stream keep receiving every packet."""

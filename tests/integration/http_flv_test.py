@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HTTP-FLV: ffmpeg publishes over RTMP; curl readers (chunked HTTP/1.1 and close-delimited
 HTTP/1.0), a raw keep-alive client and an RTMP player (rtmp-probe) read the same stream at once.
 Every capture decodes without errors, its audio/video payloads are a contiguous run of the source's

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The built-in browser page: GET / is the HTML page loading web/mpegts.js and web/app.js, served from
 memory with ETag, 304 on If-None-Match, Cache-Control and 405 for other methods. Then ffmpeg publishes
 an H.264/AAC stream and headless Chromium (Debian's, driven by playwright-core from the build's

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Small files answered from memory (server/http/small_file_cache.hpp, docs/http.md "Small files
 from memory"): repeated GETs byte-exact (keep-alive, new connections, pipelined, HTTP/1.0), HEAD,
 Range, If-None-Match, If-Match, If-Range and 416 on cached entries exactly as from the disk; a file

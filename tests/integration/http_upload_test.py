@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Streamed upload (PUT /{vod-app}/{path}): curl uploads an FLV and an MP4 with a Bearer token (and
 ?token=), they are byte-exact, then play over RTMP (same packets as the source) and download over
 HTTP; replacing answers 204; no token 401, wrong token 403, too large 413 (declared or chunked),

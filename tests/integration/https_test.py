@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """HTTPS (docs/tls.md, "HTTPS"): with `https: { listen, cert, key }` beside `http:`, the HTTP side
 answers over TLS. curl verifying the test's certificate reads the API; a VOD file downloads whole
 and by Range byte for byte (through user-space pieces, since sendfile cannot encrypt); an upload

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Publish conflict, unknown app, garbage after the handshake, a chunk header with a 16 MiB length
 and Set Chunk Size 0: each offending connection is closed with a log line; a stream being published
 and played meanwhile is not disturbed, and the server keeps running."""

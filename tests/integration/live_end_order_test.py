@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Everything a publisher sent before it left reaches its players before the news that it left.
 
 Players wait for the stream, then a publisher sends a known file in real time and leaves: a raw RTMP

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A player that joins a live stream late gets metadata, the sequence headers and the cached GOP at
 once: its first video packet arrives within 300 ms of play and is a keyframe. The play replies come
 in the order players expect."""

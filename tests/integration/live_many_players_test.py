@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """200 simultaneous rtmpdump players of one live stream for 20 s: every one receives a valid FLV
 stream with the expected byte count (within 10%), and the publisher is not slowed down."""
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Pause and unpause of a live stream: Pause.Notify and no media while paused; Unpause.Notify, then
 media again starting at a keyframe."""
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """FFmpeg publishes an H.264/AAC file with -re -c copy; ffmpeg, ffprobe, rtmpdump and GStreamer
 (rtmp2src and the librtmp-based rtmpsrc) play it. Every player's packets must be a contiguous run of
 the source's packets (payload hashes), start on a keyframe, have monotonic timestamps and decode."""

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A publisher killed mid-stream: its players are told (UnpublishNotify, StreamEOF), the server keeps
 running, players keep waiting, and a new publisher on the same name reaches both the waiting players
 (PublishNotify, fresh sequence headers, a keyframe first) and new ones. A player that starts before

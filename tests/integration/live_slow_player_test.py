@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A player that stops reading (SIGSTOP) does not change what the other players receive: it is
 disconnected past the hard limit with a log line, the others get every packet without stalls, and
 the server's memory stays bounded."""

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A jump of the publisher's clock in the middle of a GOP is closed up at ingest.
 
 A raw RTMP publisher sends a file's messages and, in the middle of a GOP, moves its clock by +60 s

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Several streams on one connection: one player connection plays two live streams (two
 createStream ids sharing chunk streams); each stream's packets arrive intact on its own message
 stream id and are the right publisher's packets."""

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Both ways the server writes to live players deliver the same bytes: with rtmp.io_uring on (all
 players of a flush pass written by one io_uring submit) and off (one writev each). In each mode six
 RTMP players and two HTTP-FLV readers watch one 12 Mb/s stream; one of each has a tiny receive

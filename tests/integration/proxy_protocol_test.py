@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The PROXY protocol (docs/proxy_protocol.md) behind a real HAProxy in TCP mode.
 
 One Sluice (two worker loops, so RTMP sockets are handed between loops with their header still

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Real clients against protocol::Session alone (tools/rtmp-capture): ffmpeg publishing (digest
 handshake) and rtmpdump playing (simple handshake) must complete the handshake and have their
 connect / createStream / publish / play commands decoded."""

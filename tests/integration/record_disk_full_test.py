@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A recording whose disk fills up (simulated without root by a file-size limit, ulimit -f: the
 write fails with EFBIG as it would with ENOSPC): the recording ends with a log line, the live
 player of the stream keeps playing intact packets, the process keeps serving (a new publisher

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Recording an Enhanced RTMP stream (docs/recording.md): HEVC made by libx265 (with B-frames,
 so composition times matter) is played from an MP4 through the VOD app, which sends it as
 Enhanced RTMP ('hvc1' FourCC) tags, and published as such to a recording live app. The finished

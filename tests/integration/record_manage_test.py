@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Managing recordings (docs/recording.md): record.mode manual with the API's start and stop on a
 server of two worker loops (the stream's publisher may be on either), a record.path template
 with dated directories and {seq}, and record.keep removing old recordings by age and by total

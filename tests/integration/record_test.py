@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Recording (docs/recording.md): ffmpeg and GStreamer publish to a live app with record: true.
 After unpublish, the finished FLV (no .part left) holds every published packet with the same
 payloads and timestamps, ffprobe reads the right duration, and onMetaData carries duration,

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Edge mode (docs/relays.md): an edge app pulls a missing stream on demand from its origins, tried
 in order. The first four origins fail in four ways (nothing listens, a SYN is never answered, one
 accepts and never answers, one answers with garbage) and the edge goes on to the fifth, a real

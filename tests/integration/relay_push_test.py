@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Push relays (docs/relays.md) between three real Sluice processes: ffmpeg publishes to A, whose
 app pushes every stream to B and to C; B pushes on to C, so C gets the stream directly and through a
 chain of three servers. Players on B and C get the publisher's packets byte for byte. C is killed

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Connection floods (issue 11, 9): a burst of new connections must not stall an established
 player for long (accepts are bounded per loop iteration), and at the file descriptor limit every
 refused connection is logged (rate-limited) and counted while the server keeps accepting the

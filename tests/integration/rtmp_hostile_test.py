@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Issue 11's RTMP holes, tried as an attacker would while a legitimate publisher and player run
 (the player's capture must stay byte-exact throughout):
 

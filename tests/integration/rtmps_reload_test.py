@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """RTMPS certificate reload (docs/tls.md): when the certificate and key files change, new TLS
 handshakes get the new certificate within a few seconds, while a player connected over TLS before
 the change goes on playing; a broken new pair keeps the certificate in use (with an error line);

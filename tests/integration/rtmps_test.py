@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """RTMPS (docs/tls.md): with `rtmps: { listen, cert, key }` and a certificate the test makes with
 openssl, ffmpeg publishes over TLS and players over TLS (ffmpeg, GStreamer) and plain RTMP get
 the published packets unchanged; a client that verifies accepts the certificate for its name and

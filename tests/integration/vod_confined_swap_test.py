@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Issue 11, finding 5: no time-of-check/time-of-use gap in VOD opens. A thread keeps swapping a
 folder inside the media root for a symlink to a folder outside that holds a different file under
 the same name, while the test plays that name hundreds of times over RTMP (play and

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """VOD: rtmpdump and ffmpeg download an FLV, a faststart MP4 and a moov-at-end MP4 (all generated
 by ffmpeg): the received packets equal the source's (payload hashes and timestamps), the duration
 matches, sending is paced (not the whole file at once), and getStreamLength answers."""

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Hostile VOD names and broken files. Path traversal (../, absolute, URL-encoded, mp4:../,
 backslashes, a symlink out of the root) is refused with StreamNotFound, nothing outside the root
 leaks, and the connection stays usable. Truncated and lying files give the player a clean error

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """VOD pause/unpause through librtmp (tools/librtmp-player, an implementation independent of ours):
 Pause.Notify, no media sent while paused beyond what was already in flight, Unpause.Notify, then
 media continues where it stopped (timestamps do not jump back or skip ahead)."""

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """300 concurrent VOD players (one sluice-bench process) for 20 s: all receive valid data starting
 on a keyframe, at real-time pace (no stalls), and the server's memory per player is reported."""
 import json

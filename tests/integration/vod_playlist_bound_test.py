@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Issue 11, finding 4: the RTMP VOD playlist is bounded. While one stream plays, a client sends
 thousands of play(reset=false): first with 60 KB names (refused for apps.vod.name_max_bytes), then
 with 1000-byte names (64 queued, every further one refused for playlist_max_entries). Each refusal

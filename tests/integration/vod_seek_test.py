@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """VOD seek and stop through play's start/duration (rtmpdump -A/-B): the first video packet is a
 keyframe at or just before the start, and the stream stops at the stop time. Also the seek
 command, pause/unpause and playlists (play with reset=false) through rtmp-probe."""

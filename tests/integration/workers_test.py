@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Several worker loops (workers: 3): connections go to the loops in turn, so the publisher and
 its players sit on different loops. Players on every loop (rtmpdump, ffmpeg, late joiners) get the
 source's packets from a keyframe on; the API merges every loop's players and clients; a second

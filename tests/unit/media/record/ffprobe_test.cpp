@@ -21,6 +21,7 @@ using namespace sluice::media;
 using namespace sluice::media::record;
 using namespace sluice::media::record::test;
 using sluice::test::read_file;
+using sluice::test::skipped_without;
 using sluice::test::run;
 using sluice::test::TempDir;
 using sluice::test::write_file;
@@ -77,10 +78,7 @@ std::vector<double> numbers(const amf::Value& metadata, const char* name) {
 }  // namespace
 
 TEST_CASE("ffprobe reads the duration of a finalized synthetic recording") {
-  if (!have_tool("ffprobe")) {
-    MESSAGE("ffprobe not installed: skipped");
-    return;
-  }
+  if (skipped_without(have_tool("ffprobe"), "ffprobe")) return;
   TempDir dir("sluice-record");
   const Bytes part = part_bytes(recording_tags(250));
   const FinalizePlan plan = plan_for(part);
@@ -90,10 +88,7 @@ TEST_CASE("ffprobe reads the duration of a finalized synthetic recording") {
 }
 
 TEST_CASE("an ffmpeg FLV torn like a crashed .part: same packets, ffmpeg's own keyframe index") {
-  if (!have_tool("ffmpeg") || !have_tool("ffprobe")) {
-    MESSAGE("ffmpeg or ffprobe not installed: skipped");
-    return;
-  }
+  if (skipped_without(have_tool("ffmpeg") && have_tool("ffprobe"), "ffmpeg/ffprobe")) return;
   TempDir dir("sluice-record");
   const std::string source = dir.file("source.flv");
   const std::string cmd = "ffmpeg -v error -y -f lavfi -i testsrc=size=64x48:rate=10 -f lavfi -i sine=sample_rate=8000 "

@@ -33,6 +33,7 @@ using Bytes = std::vector<uint8_t>;
 using sluice::test::have_ffmpeg_tools;
 using sluice::test::index_to_flv;
 using sluice::test::read_file;
+using sluice::test::skipped_without;
 using sluice::test::run;
 using sluice::test::TempDir;
 using sluice::test::write_file;
@@ -212,33 +213,24 @@ void check_ffmpeg_mp4(const std::string& encode_args, const std::string& name, b
 }  // namespace
 
 TEST_CASE("ffmpeg MP4 with moov at the end matches ffprobe") {
-  if (!have_ffmpeg_tools()) {
-    MESSAGE("ffmpeg/ffprobe not installed: skipped");
-    return;
-  }
+  if (skipped_without(have_ffmpeg_tools(), "ffmpeg/ffprobe")) return;
   check_ffmpeg_mp4("-c:v libx264 -g 25 -c:a aac", "x.mp4", true);
 }
 
 TEST_CASE("ffmpeg faststart MP4 matches ffprobe") {
-  if (!have_ffmpeg_tools()) {
-    MESSAGE("ffmpeg/ffprobe not installed: skipped");
-    return;
-  }
+  if (skipped_without(have_ffmpeg_tools(), "ffmpeg/ffprobe")) return;
   check_ffmpeg_mp4("-c:v libx264 -g 25 -c:a aac -movflags +faststart", "fast.mp4", true);
 }
 
 TEST_CASE("ffmpeg QuickTime MOV (esds inside the sound description's wave atom) matches ffprobe") {
-  if (!have_ffmpeg_tools()) {
-    MESSAGE("ffmpeg/ffprobe not installed: skipped");
-    return;
-  }
+  if (skipped_without(have_ffmpeg_tools(), "ffmpeg/ffprobe")) return;
   check_ffmpeg_mp4("-c:v libx264 -g 25 -c:a aac", "x.mov", true);
 }
 
 TEST_CASE("ffmpeg HEVC + MP3 MP4 matches ffprobe") {
-  if (!have_ffmpeg_tools() || !run("ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265 && "
-                            "ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libmp3lame")) {
-    MESSAGE("ffmpeg without libx265/libmp3lame: skipped");
+  if (skipped_without(have_ffmpeg_tools() && run("ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libx265 && "
+                                                 "ffmpeg -hide_banner -encoders 2>/dev/null | grep -q libmp3lame"),
+                      "ffmpeg with libx265 and libmp3lame")) {
     return;
   }
   // ffmpeg 5 cannot read Enhanced RTMP FLV, so no round trip here.
@@ -246,10 +238,7 @@ TEST_CASE("ffmpeg HEVC + MP3 MP4 matches ffprobe") {
 }
 
 TEST_CASE("ffmpeg FLV matches ffprobe, whole or read in small pieces") {
-  if (!have_ffmpeg_tools()) {
-    MESSAGE("ffmpeg/ffprobe not installed: skipped");
-    return;
-  }
+  if (skipped_without(have_ffmpeg_tools(), "ffmpeg/ffprobe")) return;
   TempDir dir("sluice-vod");
   const std::string path = dir.file("x.flv");
   ffmpeg(kTestSource + "-c:v libx264 -g 25 -c:a aac '" + path + "'");

@@ -229,9 +229,12 @@ TEST_CASE("SNI chooses the certificate; a wildcard matches one label") {
   REQUIRE_MESSAGE(sctx.ok(), sctx.error().message());
   auto cctx = TlsContext::client(false);
   REQUIRE(cctx.ok());
-  for (const auto& [name, subject] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& names : std::vector<std::pair<std::string, std::string>>{
            {"other.test", "/CN=other.test"}, {"rtmp.test", "/CN=rtmp.test"}, {"cam.live.test", "/CN=rtmp.test"},
            {"unknown.test", "/CN=rtmp.test"}}) {
+    // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+    const std::string& name = names.first;
+    const std::string& subject = names.second;
     CAPTURE(name);
     TlsTransform server(*sctx), client(*cctx, name);
     std::vector<uint8_t> a, b;

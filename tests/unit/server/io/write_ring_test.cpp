@@ -45,7 +45,7 @@ struct Pair {
   }
 };
 
-struct Recorder : RingWriteTarget {
+struct Recorder final : RingWriteTarget {
   std::vector<int> results;
   void on_ring_write(int result) override { results.push_back(result); }
 };
