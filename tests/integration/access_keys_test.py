@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -95,12 +96,24 @@ try:
                                    "-t", "12", "-c", "copy", "-f", "flv", "-y", os.path.join(tmp, "ref.flv")],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    # ---- stream keys
+    # ---- stream keys: the publishes that must succeed, at once (each streams 2 s in real time;
+    # they are different streams, so one after the other would only wait).
+    accepted = {key: server.url(f"live/k-{key}?key={key}") for key in ("k-inline", "k-file-2", "k-env-2")}
+    accepted["solo"] = server.url("live/solo?key=k-solo")
+    # OBS's fields: server rtmp://host/live, stream key "cam?key=..." is the same as the URL.
+    accepted["k%2Dinline"] = server.url("live/cam?key=k%2Dinline")
+    results = {}
+    workers = [threading.Thread(target=lambda k=k, u=u: results.__setitem__(k, ffmpeg_publish_once(u, 2)))
+               for k, u in accepted.items()]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
     for key in ("k-inline", "k-file-2", "k-env-2"):
-        rc, err, _ = ffmpeg_publish_once(server.url(f"live/k-{key}?key={key}"), 2)
+        rc, err, _ = results[key]
         check(rc == 0, f"publish with key {key} (inline, file, env): ffmpeg exits 0 ({err.strip()[:120]})")
-    rc, err, _ = ffmpeg_publish_once(server.url("live/solo?key=k-solo"), 2)
-    check(rc == 0, "the per-stream key of 'solo' publishes 'solo'")
+    check(results["solo"][0] == 0, "the per-stream key of 'solo' publishes 'solo'")
+    check(results["k%2Dinline"][0] == 0, "a percent-encoded key is decoded once (k%2Dinline is k-inline)")
     rc, err, took = ffmpeg_publish_once(server.url("live/other?key=k-solo"))
     check(rc != 0 and "wrong key" in err, f"solo's key does not publish 'other' (ffmpeg: {err.strip()[:160]!r})")
     rc, err, took = ffmpeg_publish_once(server.url("live/cam?key=nope"))
@@ -109,9 +122,6 @@ try:
     check(took < 5, f"a refused ffmpeg stops at once instead of retrying ({took:.1f} s)")
     rc, err, _ = ffmpeg_publish_once(server.url("live/cam"))
     check(rc != 0 and "a key or a signed URL is required" in err, f"no key: refused with the reason ({err.strip()[:160]!r})")
-    # OBS's fields: server rtmp://host/live, stream key "cam?key=..." is the same as the URL above.
-    rc, err, _ = ffmpeg_publish_once(server.url("live/cam?key=k%2Dinline"), 2)
-    check(rc == 0, "a percent-encoded key is decoded once (k%2Dinline is k-inline)")
 
     # GStreamer's rtmp2sink with the key in the URL, and a wrong one.
     def gst_publish(url):
@@ -207,7 +217,8 @@ try:
     time.sleep(1.5)
     st, body = http_get(http_url)
     check(st == 503 and b"players_per_stream=2" in body, f"a third player of one stream: 503 ({st} {body[:90]!r})")
-    for h in holders:
+    for h in holders:  # they leave
+        h.terminate()
         h.wait()
     time.sleep(0.5)
     p = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", http_url],
