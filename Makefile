@@ -60,8 +60,8 @@ fuzz: fuzz-build
 fuzz-long: fuzz-build
 	tools/run-fuzzers.sh --each $(FUZZ_LONG_SECONDS) $(TEST_DIR)
 
-# gcc's warnings as errors on every C++ file of the sanitizer build, without code generation
-# (tools/gcc-warnings.sh): the compiler the release build and `make run` use stays clean.
+# gcc's warnings as errors on every product file of the sanitizer build, compiled at -O0 through
+# ccache (tools/gcc-warnings.sh): the compiler the release build and `make run` use stays clean.
 gcc-warnings: test-build
 	tools/gcc-warnings.sh $(TEST_DIR)
 

@@ -157,9 +157,12 @@ try:
     check(d["reason"] == "FCUnpublish", f"and why it ended ({d['reason']})")
     pd = hook_calls("play_done", "ref")
     check(len(pd) == 1 and pd[0][2] >= hook_calls("play", "ref")[0][2], "play_done once, after play")
-    # A publisher still on when the server stops: its publish_done still arrives.
+    # A publisher still on when the server stops: its publish_done still arrives. The stop waits
+    # for its publish to be taken (a fixed 1.5 s was once too short for ffmpeg to even connect
+    # beside a loaded suite, and a publish that never began has nothing to end).
     last = publish_ffmpeg(src, server.url("live/last"), loop=True)
-    time.sleep(1.5)
+    check(wait_for(lambda: "event=publish app=live stream=last " in server.log_text(), 15),
+          "the last publisher is publishing")
 finally:
     rc = server.stop()
     for name in ("ref", "renamed", "last"):
