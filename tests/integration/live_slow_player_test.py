@@ -35,6 +35,12 @@ for _ in range(18):
 lines = watcher.lines()
 for g in good:
     g.wait()
+# When the stopped player is closed depends on how much its socket buffers took first: the kernel
+# sizes a loopback receive buffer by how fast the reader read before it stopped, and a stopped
+# rtmpdump was seen to absorb from 5.9 MB (closed 11 s after its play, the usual) to 12.7 MB (still
+# open at 20 s, beside a loaded suite) at 6 Mb/s. The hard limit follows that by 4 s of media, so
+# it is waited for while the publisher still sends (its 30 s file lasts until about 33 s).
+wait_for(lambda: "event=slow_player" in server.log_text(), 10)
 log = server.log_text()
 stopped.send_signal(signal.SIGKILL)
 stopped.wait()
