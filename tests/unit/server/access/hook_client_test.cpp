@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "unit/runqueue_wait.hpp"
+
 extern char** environ;
 
 using namespace sluice::server;
@@ -483,21 +485,6 @@ TEST_CASE("post_reliably: gives up after its attempts; an empty `done` is fine")
   CHECK(f.shut() == 0);
 }
 
-namespace {
-
-// Nanoseconds this thread has spent runnable but waiting for a CPU (the kernel's schedstat).
-uint64_t runqueue_wait_ns() {
-  FILE* f = fopen("/proc/thread-self/schedstat", "r");
-  unsigned long long on_cpu = 0, waited = 0;
-  if (f != nullptr) {
-    if (fscanf(f, "%llu %llu", &on_cpu, &waited) != 2) waited = 0;
-    fclose(f);
-  }
-  return waited;
-}
-
-}  // namespace
-
 TEST_CASE("the loop keeps running while slow hooks are in flight") {
   Fixture f;
   const std::string slow = server().url("/slow");  // started before the heartbeat: its start blocks
@@ -512,12 +499,12 @@ TEST_CASE("the loop keeps running while slow hooks are in flight") {
   uv_timer_init(&f.loop, &heartbeat);
   heartbeat.data = &beat;
   beat.last_ns = uv_hrtime();
-  beat.last_wait_ns = runqueue_wait_ns();
+  beat.last_wait_ns = sluice::test::runqueue_wait_ns();
   uv_timer_start(
       &heartbeat,
       [](uv_timer_t* t) {
         auto* b = static_cast<Beat*>(t->data);
-        const uint64_t now = uv_hrtime(), wait = runqueue_wait_ns();
+        const uint64_t now = uv_hrtime(), wait = sluice::test::runqueue_wait_ns();
         const uint64_t gap = now - b->last_ns, waited = wait - b->last_wait_ns;
         b->max_gap_ns = std::max(b->max_gap_ns, gap);
         b->max_own_gap_ns = std::max(b->max_own_gap_ns, gap > waited ? gap - waited : 0);
