@@ -1,5 +1,6 @@
 #include "server/relay/relay_client.hpp"
 
+#include "protocol/status.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/write_batch.hpp"
 #include "server/live/wire_body.hpp"
@@ -128,19 +129,21 @@ void RelayClient::on_result(const protocol::ResultEvent& e) {
 void RelayClient::on_status(const protocol::StatusEvent& e) {
   const std::string code = e.code();
   if (e.name != "onStatus") return;  // onFCPublish / onFCUnpublish: informative
+  using protocol::Status;
+  const auto is = [&code](Status s) { return code == protocol::status_code(s); };
   if (settings_.role == Role::Push) {
-    if (code == "NetStream.Publish.Start") return go_live();
-    if (e.level() == "error" || code == "NetStream.Publish.BadName") {
+    if (is(Status::PublishStart)) return go_live();
+    if (e.level() == "error" || is(Status::PublishBadName)) {
       close("publish refused: " + code + " " + e.info.get_string("description"));
     }
     return;
   }
-  if (code == "NetStream.Play.Start" || code == "NetStream.Play.PublishNotify") {
+  if (is(Status::PlayStart) || is(Status::PlayPublishNotify)) {
     if (!live_) return go_live();
-    if (code == "NetStream.Play.PublishNotify" && owner_) owner_->relay_live(*this);
+    if (is(Status::PlayPublishNotify) && owner_) owner_->relay_live(*this);
     return;
   }
-  if (code == "NetStream.Play.UnpublishNotify" || code == "NetStream.Play.Stop") {
+  if (is(Status::PlayUnpublishNotify) || is(Status::PlayStop)) {
     media_flowing_ = false;
     if (owner_) owner_->relay_source_end(*this);
     return;
