@@ -64,8 +64,13 @@ def download(client, name, out):
     return time.time() - t0
 
 
+source_packets = {}  # ffprobe's packets of each source, read once for both of its clients
+
+
 def check_download(label, client, source, out, took):
-    src = ffprobe_packets(source)
+    if source not in source_packets:
+        source_packets[source] = ffprobe_packets(source)
+    src = source_packets[source]
     got = ffprobe_packets(out)
     tag = f"{label} via {client}"
     check(len(got) == len(src), f"{tag}: {len(got)} packets, source has {len(src)}")
@@ -96,8 +101,9 @@ plays = [(label, client, name, source, os.path.join(server.dir, f"{client}-{i}.f
          for i, (label, name, source) in enumerate(cases) for client in ("rtmpdump", "ffmpeg")]
 last = next(p for p in plays if p[2] == "movie" and p[1] == "ffmpeg")
 first = [p for p in plays if p is not last]
-for _, _, _, source, _ in first:
-    open(source, "rb").read()  # into the page cache, for the check of the cached read path below
+for source in {p[3] for p in first}:
+    with open(source, "rb") as f:
+        f.read()  # into the page cache, for the check of the cached read path below
 check(resident(flv), "movie.flv is in the page cache before the first plays")
 took = {}
 threads = [threading.Thread(target=lambda p=p: took.__setitem__(p, download(p[1], p[2], p[4]))) for p in first]
