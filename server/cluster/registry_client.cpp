@@ -1,16 +1,11 @@
 #include "server/cluster/registry_client.hpp"
 
-// hiredis's libuv adapter is a header of static C functions; it is included here only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
-#pragma GCC diagnostic pop
 
 #include <memory>
 
+#include "server/cluster/hiredis_uv.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
 
@@ -19,9 +14,8 @@ namespace sluice::server::cluster {
 namespace {
 
 constexpr uint64_t kPingMs = 5000;
-// A connect that has not finished by then is given up and retried. Besides a Redis that does not
-// answer, this covers hiredis 0.14's libuv adapter, which ignores the error status libuv reports
-// for a refused connect (the connect callback would never come).
+// A connect that has not finished by then (a Redis host that drops the SYN) is given up and retried;
+// a refused connect is reported at once (server/cluster/hiredis_uv.hpp).
 constexpr uint64_t kConnectTimeoutMs = 1500;
 
 RegistryReply convert(const redisReply* r) {
@@ -116,7 +110,11 @@ void RegistryClient::connect() {
     return lost(why);
   }
   ctx_->data = this;
-  redisLibuvAttach(ctx_, loop_);
+  if (!attach_to_loop(ctx_, loop_)) {
+    redisAsyncFree(ctx_);
+    ctx_ = nullptr;
+    return lost("cannot watch the socket");
+  }
   redisAsyncSetConnectCallback(ctx_, &RegistryClient::on_connect);
   redisAsyncSetDisconnectCallback(ctx_, &RegistryClient::on_disconnect);
   uv_timer_start(

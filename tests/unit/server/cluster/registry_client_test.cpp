@@ -220,3 +220,35 @@ TEST_CASE("a wrong password is refused and said; Redis going away answers nullop
   CHECK(call(l, client, {"PING"})->str == "PONG");
   finish(l, client);
 }
+
+// A Redis that dies with one of our commands unread resets the connection (no orderly close).
+// The loop must hear it at once, not at its next PING 5 s later: /readyz answers from it.
+TEST_CASE("a reset from a dying Redis is noticed at once") {
+  Redis redis(free_port());
+  Loop l;
+  auto cfg = cluster_config(redis.port);
+  bool answered = false;  // before the client: its destructor answers what is still pending
+  std::optional<RegistryReply> reply;
+  RegistryClient client(&l.loop, cfg, "test");
+  int downs = 0;
+  client.start([&](bool up) { downs += up ? 0 : 1; });
+  REQUIRE(l.run_until([&] { return client.connected(); }));
+  // Stopped, Redis leaves our command in its socket buffer; killed, its kernel resets the
+  // connection because of that unread data.
+  REQUIRE(::kill(redis.pid, SIGSTOP) == 0);
+  client.send({{"PING"}}, [&](std::optional<RegistryReply> r) {
+    reply = std::move(r);
+    answered = true;
+  });
+  l.run_until([] { return false; }, 100ms);  // the command is written
+  CHECK_FALSE(answered);
+  redis.kill_now();
+  const auto t0 = std::chrono::steady_clock::now();
+  // The reset arrives within a millisecond on loopback; the next PING would come after 5 s.
+  REQUIRE(l.run_until([&] { return !client.connected(); }, 1000ms));
+  CHECK(std::chrono::steady_clock::now() - t0 < 1000ms);
+  CHECK(downs == 1);
+  CHECK(answered);
+  CHECK_FALSE(reply);  // the command in flight is answered with nullopt
+  finish(l, client);
+}
