@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "server/cluster/cluster_service.hpp"
-#include "server/http_figures.hpp"
+#include "server/api/http_figures.hpp"
 #include "server/io/logging.hpp"
 #include "server/server.hpp"
 

@@ -21,7 +21,7 @@
 #include "server/io/logging.hpp"
 #include "server/io/net_address.hpp"
 #include "server/io/uv_handle.hpp"
-#include "server/stats_api.hpp"
+#include "server/api/stats_api.hpp"
 
 namespace sluice::server {
 
@@ -59,6 +59,16 @@ Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_
 Server::~Server() = default;
 
 size_t Server::http_connection_count() const { return http_ ? http_->total_connections() : 0; }
+
+void Server::for_each_other_loop_client(const std::function<void(const nlohmann::json&)>& row) {
+  if (!mesh_) return;
+  const uint64_t now = now_ms();
+  for (const auto& shared : mesh_->clients(worker_)) {
+    for (const auto& client : *shared) {
+      if (!kicked_clients_.contains(client["id"].get<uint64_t>(), now)) row(client);
+    }
+  }
+}
 
 HttpApiReply Server::reply(const HttpRequest& req, uint64_t self_id) {
   return http_api_reply(*this, *http_, req, self_id);

@@ -27,7 +27,8 @@
 #include "server/io/listener.hpp"
 #include "server/io/loop_context.hpp"
 #include "server/io/proxy_header_reader.hpp"
-#include "server/kicked_clients.hpp"
+#include "server/api/api_view.hpp"
+#include "server/api/kicked_clients.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "server/rtmp/connection.hpp"
@@ -45,7 +46,7 @@ namespace cluster {
 class ClusterService;
 }
 
-class Server final : public HttpApi {
+class Server final : public HttpApi, public ApiView {
  public:
   // mesh is nullptr for a single loop; worker is this loop's index in the mesh.
   // hls is what the workers share of their HLS muxers (one per server; nullptr: this one has its own),
@@ -64,51 +65,42 @@ class Server final : public HttpApi {
   // Graceful stop (SIGINT/SIGTERM): stop accepting, end streams, close connections, let the loop end.
   void stop();
 
-  const config::Config& config() const { return config_; }
-  StreamRegistry& registry() { return registry_; }
+  const config::Config& config() const override { return config_; }
+  StreamRegistry& registry() override { return registry_; }
   AccessGate& gate() { return gate_; }
-  uint64_t now_ms() const { return context_.now_ms(); }
+  uint64_t now_ms() const override { return context_.now_ms(); }
   // The ports actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
   // RTMP connections of every worker.
-  size_t connection_count() const { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
-  WorkerMesh* mesh() { return mesh_; }
-  // Worker 0: clients of other loops a DELETE asked to close (server/kicked_clients.hpp).
-  KickedClients& kicked_clients() { return kicked_clients_; }
+  size_t connection_count() const override { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
+  WorkerMesh* mesh() override { return mesh_; }
+  // Worker 0: clients of other loops a DELETE asked to close (server/api/kicked_clients.hpp).
+  KickedClients& kicked_clients() override { return kicked_clients_; }
   // The client rows the other loops published (worker_clients()), less those a DELETE asked to
   // close: what the API lists, and what a DELETE can find, for connections on other loops.
-  template <class F>
-  void for_each_other_loop_client(F&& f) {
-    if (!mesh_) return;
-    const uint64_t now = now_ms();
-    for (const auto& shared : mesh_->clients(worker_)) {
-      for (const auto& row : *shared) {
-        if (!kicked_clients_.contains(row["id"].template get<uint64_t>(), now)) f(row);
-      }
-    }
-  }
-  const LoopLag& loop_lag() const { return loop_lag_; }
-  RelayManager& relays() { return *relays_; }
+  void for_each_other_loop_client(const std::function<void(const nlohmann::json&)>& row) override;
+  const LoopLag& loop_lag() const override { return loop_lag_; }
+  RelayManager& relays() override { return *relays_; }
   // This loop's part in the cluster (docs/cluster.md); null on a single node.
-  cluster::ClusterService* cluster() { return cluster_.get(); }
+  cluster::ClusterService* cluster() override { return cluster_.get(); }
   // How long this loop now holds live media before writing it (server/io/write_hold.hpp).
-  uint64_t write_hold_ms() const { return context_.flush_hold_ms(); }
-  uint32_t worker() const { return worker_; }
+  uint64_t write_hold_ms() const override { return context_.flush_hold_ms(); }
+  uint32_t worker() const override { return worker_; }
   // After the loop ended (all workers joined): closes the mesh wake-up handle.
   void close_mesh_handle();
   // This loop's HTTP side (nullptr when http.enabled is false); the HTTP connections of every
   // loop count against rtmp.max_connections together with the RTMP ones.
-  HttpService* http() { return http_.get(); }
-  HlsService& hls() { return *hls_; }
+  HttpService* http() override { return http_.get(); }
+  HlsService& hls() override { return *hls_; }
   // HTTP connections of every loop.
-  size_t http_connection_count() const;
+  size_t http_connection_count() const override;
   // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
-  const std::unordered_set<RtmpConnection*>& connections() const { return connections_; }
-  uint64_t started_ms() const { return started_ms_; }
+  const std::unordered_set<RtmpConnection*>& connections() const override { return connections_; }
+  uint64_t started_ms() const override { return started_ms_; }
   // SIGTERM or SIGINT came: no new clients (/readyz says 503), whether draining or stopping.
-  bool stopping() const { return stopping_ || draining_; }
+  bool stopping() const override { return stopping_ || draining_; }
   // The drain (shutdown.drain, server/drain.cpp) is under way and stop() has not come yet.
-  bool draining() const { return draining_ && !stopping_; }
+  bool draining() const override { return draining_ && !stopping_; }
 
   // The stats API (HttpApi, for the HTTP side).
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;

@@ -1,6 +1,6 @@
 // The stats API and Prometheus metrics, as the HTTP side sees them: a request goes in, a reply
 // comes out. The answers need the whole server's state (every wing's connections and streams), so
-// the composition root implements this (server/stats_api.hpp):
+// the composition root implements this through the API wing (server/api/stats_api.hpp):
 //   GET    /api/v1/server              version, uptime, connections, bytes, requests
 //   GET    /api/v1/streams             every stream: codecs, publisher, players, rates, GOP cache
 //   GET    /api/v1/streams/{app}/{s}   one stream

@@ -173,7 +173,15 @@ def check_page(name, r, low_latency):
     last = r["last"] or {}
     check(r["firstFrameAfterS"] is not None, f"page {name}: the video starts ({r['firstFrameAfterS']} s after the click)")
     back = SEEK_BACK_S if "seekedBackAt" in r else 0
-    check(r["advancedS"] >= PLAY_S - 0.5 and r["advancedS"] + back >= r["overWallS"] * 0.85,
+    kept_pace = r["advancedS"] >= PLAY_S - 0.5 and r["advancedS"] + back >= r["overWallS"] * 0.85
+    if not kept_pace:  # where the time went: the page's samples, 4 a second
+        print(f"INFO page {name}: seeked back at sample {r.get('seekedBackAt')} to {r.get('seekTarget')}")
+        for s in r["samples"]:
+            print(f"INFO page {name}: wall {s['wall']:6.2f} t {s['currentTime']:6.2f} buffered to "
+                  f"{s['bufferedEnd']} ready {s['readyState']} waiting {s['waiting']} paused {s['paused']} "
+                  f"rate {s['playbackRate']} latency {s['latency']}")
+        print(f"INFO page {name}: hls.js events {r['hlsErrors'][:5]}")
+    check(kept_pace,
           f"page {name}: currentTime advanced {r['advancedS']:.2f} s (+{back} s sought back) in "
           f"{r['overWallS']:.2f} s of wall time")
     check((last.get("videoWidth"), last.get("videoHeight")) == (320, 240), f"page {name}: the video is 320x240")

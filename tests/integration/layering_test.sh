@@ -2,8 +2,8 @@
 # The floors of docs/architecture.md, checked on the include lines of every source file:
 #   base -> protocol -> media -> config -> server/io -> server/{live,vod,access,record} ->
 #   server/{relay,hls} (on live/) -> server/cluster (on relay/) -> server/{rtmp,http}
-#   -> server/ (the composition root: the files directly in server/, e.g. server.*, stats_api.*,
-#   record_api.*, main.cpp)
+#   -> server/api (the stats API and /metrics, reading the loop through ApiView)
+#   -> server/ (the composition root: the files directly in server/: server.*, drain.cpp, main.cpp)
 # A file may include its own folder and the floors below it, never a floor above it or a sibling
 # wing. base/, protocol/, media/ and config/ are sans-I/O: no libuv, sockets, spdlog, and yaml-cpp
 # only inside config/*.cpp; OpenSSL only in protocol/ (the handshake HMAC).
@@ -38,6 +38,8 @@ check_floor "server/cluster" "$low|server/io/|server/live/|server/relay/|server/
 mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|server/relay/|server/hls/|server/cluster/"
 check_floor "server/rtmp" "$mid|server/rtmp/" "server/rtmp/ sees the wings below, not server/http/ or the root"
 check_floor "server/http" "$mid|server/http/" "server/http/ sees the wings below, not server/rtmp/ or the root"
+# The API wing reads every wing below and the loop through ApiView, never the composition root.
+check_floor "server/api" "$mid|server/rtmp/|server/http/|server/api/" "server/api/ sees the wings below, not the composition root"
 check_floor "tools bench/load" 'base/|protocol/|media/|bench/load/' "tools/ and bench/load/ use only base/, protocol/ and media/"
 
 # media/ uses RTMP in its .cpp files only where it must; its headers stay free of protocol/.
@@ -56,10 +58,14 @@ bad=$(grep -rln '#include *<yaml-cpp' base protocol media config/*.hpp 2>/dev/nu
 bad=$(grep -rln '#include *<openssl/' base media config || true)
 [ -z "$bad" ] || fail "OpenSSL outside protocol/ and server/" "$bad"
 
-# The composition root is included by nothing but itself (the files directly in server/).
-bad=$(grep -rnE '#include "server/(server|stats_api)\.hpp"' server --include=*.cpp --include=*.hpp |
+# The composition root is included by nothing but itself (the files directly in server/), and the
+# API wing by nothing but the root and itself.
+bad=$(grep -rnE '#include "server/[a-z_]+\.hpp"' server --include=*.cpp --include=*.hpp |
       grep -vE '^server/[^/]+\.(cpp|hpp):' || true)
-[ -z "$bad" ] || fail "the composition root (server/server.hpp, server/stats_api.hpp) included from a wing" "$bad"
+[ -z "$bad" ] || fail "the composition root (server/server.hpp and its siblings) included from a wing" "$bad"
+bad=$(grep -rnE '#include "server/api/' server --include=*.cpp --include=*.hpp |
+      grep -vE '^server/([^/]+|api/[^/]+)\.(cpp|hpp):' || true)
+[ -z "$bad" ] || fail "the API wing (server/api/) included from another wing" "$bad"
 
 [ $status -eq 0 ] && echo "PASS: the floors hold"
 exit $status

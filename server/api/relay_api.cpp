@@ -1,15 +1,16 @@
-#include "server/relay_api.hpp"
+#include "server/api/relay_api.hpp"
 
 #include <cstdio>
 #include <map>
 
 #include "config/relay.hpp"
 #include "server/access/query.hpp"
-#include "server/api_json.hpp"
+#include "server/api/api_json.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "server/relay/relay_manager.hpp"
 #include "server/relay/runtime_targets.hpp"
-#include "server/server.hpp"
+#include "server/api/api_view.hpp"
+#include "config/config.hpp"
 
 namespace sluice::server {
 
@@ -30,7 +31,7 @@ std::vector<std::string> split_names(const std::string& list) {
   return out;
 }
 
-HttpApiReply add_target(Server& server, const HttpRequest& req) {
+HttpApiReply add_target(ApiView& server, const HttpRequest& req) {
   RuntimeTarget t;
   t.app = query_param(req.query, "app").value_or("");
   t.url = query_param(req.query, "url").value_or("");
@@ -49,7 +50,7 @@ HttpApiReply add_target(Server& server, const HttpRequest& req) {
 
 }  // namespace
 
-json all_relays(Server& server) {
+json all_relays(ApiView& server) {
   json out = server.relays().status();
   if (WorkerMesh* mesh = server.mesh()) {
     for (const auto& shared : mesh->snapshots(server.worker())) {
@@ -69,7 +70,7 @@ json all_relays(Server& server) {
   return out;
 }
 
-HttpApiReply relays_api(Server& server, const HttpRequest& req, const std::string& path) {
+HttpApiReply relays_api(ApiView& server, const HttpRequest& req, const std::string& path) {
   if (path == "/api/v1/relays") {
     if (req.method != "GET" && req.method != "HEAD") return error_reply(405, "use GET");
     return json_reply(200, all_relays(server));
@@ -89,7 +90,7 @@ HttpApiReply relays_api(Server& server, const HttpRequest& req, const std::strin
   return error_reply(404, "no such relay resource (see docs/relays.md)");
 }
 
-void relay_metrics(Server& server, std::string& m) {
+void relay_metrics(ApiView& server, std::string& m) {
   json all = all_relays(server);
   std::map<std::string, double> push_states{{"connecting", 0}, {"live", 0}, {"waiting", 0}, {"stopped", 0}};
   std::map<std::string, double> pull_states{{"connecting", 0}, {"live", 0}, {"waiting", 0}, {"ended", 0}};

@@ -4,7 +4,7 @@
 //                                         adds a push target to app A (its live streams and the ones
 //                                         published later); 201 with the target's id
 //   DELETE /api/v1/relays/push/<id>       removes a target added so (its pushes end cleanly)
-// Targets added here last until the server stops. Part of the composition root, like stats_api.cpp.
+// Targets added here last until the server stops. Part of the API wing, like stats_api.cpp.
 #pragma once
 
 #include <string>
@@ -16,13 +16,13 @@
 
 namespace sluice::server {
 
-class Server;
+class ApiView;
 
 // path is percent-decoded and has no trailing '/'.
-HttpApiReply relays_api(Server& server, const HttpRequest& req, const std::string& path);
+HttpApiReply relays_api(ApiView& server, const HttpRequest& req, const std::string& path);
 // Every worker's relays, merged: {"push": [...], "pull": [...]}.
-nlohmann::json all_relays(Server& server);
+nlohmann::json all_relays(ApiView& server);
 // The relay series of /metrics, appended to m.
-void relay_metrics(Server& server, std::string& m);
+void relay_metrics(ApiView& server, std::string& m);
 
 }  // namespace sluice::server

@@ -1,7 +1,7 @@
 // The HTTP side's figures for the stats API, over every worker loop (each serves HTTP, docs/http.md
 // "HTTP on every loop"): a loop other than worker 0's puts its own into its snapshot
 // (http_loop_json, http_clients_json), worker 0 adds them to its live ones (http_totals).
-// Part of the composition root, like stats_api.cpp.
+// Part of the API wing, like stats_api.cpp.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,7 +14,7 @@
 namespace sluice::server {
 
 class HttpService;
-class Server;
+class ApiView;
 
 struct HttpTotals {
   uint64_t bytes_in = 0;   // closed and open connections
@@ -29,7 +29,7 @@ HttpTotals http_loop_totals(const HttpService* http);
 // The same as JSON, for the loop's snapshot.
 nlohmann::json http_loop_json(const HttpService& http);
 // Every loop's: `http`'s live figures and the other workers' snapshots.
-HttpTotals http_totals(Server& server, const HttpService* http);
+HttpTotals http_totals(ApiView& server, const HttpService* http);
 
 // The loop's HTTP connections as rows of /api/v1/clients.
 void add_http_clients(const HttpService& http, uint64_t now_ms, uint32_t worker, nlohmann::json& rows);

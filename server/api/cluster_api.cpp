@@ -1,17 +1,17 @@
-#include "server/cluster_api.hpp"
+#include "server/api/cluster_api.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "server/cluster/cluster_service.hpp"
-#include "server/server.hpp"
+#include "server/api/api_view.hpp"
 
 namespace sluice::server {
 
 using nlohmann::json;
 
-json cluster_loop_json(Server& server) {
+json cluster_loop_json(ApiView& server) {
   cluster::ClusterService* c = server.cluster();
   if (c == nullptr) return nullptr;
   return json{{"connected", c->client().connected()},
@@ -20,7 +20,7 @@ json cluster_loop_json(Server& server) {
               {"owned", c->book().owned()}};
 }
 
-json cluster_json(Server& server, const json& loops) {
+json cluster_json(ApiView& server, const json& loops) {
   cluster::ClusterService* c = server.cluster();
   if (c == nullptr) return nullptr;
   const config::ClusterConfig& cfg = c->config();
@@ -42,7 +42,7 @@ json cluster_json(Server& server, const json& loops) {
               {"owned", owned}};
 }
 
-json cluster_view_json(Server& server) {
+json cluster_view_json(ApiView& server) {
   cluster::ClusterService* c = server.cluster();
   if (c == nullptr) return nullptr;
   const cluster::ClusterView& v = c->view();

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "media/codec_info.hpp"
-#include "server/json_writer.hpp"
+#include "server/api/json_writer.hpp"
 
 namespace sluice::server {
 

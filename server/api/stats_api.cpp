@@ -1,4 +1,4 @@
-#include "server/stats_api.hpp"
+#include "server/api/stats_api.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,22 +9,27 @@
 #include <optional>
 #include <vector>
 
-#include "server/api_json.hpp"
+#include "server/api/api_json.hpp"
 #include "server/cluster/cluster_service.hpp"
-#include "server/cluster_api.hpp"
-#include "server/hls_api.hpp"
-#include "server/http_figures.hpp"
+#include "server/api/cluster_api.hpp"
+#include "server/api/hls_api.hpp"
+#include "server/api/http_figures.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
-#include "server/record_api.hpp"
-#include "server/relay_api.hpp"
+#include "server/api/record_api.hpp"
+#include "server/api/relay_api.hpp"
 #include "server/relay/relay_manager.hpp"
 #include "server/http/util.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/rtmp/connection.hpp"
-#include "server/server.hpp"
-#include "server/stream_json.hpp"
+#include "server/api/api_view.hpp"
+#include "server/api/kicked_clients.hpp"
+#include "server/io/loop_lag.hpp"
+#include "server/live/stream_registry.hpp"
+#include "server/live/worker_mesh.hpp"
+#include "config/config.hpp"
+#include "server/api/stream_json.hpp"
 
 namespace sluice::server {
 
@@ -66,7 +71,7 @@ json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e) 
 
 // Every worker's view of every stream, merged: players add up, the rest comes from the worker
 // that has the publisher (or, when nobody publishes, from any).
-std::map<std::string, json> merged_streams(Server& server) {
+std::map<std::string, json> merged_streams(ApiView& server) {
   std::map<std::string, json> out;
   auto merge = [&](const std::string& key, json j) {
     auto it = out.find(key);
@@ -98,7 +103,7 @@ json stream_json(const std::string& key, json j, const std::map<std::string, siz
   return j;
 }
 
-json streams_json(Server& server, std::map<std::string, json> streams, HttpService& http) {
+json streams_json(ApiView& server, std::map<std::string, json> streams, HttpService& http) {
   add_hls_streams(server, http, streams);
   auto flv = http_totals(server, &http).flv_readers;
   json arr = json::array();
@@ -119,7 +124,7 @@ struct StreamRow {
 };
 
 // Sorted by key; `snapshots` holds what the remote rows point into.
-std::vector<StreamRow> stream_rows(Server& server, std::vector<std::shared_ptr<const json>>& snapshots) {
+std::vector<StreamRow> stream_rows(ApiView& server, std::vector<std::shared_ptr<const json>>& snapshots) {
   std::vector<StreamRow> rows;
   const auto& entries = server.registry().entries();
   rows.reserve(entries.size());
@@ -161,7 +166,7 @@ std::vector<StreamRow> stream_rows(Server& server, std::vector<std::shared_ptr<c
 
 // GET /api/v1/streams (every stream, an array) or, with `only`, /api/v1/streams/{only} (false
 // when there is no such stream), written into body.
-bool write_streams(Server& server, HttpService& http, const std::string* only, std::string& body) {
+bool write_streams(ApiView& server, HttpService& http, const std::string* only, std::string& body) {
   std::vector<std::shared_ptr<const json>> snapshots;
   std::vector<StreamRow> rows = stream_rows(server, snapshots);
   if (only != nullptr) {
@@ -201,7 +206,7 @@ bool write_streams(Server& server, HttpService& http, const std::string* only, s
   return true;
 }
 
-json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
+json rtmp_client_json(ApiView& server, RtmpConnection& c, const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
   json j{{"id", c.id()},     {"protocol", c.tls() ? "rtmps" : "rtmp"}, {"address", c.peer()},
          {"app", c.app()}, {"worker", server.worker()}};
   auto pub = publishing.find(&c);
@@ -218,14 +223,14 @@ json rtmp_client_json(Server& server, RtmpConnection& c, const std::map<const St
   return j;
 }
 
-std::map<const StreamSocket*, std::vector<std::string>> publishing_keys(Server& server) {
+std::map<const StreamSocket*, std::vector<std::string>> publishing_keys(ApiView& server) {
   std::map<const StreamSocket*, std::vector<std::string>> publishing;
   for (const auto& [key, e] : server.registry().entries())
     if (e.publisher) publishing[e.publisher].push_back(key);
   return publishing;
 }
 
-json clients_json(Server& server, HttpService& http) {
+json clients_json(ApiView& server, HttpService& http) {
   uint64_t now = server.now_ms();
   auto publishing = publishing_keys(server);
   std::vector<std::pair<uint64_t, json>> rows;
@@ -243,7 +248,7 @@ json clients_json(Server& server, HttpService& http) {
   return arr;
 }
 
-json server_json(Server& server, HttpService& http, const std::map<std::string, json>& streams) {
+json server_json(ApiView& server, HttpService& http, const std::map<std::string, json>& streams) {
   uint64_t now = server.now_ms();
   size_t live = 0;
   for (const auto& [key, j] : streams) live += j["live"].get<bool>();
@@ -302,7 +307,7 @@ std::string label(std::string_view v) {
   return out;
 }
 
-std::string metrics_text(Server& server, HttpService& http) {
+std::string metrics_text(ApiView& server, HttpService& http) {
   std::string m;
   auto metric = [&](const char* name, const char* type, const char* help) {
     m += "# HELP ";
@@ -417,7 +422,7 @@ std::string metrics_text(Server& server, HttpService& http) {
   return m;
 }
 
-HttpApiReply delete_client(Server& server, HttpService& http, std::string_view id_text, uint64_t self_id) {
+HttpApiReply delete_client(ApiView& server, HttpService& http, std::string_view id_text, uint64_t self_id) {
   uint64_t id = 0;
   auto [p, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
   if (ec != std::errc() || p != id_text.data() + id_text.size()) return error_reply(404, "no such client");
@@ -453,7 +458,7 @@ HttpApiReply delete_client(Server& server, HttpService& http, std::string_view i
   return r;
 }
 
-HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id) {
+HttpApiReply route(ApiView& server, HttpService& http, const HttpRequest& req, uint64_t self_id) {
   std::string path;
   if (!http_percent_decode(req.path, path)) return error_reply(400, "bad percent-encoding");
   if (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -522,7 +527,7 @@ HttpApiReply route(Server& server, HttpService& http, const HttpRequest& req, ui
 
 }  // namespace
 
-HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id) {
+HttpApiReply http_api_reply(ApiView& server, HttpService& http, const HttpRequest& req, uint64_t self_id) {
   // No exception may cross a libuv callback: anything the JSON library throws becomes a 500.
   try {
     return route(server, http, req, self_id);
@@ -531,7 +536,7 @@ HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest
   }
 }
 
-json worker_snapshot(Server& server) {
+json worker_snapshot(ApiView& server) {
   json streams = json::object();
   for (const auto& [key, e] : server.registry().entries()) streams[key] = worker_stream_json(key, e);
   uint64_t in = 0, out = 0;
@@ -547,7 +552,7 @@ json worker_snapshot(Server& server) {
   return snap;
 }
 
-json worker_clients(Server& server) {
+json worker_clients(ApiView& server) {
   auto publishing = publishing_keys(server);
   json clients = json::array();
   for (RtmpConnection* c : server.connections()) {

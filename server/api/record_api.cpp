@@ -1,11 +1,12 @@
-#include "server/record_api.hpp"
+#include "server/api/record_api.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "server/api_json.hpp"
+#include "server/api/api_json.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "server/rtmp/connection.hpp"
-#include "server/server.hpp"
+#include "server/api/api_view.hpp"
+#include "config/config.hpp"
 
 namespace sluice::server {
 
@@ -14,7 +15,7 @@ namespace {
 using nlohmann::json;
 constexpr std::string_view kPrefix = "/api/v1/recordings";
 
-json list_recordings(Server& server) {
+json list_recordings(ApiView& server) {
   json out = json::array();
   for (RtmpConnection* c : server.connections()) {
     if (c->closing()) continue;
@@ -34,7 +35,7 @@ json list_recordings(Server& server) {
   return json{{"recordings", out}};
 }
 
-HttpApiReply control(Server& server, const std::string& key, bool start) {
+HttpApiReply control(ApiView& server, const std::string& key, bool start) {
   const size_t slash = key.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == key.size()) {
     return error_reply(404, "name a stream: /api/v1/recordings/<app>/<stream>");
@@ -77,7 +78,7 @@ HttpApiReply control(Server& server, const std::string& key, bool start) {
 
 }  // namespace
 
-HttpApiReply recordings_api(Server& server, std::string_view method, const std::string& path) {
+HttpApiReply recordings_api(ApiView& server, std::string_view method, const std::string& path) {
   if (path == kPrefix) {
     if (method == "GET" || method == "HEAD") return json_reply(200, list_recordings(server));
     HttpApiReply r = error_reply(405, "use GET to list recordings, POST or DELETE on /api/v1/recordings/<app>/<stream>");

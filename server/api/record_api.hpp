@@ -4,7 +4,7 @@
 //   DELETE /api/v1/recordings/<app>/<stream>    stops it (the file is finished as at unpublish)
 // Start and stop reach the worker of the stream's publisher through the mesh, so the answer is
 // 202 Accepted: the recording starts (or ends) on that worker a moment later. Part of the
-// composition root, like stats_api.cpp.
+// API wing (server/api/), like stats_api.cpp.
 #pragma once
 
 #include <string>
@@ -14,9 +14,9 @@
 
 namespace sluice::server {
 
-class Server;
+class ApiView;
 
 // path is percent-decoded and has no trailing '/'.
-HttpApiReply recordings_api(Server& server, std::string_view method, const std::string& path);
+HttpApiReply recordings_api(ApiView& server, std::string_view method, const std::string& path);
 
 }  // namespace sluice::server

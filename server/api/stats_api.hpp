@@ -1,6 +1,7 @@
 // The stats API's answers (server/http/api.hpp lists the routes), built on a worker loop from the
 // whole server's state: every wing's connections and streams, and the other workers' snapshots.
-// Part of the composition root: it may see everything, nothing below includes it.
+// It reads the loop through ApiView (api_view.hpp) and sees every wing below; only the
+// composition root includes it.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,14 +12,14 @@
 
 namespace sluice::server {
 
-class Server;
+class ApiView;
 class HttpService;
 
-HttpApiReply http_api_reply(Server& server, HttpService& http, const HttpRequest& req, uint64_t self_id);
+HttpApiReply http_api_reply(ApiView& server, HttpService& http, const HttpRequest& req, uint64_t self_id);
 
 // One worker's streams and figures as JSON, for the API served by another worker, and its
 // clients (the rows of /api/v1/clients), published apart (WorkerMesh::publish_clients).
-nlohmann::json worker_snapshot(Server& server);
-nlohmann::json worker_clients(Server& server);
+nlohmann::json worker_snapshot(ApiView& server);
+nlohmann::json worker_clients(ApiView& server);
 
 }  // namespace sluice::server

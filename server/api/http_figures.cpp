@@ -1,11 +1,12 @@
-#include "server/http_figures.hpp"
+#include "server/api/http_figures.hpp"
 
 #include <string_view>
 
 #include "server/http/connection.hpp"
 #include "server/http/flv_player.hpp"
 #include "server/http/service.hpp"
-#include "server/server.hpp"
+#include "server/api/api_view.hpp"
+#include "server/live/worker_mesh.hpp"
 
 namespace sluice::server {
 
@@ -34,7 +35,7 @@ json http_loop_json(const HttpService& http) {
               {"busy", t.busy},         {"flv_readers", readers}};
 }
 
-HttpTotals http_totals(Server& server, const HttpService* http) {
+HttpTotals http_totals(ApiView& server, const HttpService* http) {
   HttpTotals t = http_loop_totals(http);
   WorkerMesh* mesh = server.mesh();
   if (mesh == nullptr) return t;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "server/stream_json.hpp"
+#include "server/api/stream_json.hpp"
 
 using namespace sluice;
 using namespace sluice::server;

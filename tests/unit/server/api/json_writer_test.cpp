@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "server/json_writer.hpp"
+#include "server/api/json_writer.hpp"
 
 using namespace sluice::server;
 using nlohmann::json;

@@ -1,4 +1,4 @@
-#include "server/stream_json.hpp"
+#include "server/api/stream_json.hpp"
 
 namespace sluice::server {
 

@@ -1,11 +1,12 @@
-#include "server/hls_api.hpp"
+#include "server/api/hls_api.hpp"
 
 #include <cstdio>
 
 #include "server/hls/hls_service.hpp"
 #include "server/http/hls_sessions.hpp"
 #include "server/http/service.hpp"
-#include "server/server.hpp"
+#include "server/api/api_view.hpp"
+#include "config/config.hpp"
 
 namespace sluice::server {
 
@@ -64,7 +65,7 @@ json configured_variant(const config::Config& config, const std::string& key) {
 
 }  // namespace
 
-void add_hls_streams(Server& server, HttpService& http, std::map<std::string, json>& streams) {
+void add_hls_streams(ApiView& server, HttpService& http, std::map<std::string, json>& streams) {
   auto viewers = http.hls_sessions().viewers_by_stream();
   for (auto& [key, j] : streams) {
     j["hls_variant"] = configured_variant(server.config(), key);
@@ -78,7 +79,7 @@ void add_hls_streams(Server& server, HttpService& http, std::map<std::string, js
   }
 }
 
-json hls_server_json(Server& server, HttpService& http) {
+json hls_server_json(ApiView& server, HttpService& http) {
   HlsDirectory& directory = server.hls().directory();
   const HlsDirectory::Totals t = directory.totals();
   uint64_t held = 0;
@@ -90,7 +91,7 @@ json hls_server_json(Server& server, HttpService& http) {
               {"bytes_held", held},             {"muxers_started", t.muxers_started}};
 }
 
-void hls_metrics(Server& server, HttpService& http, std::string& m) {
+void hls_metrics(ApiView& server, HttpService& http, std::string& m) {
   const json s = hls_server_json(server, http);
   char buf[64];
   auto series = [&](const char* name, const char* type, const char* help, double v) {

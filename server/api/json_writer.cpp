@@ -1,4 +1,4 @@
-#include "server/json_writer.hpp"
+#include "server/api/json_writer.hpp"
 
 #include <array>
 #include <charconv>
