@@ -217,16 +217,18 @@ Result<void> Server::join_http(Server& first) {
 }
 
 void Server::on_accepted(int fd, bool tls, const sockaddr_storage& peer) {
-  uint32_t max = config_.rtmp.max_connections;
   // Sockets still waiting for their PROXY header hold descriptors: they count too.
   const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
-  bool refuse = stopping_ || (max != 0 && connection_count() + http_connection_count() + waiting >= max);
+  const std::string refusal =
+      stopping_ ? std::string()
+                : admission_.over_limit(connection_count() + http_connection_count() + waiting,
+                                        config_.rtmp.max_connections);
+  const bool refuse = stopping_ || !refusal.empty();
   if (!refuse && hand_over(fd, tls)) return;
   if (!refuse && expects_proxy_header(tls)) return read_proxy_header(fd, context_.next_connection_id(), tls);
   if (mesh_) ++mesh_->rtmp_connections;
   // The address accept() gave: no getpeername for this connection.
-  start_rtmp(fd, context_.next_connection_id(), tls, accepted_peer(peer),
-             refuse ? "too many connections (limits.connections=" + std::to_string(max) + ")" : std::string());
+  start_rtmp(fd, context_.next_connection_id(), tls, accepted_peer(peer), refusal);
 }
 
 // The registry says another node owns a stream published here: its publisher goes, so that two
@@ -242,12 +244,7 @@ void Server::end_lost_publish(const std::string& key, const std::string& why) {
 void Server::check_peer_limit(RtmpConnection& c) {
   const uint32_t per_ip = config_.limits.per_ip;
   if (c.take_peer_slot(per_ip)) return;
-  GuardCounters::bump(GuardEvent::PerIpLimit);
-  uint64_t suppressed = 0;
-  if (peer_limit_log_.allow(now_ms(), suppressed)) {
-    SLUICE_LOG_WARN("conn={} peer={} event=connection_refused reason=\"limits.per_ip={}\" suppressed={}", c.id(),
-                    c.peer(), per_ip, suppressed);
-  }
+  admission_.per_ip_refused(c.id(), c.peer(), per_ip, now_ms());
   c.close("too many connections from this address (limits.per_ip=" + std::to_string(per_ip) + ")");
 }
 
@@ -312,7 +309,6 @@ void Server::start_rtmp(int fd, uint64_t id, bool tls, std::optional<PeerAddress
   if (stopping_) {
     c->close("server is stopping");
   } else if (!refusal.empty()) {
-    GuardCounters::bump(GuardEvent::ConnectionLimit);
     c->close(refusal);
   } else {
     check_peer_limit(*c);

@@ -21,6 +21,7 @@
 #include "server/io/loop_lag.hpp"
 #include "server/io/tls_reloader.hpp"
 #include "server/access/gate.hpp"
+#include "server/io/accept_policy.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/hls/hls_share.hpp"
 #include "server/http/api.hpp"
@@ -144,7 +145,7 @@ class Server final : public HttpApi, public ApiView {
   LoopContext context_;
   StreamRegistry registry_;
   VodFiles vod_files_;
-  LogRateLimit peer_limit_log_;
+  AdmissionPolicy admission_{"rtmp"};
   AccessGate gate_;
   RtmpServices rtmp_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;

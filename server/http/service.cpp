@@ -127,19 +127,15 @@ void HttpService::open(int fd, uint64_t id, bool tls, std::optional<PeerAddress>
     return;
   }
   // One limit for the whole server: file descriptors and memory do not care about the protocol.
-  uint32_t max = loop_.config().rtmp.max_connections;
+  // This connection is counted already (connections_), the limit is on the others.
   if (stopping_) {
     c->close("server is stopping");
-  } else if (max != 0 && other_connections_() + total_connections() > max) {
-    GuardCounters::bump(GuardEvent::ConnectionLimit);
-    c->reject_overloaded("too many connections (limits.connections=" + std::to_string(max) + ")");
+  } else if (std::string refusal = admission_.over_limit(other_connections_() + total_connections() - 1,
+                                                           loop_.config().rtmp.max_connections);
+             !refusal.empty()) {
+    c->reject_overloaded(refusal);
   } else if (const uint32_t per_ip = loop_.config().limits.per_ip; !c->take_peer_slot(per_ip)) {
-    GuardCounters::bump(GuardEvent::PerIpLimit);
-    uint64_t suppressed = 0;
-    if (peer_limit_log_.allow(loop_.now_ms(), suppressed)) {
-      SLUICE_LOG_WARN("conn={} proto=http peer={} event=connection_refused reason=\"limits.per_ip={}\" suppressed={}",
-                      c->id(), c->peer(), per_ip, suppressed);
-    }
+    admission_.per_ip_refused(c->id(), c->peer(), per_ip, loop_.now_ms());
     c->reject_quietly(429, "too many connections from this address");
   }
 }

@@ -33,6 +33,7 @@
 #include "base/result.hpp"
 #include "server/http/api.hpp"
 #include "server/http/http_shared.hpp"
+#include "server/io/accept_policy.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/listener.hpp"
 #include "server/io/proxy_header_reader.hpp"
@@ -124,7 +125,7 @@ class HttpService {
   HttpShared* shared_;
   ApiForward forward_api_;
   std::unordered_map<const ApiCall*, ApiResponder*> api_waiting_;
-  LogRateLimit peer_limit_log_;
+  AdmissionPolicy admission_{"http"};
   std::function<size_t()> other_connections_;
   std::vector<std::unique_ptr<TcpListener>> listeners_;
   std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when http or https has proxy_protocol

@@ -17,21 +17,20 @@ namespace sluice::server {
 
 namespace {
 constexpr int kListenBacklog = 1024;
-
-int open_reserve() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
 }  // namespace
 
-TcpListener::TcpListener(uv_loop_t* loop, const char* proto, uint32_t accepts_per_iteration, OnAccepted on_accepted)
+TcpListener::TcpListener(uv_loop_t* loop, const char* proto, uint32_t accepts_per_iteration, OnAccepted on_accepted,
+                         DescriptorReserve& reserve)
     : loop_(loop),
+      reserve_(reserve),
       proto_(proto),
       accepts_per_iteration_(accepts_per_iteration == 0 ? 1 : accepts_per_iteration),
       on_accepted_(std::move(on_accepted)) {
   poll_.data = this;
+  pause_timer_.data = this;
 }
 
-TcpListener::~TcpListener() {
-  if (reserve_fd_ >= 0) ::close(reserve_fd_);
-}
+TcpListener::~TcpListener() = default;
 
 Result<void> TcpListener::listen(const config::ListenAddress& addr, Sharing sharing) {
   // The RTMP side's messages predate the HTTP side and name no protocol.
@@ -81,13 +80,13 @@ Result<void> TcpListener::listen(const config::ListenAddress& addr, Sharing shar
   if (::listen(fd_, kListenBacklog) != 0) return fail(errno);
   rc = uv_poll_init_socket(loop_, &poll_, fd_);
   if (rc != 0) return fail(-rc);
+  uv_timer_init(loop_, &pause_timer_);
   polling_ = true;
   rc = uv_poll_start(&poll_, UV_READABLE, &TcpListener::on_readable);
   if (rc != 0) {
     close();
     return fail(-rc);
   }
-  reserve_fd_ = open_reserve();
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof bound;
   ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &bound_len);
@@ -111,51 +110,51 @@ void TcpListener::accept_some() {
   // Level-triggered: what is left pending makes the socket readable again next iteration.
   for (uint32_t i = 0; i < accepts_per_iteration_ && fd_ >= 0; ++i) {
     sockaddr_storage peer{};
-    socklen_t peer_len = sizeof peer;
-    int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      on_accepted_(fd, peer);
-      continue;
+    const DescriptorReserve::Result r = reserve_.accept(fd_, peer);
+    switch (r.outcome) {
+      case DescriptorReserve::Outcome::Accepted: on_accepted_(r.fd, peer); continue;
+      case DescriptorReserve::Outcome::NothingPending: return;
+      case DescriptorReserve::Outcome::Refused:
+        // Counted once per connection closed, not per attempt: a connection that waits in the
+        // backlog over several iterations is one refusal.
+        GuardCounters::bump(GuardEvent::AcceptRefused);
+        log_refused(r.error, "closed");
+        continue;
+      case DescriptorReserve::Outcome::NoRoom:
+        log_refused(r.error, "left waiting");
+        return pause();
+      case DescriptorReserve::Outcome::Failed:
+        SLUICE_LOG_WARN("event=accept_error proto={} error=\"{}\"", proto_, std::strerror(r.error));
+        return;
     }
-    const int err = errno;
-    if (err == EAGAIN || err == EWOULDBLOCK) return;
-    if (err == EINTR || err == ECONNABORTED) continue;
-    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-      if (!refuse_one(err)) return;
-      continue;
-    }
-    SLUICE_LOG_WARN("event=accept_error proto={} error=\"{}\"", proto_, std::strerror(err));
-    return;
   }
 }
 
-bool TcpListener::refuse_one(int err) {
-  if (reserve_fd_ < 0) reserve_fd_ = open_reserve();
-  if (reserve_fd_ < 0) return false;  // nothing to spend: try again next iteration
-  ::close(reserve_fd_);
-  reserve_fd_ = -1;
-  int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (fd >= 0) {
-    ::close(fd);
-    // Counted once per connection closed, not per attempt: a connection that waits in the
-    // backlog over several iterations is one refusal.
-    GuardCounters::bump(GuardEvent::AcceptRefused);
-    log_refused(std::strerror(err));
-  }
-  reserve_fd_ = open_reserve();
-  return fd >= 0;
+void TcpListener::pause() {
+  if (!polling_ || paused_) return;
+  paused_ = true;
+  uv_poll_stop(&poll_);
+  uv_timer_start(
+      &pause_timer_,
+      [](uv_timer_t* t) {
+        auto* self = owner_of<TcpListener>(t);
+        self->paused_ = false;
+        if (self->polling_) uv_poll_start(&self->poll_, UV_READABLE, &TcpListener::on_readable);
+      },
+      DescriptorReserve::kPauseMs, 0);
 }
 
-void TcpListener::log_refused(const char* why) {
+void TcpListener::log_refused(int err, const char* what) {
   if (!refused_log_.allow(uv_now(loop_), refused_suppressed_)) return;
-  SLUICE_LOG_WARN("event=accept_refused proto={} error=\"{}\" refused_since_last_line={}", proto_, why,
-                  refused_suppressed_);
+  SLUICE_LOG_WARN("event=accept_refused proto={} error=\"{}\" connection={} refused_since_last_line={}", proto_,
+                  std::strerror(err), what, refused_suppressed_);
 }
 
 void TcpListener::close() {
   if (polling_) {
     uv_poll_stop(&poll_);
     close_handle(&poll_);
+    close_handle(&pause_timer_);
     polling_ = false;
   }
   if (fd_ >= 0) {

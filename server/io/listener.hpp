@@ -12,8 +12,10 @@
 // It accepts itself (a poll handle on the listening socket, not uv_listen) for two bounds:
 // at most accepts_per_iteration connections per loop iteration, so a flood of connects cannot
 // stall the players of this loop (the socket stays readable and the rest come next iteration);
-// and at the file descriptor limit each refused connection is taken with a reserved descriptor,
-// closed, counted and logged (rate-limited), instead of libuv dropping it silently.
+// and at the file descriptor limit each refused connection is taken with a spare descriptor of the
+// DescriptorReserve (server/io/accept_policy.hpp), closed, counted and logged (rate-limited),
+// instead of libuv dropping it silently. With no spare to spend it pauses its poll for a moment
+// rather than wake up again and again for a socket it cannot accept.
 #pragma once
 
 #include <uv.h>
@@ -23,6 +25,7 @@
 
 #include "base/result.hpp"
 #include "config/address.hpp"
+#include "server/io/accept_policy.hpp"
 #include "server/io/guard_counters.hpp"
 
 namespace sluice::server {
@@ -34,7 +37,8 @@ class TcpListener {
   using OnAccepted = std::function<void(int fd, const sockaddr_storage& peer)>;
 
   // proto names the listener in logs and errors ("rtmp", "http").
-  TcpListener(uv_loop_t* loop, const char* proto, uint32_t accepts_per_iteration, OnAccepted on_accepted);
+  TcpListener(uv_loop_t* loop, const char* proto, uint32_t accepts_per_iteration, OnAccepted on_accepted,
+              DescriptorReserve& reserve = DescriptorReserve::process());
   TcpListener(const TcpListener&) = delete;
   TcpListener& operator=(const TcpListener&) = delete;
   ~TcpListener();
@@ -52,15 +56,17 @@ class TcpListener {
  private:
   static void on_readable(uv_poll_t* poll, int status, int events);
   void accept_some();
-  // The descriptor limit is reached: take one pending connection with the reserve and drop it.
-  bool refuse_one(int err);
-  void log_refused(const char* why);
+  void log_refused(int err, const char* what);
+  // No descriptor to accept or refuse with: the poll stops for DescriptorReserve::kPauseMs.
+  void pause();
 
   uv_loop_t* loop_;
   uv_poll_t poll_{};
+  uv_timer_t pause_timer_{};
   bool polling_ = false;
+  bool paused_ = false;
   int fd_ = -1;
-  int reserve_fd_ = -1;  // spent to accept and close a connection at EMFILE/ENFILE
+  DescriptorReserve& reserve_;
   const char* proto_;
   uint32_t accepts_per_iteration_;
   OnAccepted on_accepted_;

@@ -146,7 +146,7 @@ try:
         first = next(t for t in tags if t[0] == 9 and t[4][1] != 0)
         check(tags[0][0] == 18 and (first[4][0] >> 4) == 1 and first[1] == 0,
               f"{name}: starts with onMetaData and a keyframe at 0 ms (the stream's last GOP start)")
-        check(contiguous_in(media_runs(tags)[9], media_runs(flv_tags(src))[9]) > 0,
+        check(contiguous_in(media_runs(tags)[9], media_runs(flv_tags(src))[9]) >= 0,
               f"{name}: its video is a run of the published stream's")
         dur = float(subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
                                    capture_output=True, text=True).stdout.strip() or 0)
