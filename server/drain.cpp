@@ -41,7 +41,7 @@ void Server::begin_drain(const char* signal_name) {
   drain_deadline_ms_ = drain_started_ms_ + static_cast<uint64_t>(config_.shutdown.drain.count());
   // No new RTMP clients: the load balancer's connection attempts fail here at once and go to
   // another node. (/readyz already answers 503: stopping() includes the drain.)
-  for (auto& l : listeners_) l->close();
+  rtmp_->stop_listening();
   const size_t sessions = session_count();
   SLUICE_LOG_INFO("event=drain_start signal={} sessions={} rtmp={} http={} drain_ms={}", signal_name, sessions,
                   connection_count(), sessions - connection_count(), config_.shutdown.drain.count());
@@ -59,15 +59,12 @@ void Server::begin_drain(const char* signal_name) {
 }
 
 void Server::request_reconnects() {
-  rtmp_.draining = true;
+  rtmp_services_.draining = true;
   // Before the requests go out: a publisher that reconnects elsewhere finds its claim marked.
   if (cluster_) cluster_->drain();
-  size_t asked = 0;
-  std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
-  for (RtmpConnection* c : all) {
-    if (connections_.count(c) && c->request_reconnect()) ++asked;
-  }
-  SLUICE_LOG_INFO("worker={} event=reconnect_requests sent={} connections={}", worker_, asked, connections_.size());
+  const size_t asked = rtmp_->request_reconnects();
+  SLUICE_LOG_INFO("worker={} event=reconnect_requests sent={} connections={}", worker_, asked,
+                  rtmp_->connections().size());
 }
 
 void Server::on_drain_tick(uv_timer_t* timer) {

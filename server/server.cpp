@@ -47,10 +47,8 @@ Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_
       context_(loop, config_, worker),
       vod_files_(loop),
       gate_(loop, config_),
-      rtmp_{context_, registry_, vod_files_, gate_,
-            [this](RtmpConnection* c) {
-              if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
-            }},
+      rtmp_services_{context_, registry_, vod_files_, gate_, nullptr},
+      rtmp_(std::make_unique<RtmpService>(context_, rtmp_services_, mesh, [this] { return http_connection_count(); })),
       hls_directory_(hls ? hls : &own_hls_directory_),
       http_shared_(http_shared),
       mesh_(mesh),
@@ -102,9 +100,9 @@ Result<void> Server::start() {
     }
   }
   hls_ = std::make_unique<HlsService>(context_, registry_, *hls_directory_, mesh_);
-  rtmp_.hls = hls_.get();
+  rtmp_services_.hls = hls_.get();
   relays_ = std::make_unique<RelayManager>(context_, registry_, mesh_, worker_);
-  rtmp_.relays = relays_.get();
+  rtmp_services_.relays = relays_.get();
   registry_.set_upstream_hook(
       [r = relays_.get()](const config::AppConfig& app, const std::string& name) { return r->want(app, name); });
   relays_->start();
@@ -124,7 +122,7 @@ Result<void> Server::start() {
             .dump();
       });
     }
-    rtmp_.cluster = cluster_.get();
+    rtmp_services_.cluster = cluster_.get();
     // A player of a stream owned by another node gets it over one pull per node, run by loop 0.
     ClusterPulls pulls{nullptr, config_.cluster.token.value};
     if (worker_ == 0) {
@@ -135,18 +133,7 @@ Result<void> Server::start() {
     relays_->use_cluster(std::move(pulls));
   }
 
-  // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before
-  // their handshake, so no TLS state ever moves between loops).
-  if (config_.rtmps.enabled()) {
-    tls_ = std::make_unique<TlsReloader>(loop_, config_.rtmps.certificates, worker_, config_.rtmps.seal_records);
-    if (auto r = tls_->start(); !r) return r.error();
-  }
-  // Every worker reads the PROXY headers of the connections handed to it.
-  if (expects_proxy_header(false) || expects_proxy_header(true)) {
-    proxy_reader_ = std::make_unique<ProxyHeaderReader>(
-        loop_, ProxyHeaderReader::timeout_for(config_.rtmp.handshake_timeout),
-        [this](int fd, uint64_t id, bool tls, PeerAddress peer) { open_rtmp(fd, id, tls, std::move(peer)); });
-  }
+  if (auto r = rtmp_->start(); !r) return r;
   if (config_.http.enabled) {
     http_ = std::make_unique<HttpService>(context_, registry_, gate_, *this, [this] { return connection_count(); },
                                           http_shared_);
@@ -184,26 +171,7 @@ Result<void> Server::start() {
   // Nor a file-size limit (ulimit -f) with SIGXFSZ: a recording's write then fails with EFBIG
   // and that recording ends, like on a full disk.
   std::signal(SIGXFSZ, SIG_IGN);
-  for (const auto& addr : config_.rtmp.listen) {
-    listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmp", config_.rtmp.limits.accepts_per_iteration,
-                                                       [this](int fd, const sockaddr_storage& peer) {
-                                                         on_accepted(fd, false, peer);
-                                                       }));
-    auto r = listeners_.back()->listen(addr);
-    if (!r) return r;
-    bound_.push_back(listeners_.back()->bound_address());
-  }
-  if (config_.rtmps.enabled()) {
-    for (const auto& addr : config_.rtmps.listen) {
-      listeners_.push_back(std::make_unique<TcpListener>(loop_, "rtmps", config_.rtmp.limits.accepts_per_iteration,
-                                                         [this](int fd, const sockaddr_storage& peer) {
-                                                           on_accepted(fd, true, peer);
-                                                         }));
-      auto r = listeners_.back()->listen(addr);
-      if (!r) return r;
-      bound_.push_back(listeners_.back()->bound_address());
-    }
-  }
+  if (auto r = rtmp_->listen(bound_); !r) return r;
   if (http_) {
     auto r = http_->start(mesh_ && mesh_->size() > 1);
     if (!r) return r;
@@ -216,103 +184,12 @@ Result<void> Server::join_http(Server& first) {
   return http_->join(*first.http_);
 }
 
-void Server::on_accepted(int fd, bool tls, const sockaddr_storage& peer) {
-  // Sockets still waiting for their PROXY header hold descriptors: they count too.
-  const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
-  const std::string refusal =
-      stopping_ ? std::string()
-                : admission_.over_limit(connection_count() + http_connection_count() + waiting,
-                                        config_.rtmp.max_connections);
-  const bool refuse = stopping_ || !refusal.empty();
-  if (!refuse && hand_over(fd, tls)) return;
-  if (!refuse && expects_proxy_header(tls)) return read_proxy_header(fd, context_.next_connection_id(), tls);
-  if (mesh_) ++mesh_->rtmp_connections;
-  // The address accept() gave: no getpeername for this connection.
-  start_rtmp(fd, context_.next_connection_id(), tls, accepted_peer(peer), refusal);
-}
-
 // The registry says another node owns a stream published here: its publisher goes, so that two
 // nodes never both serve it as theirs (docs/cluster.md, "Ownership").
 void Server::end_lost_publish(const std::string& key, const std::string& why) {
   auto it = registry_.entries().find(key);
   if (it == registry_.entries().end() || it->second.publisher == nullptr) return;
-  for (RtmpConnection* c : connections_) {
-    if (c == it->second.publisher) return c->close("cluster: " + why);
-  }
-}
-
-void Server::check_peer_limit(RtmpConnection& c) {
-  const uint32_t per_ip = config_.limits.per_ip;
-  if (c.take_peer_slot(per_ip)) return;
-  admission_.per_ip_refused(c.id(), c.peer(), per_ip, now_ms());
-  c.close("too many connections from this address (limits.per_ip=" + std::to_string(per_ip) + ")");
-}
-
-// Connections go to the workers in turn; true when this one went to another worker, which then
-// owns fd.
-bool Server::hand_over(int fd, bool tls) {
-  if (!mesh_ || mesh_->size() < 2) return false;
-  uint32_t to = next_worker_;
-  next_worker_ = (next_worker_ + 1) % static_cast<uint32_t>(mesh_->size());
-  if (to == worker_) return false;
-  ++mesh_->rtmp_connections;
-  auto e = std::make_unique<MeshEvent>();
-  e->kind = MeshEvent::Kind::Accept;
-  e->from = worker_;
-  e->fd = fd;
-  e->tls = tls;
-  e->id = context_.next_connection_id();
-  mesh_->post(to, std::move(e));
-  return true;
-}
-
-void Server::adopt(int fd, uint64_t id, bool tls) {
-  if (!stopping_ && expects_proxy_header(tls)) {
-    // Not a connection until its header is in: the sender's count is taken back, open_rtmp
-    // counts it again.
-    --mesh_->rtmp_connections;
-    return read_proxy_header(fd, id, tls);
-  }
-  start_rtmp(fd, id, tls, std::nullopt);
-}
-
-// The listener family travels with a handed-over socket (MeshEvent::tls), and with it the
-// setting: rtmp.proxy_protocol or rtmps.proxy_protocol.
-bool Server::expects_proxy_header(bool tls) const {
-  return tls ? config_.rtmps.proxy_protocol.enabled : config_.rtmp.proxy_protocol.enabled;
-}
-
-void Server::read_proxy_header(int fd, uint64_t id, bool tls) {
-  const config::ProxyProtocolConfig& pp = tls ? config_.rtmps.proxy_protocol : config_.rtmp.proxy_protocol;
-  proxy_reader_->start(fd, id, {tls ? "rtmps" : "rtmp", tls, pp.from});
-}
-
-// A socket whose PROXY header is in becomes a connection, limits.per_ip counted on the client's
-// address.
-void Server::open_rtmp(int fd, uint64_t id, bool tls, PeerAddress peer) {
-  if (mesh_) ++mesh_->rtmp_connections;
-  start_rtmp(fd, id, tls, std::move(peer));
-}
-
-// A connection accepted here, handed to this loop (counted by the sender) or opened after its PROXY
-// header; `refusal`: it is over rtmp.max_connections and is closed with that reason.
-void Server::start_rtmp(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer, const std::string& refusal) {
-  auto* c = new RtmpConnection(rtmp_, id);
-  connections_.insert(c);
-  if (tls && tls_) c->use_tls(tls_->context());
-  if (peer) c->use_peer(std::move(*peer));
-  int rc = c->adopt(fd);
-  if (rc != 0) {
-    c->close(std::string("accept failed: ") + uv_strerror(rc));
-    return;
-  }
-  if (stopping_) {
-    c->close("server is stopping");
-  } else if (!refusal.empty()) {
-    c->close(refusal);
-  } else {
-    check_peer_limit(*c);
-  }
+  rtmp_->close_publisher(it->second.publisher, "cluster: " + why);
 }
 
 void Server::on_wake(uv_async_t* async) {
@@ -322,16 +199,9 @@ void Server::on_wake(uv_async_t* async) {
 
 void Server::on_mesh_event(MeshEvent& e) {
   switch (e.kind) {
-    case MeshEvent::Kind::Accept: adopt(e.fd, e.id, e.tls); return;
+    case MeshEvent::Kind::Accept: rtmp_->adopt(e.fd, e.id, e.tls); return;
     case MeshEvent::Kind::Kick: {
-      bool closed = false;
-      for (RtmpConnection* c : connections_) {
-        if (c->id() == e.id && !c->closing()) {
-          c->close("closed through the API");
-          closed = true;
-          break;
-        }
-      }
+      bool closed = rtmp_->close_client(e.id, "closed through the API");
       if (HttpConnection* c = (closed || !http_) ? nullptr : http_->find(e.id)) {
         c->close("closed through the API");
         closed = true;
@@ -359,14 +229,10 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::RecordStart:
     case MeshEvent::Kind::RecordStop: {
       const bool start = e.kind == MeshEvent::Kind::RecordStart;
-      for (RtmpConnection* c : connections_) {
-        auto r = c->control_recording(e.key, start);
-        if (r == RtmpConnection::RecordControl::NotPublishedHere) continue;
-        if (r != RtmpConnection::RecordControl::Done) {
-          SLUICE_LOG_WARN("worker={} event=record_control_ignored stream={} action={}", worker_, e.key,
-                          start ? "start" : "stop");
-        }
-        break;
+      auto r = rtmp_->control_recording(e.key, start);
+      if (r && *r != RtmpConnection::RecordControl::Done) {
+        SLUICE_LOG_WARN("worker={} event=record_control_ignored stream={} action={}", worker_, e.key,
+                        start ? "start" : "stop");
       }
       return;
     }
@@ -377,7 +243,7 @@ void Server::on_mesh_event(MeshEvent& e) {
       if (hls_) hls_->wake(e.key);
       return;
     case MeshEvent::Kind::TlsReload:
-      if (tls_) tls_->reload("SIGHUP");
+      rtmp_->reload_tls("SIGHUP");
       if (http_) http_->reload_tls("SIGHUP");
       return;
     case MeshEvent::Kind::Stop: stop(); return;
@@ -394,7 +260,7 @@ void Server::publish_snapshot(bool clients_now) {
   // A row per client is most of a snapshot's cost: a loop with many refreshes them every 2 s
   // (a kick still at once), one with few at every snapshot (docs/http.md, after the example of
   // GET /api/v1/clients).
-  const size_t clients = connections_.size() + (http_ ? http_->connections().size() : 0);
+  const size_t clients = rtmp_->connections().size() + (http_ ? http_->connections().size() : 0);
   const uint64_t now = now_ms();
   if (clients_now || clients < kBusyLoopClients || now - clients_published_ms_ >= kBusyClientsMs) {
     mesh_->publish_clients(worker_, worker_clients(*this));
@@ -403,7 +269,7 @@ void Server::publish_snapshot(bool clients_now) {
 }
 
 void Server::reload_tls() {
-  if (tls_) tls_->reload("SIGHUP");
+  rtmp_->reload_tls("SIGHUP");
   if (http_) http_->reload_tls("SIGHUP");
   if (!mesh_) return;
   for (uint32_t w = 1; w < mesh_->size(); ++w) {
@@ -422,11 +288,7 @@ void Server::on_tick(uv_timer_t* timer) {
   uint64_t now = self->now_ms();
   self->registry_.sample_rates(now);
   if (self->hls_) self->hls_->tick(now);
-  // Copy: a tick may close connections.
-  std::vector<RtmpConnection*> all(self->connections_.begin(), self->connections_.end());
-  for (RtmpConnection* c : all) {
-    if (self->connections_.count(c) && !c->closing()) c->on_tick(now);
-  }
+  self->rtmp_->tick(now);
 }
 
 void Server::on_signal(uv_signal_t* signal, int signum) {
@@ -445,10 +307,7 @@ void Server::stop() {
   stopping_ = true;
   // Publications end first, on every connection of this loop and before the other loops hear of
   // the stop: their players, here or on another loop, are told before they are shut down.
-  std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
-  for (RtmpConnection* c : all) {
-    if (connections_.count(c)) c->end_publishers("server stopped");
-  }
+  rtmp_->end_publishers("server stopped");
   if (mesh_ && worker_ == 0) {
     for (uint32_t w = 1; w < mesh_->size(); ++w) {
       auto e = std::make_unique<MeshEvent>();
@@ -456,8 +315,7 @@ void Server::stop() {
       mesh_->post(w, std::move(e));
     }
   }
-  for (auto& l : listeners_) l->close();
-  if (proxy_reader_) proxy_reader_->close_all();
+  rtmp_->stop();
   if (relays_) relays_->stop();
   if (mesh_) {
     // The other loops end their publications too; the ends reach this loop's players through the
@@ -482,23 +340,19 @@ void Server::stop() {
 }
 
 void Server::finish_stop() {
-  std::vector<RtmpConnection*> all(connections_.begin(), connections_.end());
-  for (RtmpConnection* c : all) {
-    if (connections_.count(c)) c->shutdown_gracefully();
-  }
+  rtmp_->shutdown_gracefully();
   if (http_) http_->stop();
   uv_timer_start(
       &stop_timer_,
       [](uv_timer_t* t) {
         auto* self = static_cast<Server*>(t->data);
-        std::vector<RtmpConnection*> rest(self->connections_.begin(), self->connections_.end());
-        for (RtmpConnection* c : rest) c->close("server stopped");
+        self->rtmp_->close_all("server stopped");
         if (self->relays_) self->relays_->close_all("server stopped");
         if (self->http_) self->http_->close_all("server stopped");
         self->close_handles();
       },
       kStopGraceMs, 0);
-  if (connections_.empty() && http_connection_count() == 0) {
+  if (rtmp_->connections().empty() && http_connection_count() == 0) {
     uv_timer_stop(&stop_timer_);
     close_handles();
   }
@@ -540,7 +394,7 @@ void Server::close_handles() {
   if (worker_ == 0) {
     for (auto& s : signals_) close_handle(&s);
   }
-  if (tls_) tls_->close();
+  rtmp_->close_handles();
   if (cluster_) cluster_->stop();
   if (retention_) retention_->close();
   if (http_) http_->close_handles();

@@ -1,7 +1,8 @@
 // Server: the composition root of one worker loop. It owns the loop's LoopContext, the stream
-// registry, the VOD file cache, the RTMP connections and the HTTP side, wires them together, and
-// keeps the housekeeping tick. Worker 0 also owns the RTMP listeners and the signals; with several
-// workers (WorkerMesh) it hands every other accepted RTMP connection to the next worker in turn.
+// registry, the VOD file cache, the RTMP side (server/rtmp/service.hpp) and the HTTP side, wires
+// them together, and keeps the housekeeping tick. Worker 0 also binds the RTMP listeners and owns
+// the signals; with several workers (WorkerMesh) its RTMP side hands every other accepted
+// connection to the next worker in turn.
 // Every worker serves HTTP on listeners of its own (join_http), and worker 0 answers the stats API
 // for all of them. Nothing but main.cpp and the root's own files (directly in server/) include this.
 #pragma once
@@ -19,20 +20,17 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 #include "server/io/loop_lag.hpp"
-#include "server/io/tls_reloader.hpp"
 #include "server/access/gate.hpp"
-#include "server/io/accept_policy.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/hls/hls_share.hpp"
 #include "server/http/api.hpp"
-#include "server/io/listener.hpp"
 #include "server/io/loop_context.hpp"
-#include "server/io/proxy_header_reader.hpp"
 #include "server/api/api_view.hpp"
 #include "server/api/kicked_clients.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "server/rtmp/connection.hpp"
+#include "server/rtmp/service.hpp"
 #include "server/vod/files.hpp"
 
 namespace sluice::server {
@@ -73,7 +71,7 @@ class Server final : public HttpApi, public ApiView {
   // The ports actually bound (tests listen on port 0).
   const std::vector<std::string>& bound_addresses() const { return bound_; }
   // RTMP connections of every worker.
-  size_t connection_count() const override { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
+  size_t connection_count() const override { return rtmp_->connection_count(); }
   WorkerMesh* mesh() override { return mesh_; }
   // Worker 0: clients of other loops a DELETE asked to close (server/api/kicked_clients.hpp).
   KickedClients& kicked_clients() override { return kicked_clients_; }
@@ -96,7 +94,7 @@ class Server final : public HttpApi, public ApiView {
   // HTTP connections of every loop.
   size_t http_connection_count() const override;
   // For the stats API: the RTMP connections, and when start() ran (loop time, ms).
-  const std::unordered_set<RtmpConnection*>& connections() const override { return connections_; }
+  const std::unordered_set<RtmpConnection*>& connections() const override { return rtmp_->connections(); }
   uint64_t started_ms() const override { return started_ms_; }
   // SIGTERM or SIGINT came: no new clients (/readyz says 503), whether draining or stopping.
   bool stopping() const override { return stopping_ || draining_; }
@@ -107,7 +105,6 @@ class Server final : public HttpApi, public ApiView {
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
 
  private:
-  void on_accepted(int fd, bool tls, const sockaddr_storage& peer);
   static void on_tick(uv_timer_t* timer);
   static void on_signal(uv_signal_t* signal, int signum);
   // Draining (server/drain.cpp): SIGTERM/SIGINT drains when shutdown.drain is set, a second one
@@ -123,17 +120,7 @@ class Server final : public HttpApi, public ApiView {
   uint64_t stop_wait_deadline_ms_ = 0;
   static void on_wake(uv_async_t* async);
   void on_mesh_event(MeshEvent& e);
-  void adopt(int fd, uint64_t id, bool tls);
-  // rtmp/rtmps.proxy_protocol: the socket goes to proxy_reader_ first, which calls open_rtmp
-  // with the client's address once the PROXY header is in (server/io/proxy_header_reader.hpp).
-  bool expects_proxy_header(bool tls) const;
-  void read_proxy_header(int fd, uint64_t id, bool tls);
-  void open_rtmp(int fd, uint64_t id, bool tls, PeerAddress peer);
-  void start_rtmp(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer, const std::string& refusal = {});
-  bool hand_over(int fd, bool tls);
   void end_lost_publish(const std::string& key, const std::string& why);
-  // limits.per_ip: closes c (with a log line, at most one a second) when its address is full.
-  void check_peer_limit(RtmpConnection& c);
   // Publishes this loop's figures, and its client rows when they are due (or `clients_now`).
   void publish_snapshot(bool clients_now = false);
   // SIGHUP: every loop loads the RTMPS certificates again.
@@ -145,11 +132,9 @@ class Server final : public HttpApi, public ApiView {
   LoopContext context_;
   StreamRegistry registry_;
   VodFiles vod_files_;
-  AdmissionPolicy admission_{"rtmp"};
   AccessGate gate_;
-  RtmpServices rtmp_;
-  std::vector<std::unique_ptr<TcpListener>> listeners_;
-  std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when rtmp or rtmps has proxy_protocol
+  RtmpServices rtmp_services_;
+  std::unique_ptr<RtmpService> rtmp_;  // the RTMP side: listeners, accept, hand-over, connections
   HlsDirectory own_hls_directory_;
   HlsDirectory* hls_directory_;
   HttpShared* http_shared_;
@@ -157,9 +142,7 @@ class Server final : public HttpApi, public ApiView {
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
   std::unique_ptr<RelayManager> relays_;
-  std::unique_ptr<TlsReloader> tls_;  // rtmps: this loop's certificates, reloaded when they change
   std::unique_ptr<cluster::ClusterService> cluster_;  // stream ownership in the registry; null on a single node
-  std::unordered_set<RtmpConnection*> connections_;
   uv_timer_t tick_{};
   LoopLag loop_lag_;
   uv_timer_t stop_timer_{};
@@ -176,7 +159,6 @@ class Server final : public HttpApi, public ApiView {
   WorkerMesh* mesh_ = nullptr;
   KickedClients kicked_clients_;
   uint32_t worker_ = 0;
-  uint32_t next_worker_ = 0;
   std::vector<std::string> bound_;
   uint64_t started_ms_ = 0;
   bool stopping_ = false;
