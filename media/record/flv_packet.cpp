@@ -1,7 +1,7 @@
 #include "media/record/flv_packet.hpp"
 
 #include "media/codec/fourcc.hpp"
-#include "media/vod/sample.hpp"
+#include "media/sample.hpp"
 #include "base/byte_io.hpp"
 
 namespace sluice::media::record {
@@ -156,8 +156,8 @@ std::string_view mp4_codec_name(Mp4Codec c) {
 }
 
 FlvPacket classify_flv_packet(uint8_t type, std::span<const uint8_t> head, uint32_t body_size) {
-  if (head.empty() || (type != vod::kSampleVideo && type != vod::kSampleAudio)) return {};
-  return fit_to_body(type == vod::kSampleVideo ? video(head) : audio(head), body_size);
+  if (head.empty() || (type != kSampleVideo && type != kSampleAudio)) return {};
+  return fit_to_body(type == kSampleVideo ? video(head) : audio(head), body_size);
 }
 
 Mp3Setup mp3_setup(std::span<const uint8_t> head, const FlvPacket& p) {
@@ -172,7 +172,7 @@ Mp3Setup mp3_setup(std::span<const uint8_t> head, const FlvPacket& p) {
 }
 
 std::string_view flv_packet_codec_name(uint8_t type, const FlvPacket& p) {
-  return type == vod::kSampleVideo ? video_codec_name(p.video_codec) : audio_codec_name(p.audio_codec);
+  return type == kSampleVideo ? video_codec_name(p.video_codec) : audio_codec_name(p.audio_codec);
 }
 
 }  // namespace sluice::media::record

@@ -13,7 +13,6 @@
 namespace sluice::media::record {
 
 using vod::box_type;
-using vod::Sample;
 
 namespace {
 
@@ -39,12 +38,12 @@ Mp4Builder::Mp4Builder(const vod::MediaIndex& index, uint32_t max_samples)
     s.sequence_header = true;
     on_config(t, s, p, body);
   };
-  initial(video_, vod::kSampleVideo, index.video_sequence_header);
-  initial(audio_, vod::kSampleAudio, index.audio_sequence_header);
+  initial(video_, kSampleVideo, index.video_sequence_header);
+  initial(audio_, kSampleAudio, index.audio_sequence_header);
 }
 
 uint32_t Mp4Builder::head_bytes(const Sample& s) {
-  if (s.type != vod::kSampleVideo && s.type != vod::kSampleAudio) return 0;
+  if (s.type != kSampleVideo && s.type != kSampleAudio) return 0;
   // A sequence header is compared whole with the track's (rule 3); the index keeps none larger.
   const uint32_t want = s.sequence_header ? vod::kMaxFlvSequenceHeaderBytes : static_cast<uint32_t>(kFlvPacketHeadBytes);
   return std::min(s.size, want);
@@ -59,7 +58,7 @@ Error Mp4Builder::fail(Error e) {
 Result<void> Mp4Builder::add(const Sample& s, std::span<const uint8_t> head) {
   if (failed_) return error_;
   if (finished_) return fail(Error(Errc::BadState, "MP4 builder used after finish()"));
-  if (s.type != vod::kSampleVideo && s.type != vod::kSampleAudio) return ok();
+  if (s.type != kSampleVideo && s.type != kSampleAudio) return ok();
   const uint32_t need = head_bytes(s);
   if (head.size() < need) {
     return fail(Error(Errc::BadState, "sample at byte " + std::to_string(s.file_offset) + ": " +
@@ -67,7 +66,7 @@ Result<void> Mp4Builder::add(const Sample& s, std::span<const uint8_t> head) {
                                           std::to_string(need) + " needed"));
   }
   head = head.first(std::min<size_t>(head.size(), s.size));
-  Track& t = s.type == vod::kSampleVideo ? video_ : audio_;
+  Track& t = s.type == kSampleVideo ? video_ : audio_;
   const FlvPacket p = classify_flv_packet(s.type, head.first(std::min(head.size(), kFlvPacketHeadBytes)), s.size);
   switch (p.kind) {
     case FlvPacketKind::NoMedia: return ok();
@@ -331,7 +330,7 @@ Result<Mp4Layout> plan_mp4(const vod::MediaIndex& index, std::span<const uint8_t
 std::vector<uint8_t> apply_mp4_layout(const Mp4Layout& layout, std::span<const uint8_t> flv) {
   std::vector<uint8_t> out(layout.head);
   out.reserve(layout.final_size);
-  for (const vod::ByteRange& r : layout.copy) {
+  for (const ByteRange& r : layout.copy) {
     const auto bytes = flv.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size));
     out.insert(out.end(), bytes.begin(), bytes.end());
   }

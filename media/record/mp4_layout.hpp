@@ -60,7 +60,7 @@ namespace sluice::media::record {
 
 struct Mp4Layout {
   std::vector<uint8_t> head;          // ftyp, moov and the mdat box header
-  std::vector<vod::ByteRange> copy;   // of the FLV, one per MP4 sample, in mdat order: the payload
+  std::vector<ByteRange> copy;   // of the FLV, one per MP4 sample, in mdat order: the payload
   uint64_t final_size = 0;            // head.size() + the sizes of the copy ranges
   uint32_t video_samples = 0;
   uint32_t audio_samples = 0;
@@ -76,12 +76,12 @@ class Mp4Builder {
   explicit Mp4Builder(const vod::MediaIndex& index, uint32_t max_samples = vod::kMaxFlvSamples);
 
   // The bytes of sample `s`'s tag body, from its start, that add() needs (never more than s.size).
-  static uint32_t head_bytes(const vod::Sample& s);
+  static uint32_t head_bytes(const Sample& s);
 
   // `s` is a sample of the index, as FlvIndexer made it; `head` its first head_bytes(s) bytes
   // (more are ignored). Errors: Errc::BadState when `head` is shorter or after finish(),
   // Errc::LimitExceeded past max_samples MP4 samples. After an error every call returns it again.
-  Result<void> add(const vod::Sample& s, std::span<const uint8_t> head);
+  Result<void> add(const Sample& s, std::span<const uint8_t> head);
 
   // The layout; errors as rule 2 says, or the add() error. Call it once.
   Result<Mp4Layout> finish();
@@ -110,8 +110,8 @@ class Mp4Builder {
     std::string stop_reason;
   };
 
-  void on_config(Track& t, const vod::Sample& s, const FlvPacket& p, std::span<const uint8_t> body);
-  Result<void> on_frame(Track& t, const vod::Sample& s, const FlvPacket& p, std::span<const uint8_t> head);
+  void on_config(Track& t, const Sample& s, const FlvPacket& p, std::span<const uint8_t> body);
+  Result<void> on_frame(Track& t, const Sample& s, const FlvPacket& p, std::span<const uint8_t> head);
   bool adopt_config(Track& t, Mp4Codec codec, std::span<const uint8_t> record);
   void stop(Track& t, uint32_t at_ms, std::string reason);
   Error fail(Error e);  // remembers it for every later call
@@ -128,7 +128,7 @@ class Mp4Builder {
   uint32_t index_height_;
   Track video_;
   Track audio_;
-  std::vector<vod::ByteRange> copy_;
+  std::vector<ByteRange> copy_;
   uint64_t mdat_payload_ = 0;
   bool seen_frame_ = false;
   bool finished_ = false;

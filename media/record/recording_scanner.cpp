@@ -9,9 +9,9 @@ namespace sluice::media::record {
 
 namespace {
 
-constexpr uint8_t kTagAudio = vod::kSampleAudio;
-constexpr uint8_t kTagVideo = vod::kSampleVideo;
-constexpr uint8_t kTagScript = vod::kSampleScript;
+constexpr uint8_t kTagAudio = kSampleAudio;
+constexpr uint8_t kTagVideo = kSampleVideo;
+constexpr uint8_t kTagScript = kSampleScript;
 
 bool is_recorded_tag_type(const FlvTagHeader& h) {
   return !h.filter && (h.type == kTagAudio || h.type == kTagVideo || h.type == kTagScript);

@@ -3,7 +3,7 @@
 // into the final `NAME.flv` (docs/recording.md, "Recording files"). Sans-I/O: the caller reads the
 // file and feeds the bytes; the scanner never holds the whole file.
 //
-// A .part is what the recorder appends (media/flv.hpp: write_flv_header(), then append_tag() per
+// A .part is what the recorder appends (media/flv/flv.hpp: write_flv_header(), then append_tag() per
 // message): the FLV header and PreviousTagSize0, then whole tags (script 18, audio 8, video 9),
 // each followed by its PreviousTagSize. A crash (kill -9, a full disk) leaves a last tag cut short,
 // or zeros where the file system had not written the data yet.
@@ -30,14 +30,13 @@
 #include <string>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/flv_tag_class.hpp"
-#include "media/vod/sample.hpp"
+#include "media/sample.hpp"
 
 namespace sluice::media::record {
 
-using vod::ByteRange;
 
 // 500k keyframes are 4 days of a 2-keyframes-per-second stream; as AMF0 numbers they take 9 MB of
 // the final onMetaData, which leaves room for the publisher's own properties (4 MiB at most).

@@ -6,7 +6,7 @@
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/hevc.hpp"
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/vod/metadata_builder.hpp"
 
 namespace sluice::media::vod {

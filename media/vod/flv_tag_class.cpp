@@ -4,7 +4,7 @@
 
 #include "media/codec/fourcc.hpp"
 #include "media/script_data.hpp"
-#include "media/vod/sample.hpp"
+#include "media/sample.hpp"
 #include "base/byte_io.hpp"
 
 namespace sluice::media::vod {

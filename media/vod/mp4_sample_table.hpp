@@ -20,7 +20,7 @@
 #include <span>
 #include <vector>
 
-#include "media/vod/sample.hpp"
+#include "media/sample.hpp"
 #include "base/result.hpp"
 
 namespace sluice::media::vod {

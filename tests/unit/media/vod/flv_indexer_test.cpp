@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/script_data.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/flv_tag_class.hpp"

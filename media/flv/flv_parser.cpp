@@ -1,4 +1,4 @@
-#include "media/flv_parser.hpp"
+#include "media/flv/flv_parser.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 
