@@ -7,12 +7,12 @@
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/hevc.hpp"
-#include "media/record/mp4_boxes.hpp"
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_writer.hpp"
+#include "media/mp4/box_reader.hpp"
 
 namespace sluice::media::record {
 
-using vod::box_type;
+using namespace mp4;  // the boxes and sample tables it writes
 
 namespace {
 

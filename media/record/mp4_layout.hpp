@@ -51,7 +51,7 @@
 #include <vector>
 
 #include "media/record/flv_packet.hpp"
-#include "media/record/mp4_sample_table.hpp"
+#include "media/mp4/mp4_sample_table_writer.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/media_index.hpp"
 #include "base/result.hpp"
@@ -100,7 +100,7 @@ class Mp4Builder {
     uint32_t sample_rate = 0;
     uint8_t channels = 0;
     uint8_t object_type = 0;
-    Mp4SampleTable table;
+    mp4::Mp4SampleTable table;
     // Frames left out, by reason, for the notes.
     uint32_t before_config = 0;
     uint32_t after_stop = 0;
@@ -120,8 +120,8 @@ class Mp4Builder {
   uint32_t movie_start() const;
   uint64_t movie_duration() const;
   // The head with chunk offsets relative to the mdat payload; where they are goes to `tables`.
-  void write_head(std::vector<uint8_t>& out, const bool co64[2], std::vector<ChunkOffsetTable>& tables) const;
-  ChunkOffsetTable write_track(BoxWriter& b, const Track& t, uint32_t track_id, bool co64) const;
+  void write_head(std::vector<uint8_t>& out, const bool co64[2], std::vector<mp4::ChunkOffsetTable>& tables) const;
+  mp4::ChunkOffsetTable write_track(mp4::BoxWriter& b, const Track& t, uint32_t track_id, bool co64) const;
 
   uint32_t max_samples_;
   uint32_t index_width_;

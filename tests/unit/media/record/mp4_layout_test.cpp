@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "media/record/mp4_layout.hpp"
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/tag_body.hpp"
@@ -21,6 +21,7 @@ using namespace sluice;
 using namespace sluice::media;
 using namespace sluice::media::record;
 using namespace sluice::media::record::test;
+using namespace sluice::media::mp4;
 using namespace sluice::media::vod;
 using Span = std::span<const uint8_t>;
 

@@ -18,7 +18,7 @@
 
 #include "base/byte_io.hpp"
 
-namespace sluice::media::record {
+namespace sluice::media::mp4 {
 
 // Appends boxes to a byte vector. begin() writes a header with a placeholder size; end() fills it
 // in. Boxes nest by calling begin() again before end().
@@ -90,4 +90,4 @@ void write_mp4a_entry(BoxWriter& b, const AudioEntry& e);
 // a 32-bit size.
 void write_mdat_header(std::vector<uint8_t>& out, uint64_t payload);
 
-}  // namespace sluice::media::record
+}  // namespace sluice::media::mp4

@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "media/record/mp4_boxes.hpp"
+#include "media/mp4/box_writer.hpp"
 
-namespace sluice::media::record {
+namespace sluice::media::mp4 {
 
 // Where write() put a track's chunk offsets (stco or co64 entries) in the head.
 struct ChunkOffsetTable {
@@ -94,4 +94,4 @@ class Mp4SampleTable {
   bool closed_ = false;
 };
 
-}  // namespace sluice::media::record
+}  // namespace sluice::media::mp4
