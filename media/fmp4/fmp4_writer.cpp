@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "base/byte_io.hpp"
-#include "media/mp4/box_writer.hpp"
 #include "media/mp4/box_reader.hpp"
+#include "media/mp4/box_writer.hpp"
 
 namespace sluice::media::fmp4 {
 

@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "media/mp4/box_reader.hpp"
 #include "media/flv/flv.hpp"
+#include "media/mp4/box_reader.hpp"
 #include "base/byte_io.hpp"
 
 namespace sluice::media::mp4 {

@@ -17,8 +17,8 @@
 //     then `final_size` bytes; sync it before announcing it.
 //
 // Rules:
-//  1. An MP4 sample is an FLV tag body without its FLV codec header (flv_packet.hpp lists the
-//     forms), in the FLV's order: the mdat keeps the FLV's interleaving, and each run of
+//  1. An MP4 sample is an FLV tag body without its FLV codec header (media/flv/flv_tag_head.hpp lists
+//     the forms), in the FLV's order: the mdat keeps the FLV's interleaving, and each run of
 //     consecutive samples of one track is one chunk. Nothing else of the FLV is copied (onMetaData,
 //     sequence headers, AVC end-of-sequence tags).
 //  2. Tracks: the FLV's video if it is H.264 or HEVC, its audio if it is AAC or MP3. A track of
@@ -50,7 +50,7 @@
 #include <string>
 #include <vector>
 
-#include "media/record/flv_packet.hpp"
+#include "media/flv/flv_tag_head.hpp"
 #include "media/mp4/mp4_sample_table_writer.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/media_index.hpp"
@@ -110,8 +110,8 @@ class Mp4Builder {
     std::string stop_reason;
   };
 
-  void on_config(Track& t, const Sample& s, const FlvPacket& p, std::span<const uint8_t> body);
-  Result<void> on_frame(Track& t, const Sample& s, const FlvPacket& p, std::span<const uint8_t> head);
+  void on_config(Track& t, const Sample& s, const FlvTagHead& p, std::span<const uint8_t> body);
+  Result<void> on_frame(Track& t, const Sample& s, const FlvTagHead& p, std::span<const uint8_t> head);
   bool adopt_config(Track& t, Mp4Codec codec, std::span<const uint8_t> record);
   void stop(Track& t, uint32_t at_ms, std::string reason);
   Error fail(Error e);  // remembers it for every later call

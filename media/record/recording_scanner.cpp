@@ -107,7 +107,7 @@ size_t RecordingScanner::step_tag_body(std::span<const uint8_t> in) {
   size_t used = 0;
   if (!classified_) {
     // The first bytes decide what the tag is; they are copied aside in case a chunk ends inside.
-    const size_t want = std::min<size_t>(tag_.data_size, vod::kFlvClassifyBytes);
+    const size_t want = std::min<size_t>(tag_.data_size, kFlvTagHeadBytes);
     const size_t n = std::min(want - body_head_len_, in.size());
     std::memcpy(body_head_ + body_head_len_, in.data(), n);
     body_head_len_ += n;
@@ -127,7 +127,7 @@ size_t RecordingScanner::step_tag_body(std::span<const uint8_t> in) {
 void RecordingScanner::classify_body_head() {
   classified_ = true;
   const auto head = std::span<const uint8_t>(body_head_, body_head_len_);
-  const vod::FlvTagClass c = vod::classify_flv_tag(tag_.type, head);
+  const FlvTagHead c = read_flv_tag_head(tag_.type, head, tag_.data_size);
   tag_keyframe_ = tag_.type == kTagVideo && c.keyframe;
   tag_is_metadata_ = tag_.type == kTagScript && c.on_metadata && !summary_.metadata;
   // A bigger one is still the metadata tag (it is replaced), but its body is not kept: rule 3.

@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "media/flv/flv.hpp"
-#include "media/vod/flv_indexer.hpp"
-#include "media/vod/flv_tag_class.hpp"
+#include "media/flv/flv_tag_head.hpp"
 #include "media/sample.hpp"
+#include "media/vod/flv_indexer.hpp"
 
 namespace sluice::media::record {
 
@@ -106,7 +106,7 @@ class RecordingScanner {
 
   // The tag being read.
   FlvTagHeader tag_;
-  uint8_t body_head_[vod::kFlvClassifyBytes]{};  // the body bytes classify_flv_tag() reads
+  uint8_t body_head_[kFlvTagHeadBytes]{};  // the body bytes read_flv_tag_head() reads
   size_t body_head_len_ = 0;
   uint32_t body_left_ = 0;
   bool classified_ = false;

@@ -4,8 +4,8 @@
 #include <optional>
 
 #include "media/mp4/box_reader.hpp"
-#include "media/vod/metadata_builder.hpp"
 #include "media/mp4/mp4_track.hpp"
+#include "media/vod/metadata_builder.hpp"
 #include "media/vod/tag_body.hpp"
 #include "base/byte_io.hpp"
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <span>
 
-#include "media/vod/media_index.hpp"
 #include "media/mp4/mp4_sample_table.hpp"
+#include "media/vod/media_index.hpp"
 #include "base/result.hpp"
 
 namespace sluice::media::vod {

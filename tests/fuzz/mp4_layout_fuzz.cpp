@@ -17,10 +17,10 @@
 #include <span>
 #include <vector>
 
+#include "media/mp4/mp4_track.hpp"
 #include "media/record/mp4_layout.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
-#include "media/mp4/mp4_track.hpp"
 #include "media/vod/tag_body.hpp"
 
 using namespace sluice;
