@@ -27,7 +27,7 @@
 #include <span>
 #include <string>
 
-#include "media/flv_parser.hpp"
+#include "media/flv/flv_parser.hpp"
 #include "bench/load/client.hpp"
 #include "bench/load/http_url.hpp"
 #include "bench/load/options.hpp"

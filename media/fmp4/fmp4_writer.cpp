@@ -5,14 +5,14 @@
 #include <string_view>
 
 #include "base/byte_io.hpp"
-#include "media/record/mp4_boxes.hpp"
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
+#include "media/mp4/box_writer.hpp"
 
 namespace sluice::media::fmp4 {
 
-using record::BoxScope;
-using record::BoxWriter;
-using vod::box_type;
+using mp4::BoxScope;
+using mp4::BoxWriter;
+using mp4::box_type;
 
 namespace {
 
@@ -51,7 +51,7 @@ void write_fragmented_ftyp(BoxWriter& b) {
   for (const char* brand : {"iso6", "mp41"}) w.string(std::string_view(brand, 4));
 }
 
-// record::write_mdhd has the millisecond timescale of a recording; here it is the 90 kHz clock.
+// mp4::write_mdhd has the millisecond timescale of a recording; here it is the 90 kHz clock.
 void write_mdhd_90k(BoxWriter& b) {
   BoxScope mdhd(b, box_type("mdhd"), 0, 0);
   ByteWriter& w = b.w();
@@ -70,17 +70,17 @@ void write_stbl(BoxWriter& b, uint32_t track_id, const hls::TrackSetup& t) {
     BoxScope stsd(b, box_type("stsd"), 0, 0);
     b.w().u32be(1);  // entry_count
     if (t.codec == hls::Codec::Aac) {
-      record::AudioEntry e;
+      mp4::AudioEntry e;
       e.object_type = kEsdsAac;
       e.specific = t.config;
       e.sample_rate = t.sample_rate;  // written as 0 past 65535 Hz: the ASC has the rate
       e.channels = t.channels;
       e.track_id = track_id;
-      record::write_mp4a_entry(b, e);
+      mp4::write_mp4a_entry(b, e);
     } else {
       const bool hevc = t.codec == hls::Codec::Hevc;
       // hvc1, not hev1: Apple players take only hvc1 (parameter sets in the hvcC).
-      record::write_visual_entry(b, hevc ? box_type("hvc1") : box_type("avc1"),
+      mp4::write_visual_entry(b, hevc ? box_type("hvc1") : box_type("avc1"),
                                  hevc ? box_type("hvcC") : box_type("avcC"), t.config,
                                  std::min(t.width, kMaxPictureSide), std::min(t.height, kMaxPictureSide));
     }
@@ -96,13 +96,13 @@ void write_stbl(BoxWriter& b, uint32_t track_id, const hls::TrackSetup& t) {
 void write_trak(BoxWriter& b, uint32_t track_id, const hls::TrackSetup& t) {
   const bool audio = t.codec == hls::Codec::Aac;
   BoxScope trak(b, box_type("trak"));
-  record::write_tkhd(b, track_id, 0, audio, audio ? 0 : std::min(t.width, kMaxPictureSide),
+  mp4::write_tkhd(b, track_id, 0, audio, audio ? 0 : std::min(t.width, kMaxPictureSide),
                      audio ? 0 : std::min(t.height, kMaxPictureSide));
   BoxScope mdia(b, box_type("mdia"));
   write_mdhd_90k(b);
-  record::write_hdlr(b, audio);
+  mp4::write_hdlr(b, audio);
   BoxScope minf(b, box_type("minf"));
-  record::write_media_header_and_dinf(b, audio);
+  mp4::write_media_header_and_dinf(b, audio);
   write_stbl(b, track_id, t);
 }
 
@@ -179,8 +179,8 @@ std::vector<uint8_t> init_segment(const hls::StreamSetup& setup) {
   write_fragmented_ftyp(b);
   {  // the scopes close (patch their sizes) before `out` is returned
     BoxScope moov(b, box_type("moov"));
-    // The millisecond movie timescale of record::write_mvhd is harmless: the movie duration is 0.
-    record::write_mvhd(b, 0, kAudioTrackId + 1);
+    // The millisecond movie timescale of mp4::write_mvhd is harmless: the movie duration is 0.
+    mp4::write_mvhd(b, 0, kAudioTrackId + 1);
     if (has_video) write_trak(b, kVideoTrackId, setup.video);
     if (has_audio) write_trak(b, kAudioTrackId, setup.audio);
     BoxScope mvex(b, box_type("mvex"));
@@ -222,7 +222,7 @@ std::vector<uint8_t> fragment(uint32_t sequence, std::span<const hls::Sample> vi
     }
   }
   assert(out.size() == moof_size);
-  record::write_mdat_header(out, video_bytes + audio_bytes);  // 8 bytes: total < 4 GiB
+  mp4::write_mdat_header(out, video_bytes + audio_bytes);  // 8 bytes: total < 4 GiB
   for (const auto samples : {video, audio}) {
     for (const hls::Sample& s : samples) out.insert(out.end(), s.data.begin(), s.data.end());
   }

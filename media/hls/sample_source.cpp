@@ -5,29 +5,9 @@
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/hevc.hpp"
-#include "media/record/flv_packet.hpp"
+#include "media/flv/flv_tag_head.hpp"
 
 namespace sluice::media::hls {
-
-namespace {
-
-using record::FlvPacketKind;
-using record::Mp4Codec;
-
-// The FLV composition offset (signed 24 bits, ms) of a video frame: bytes 2..4 of a legacy AVC or
-// HEVC NALU packet, bytes 5..7 of an Enhanced CodedFrames one; CodedFramesX and the rest have none.
-int32_t composition_ms(std::span<const uint8_t> body, uint8_t prefix) {
-  size_t at = 0;
-  if (prefix == 5 && (body[0] & 0x80) == 0) at = 2;  // legacy: FrameType|CodecID, AVCPacketType, CTS
-  else if (prefix == 8) at = 5;                      // Enhanced CodedFrames: header, FourCC, CTS
-  else return 0;
-  if (body.size() < at + 3) return 0;
-  int32_t v = (int32_t(body[at]) << 16) | (int32_t(body[at + 1]) << 8) | int32_t(body[at + 2]);
-  if (v & 0x800000) v -= 0x1000000;
-  return v;
-}
-
-}  // namespace
 
 uint64_t SampleSource::unwrap(uint32_t ts) {
   if (!have_clock_) {
@@ -77,12 +57,12 @@ SampleSource::Out SampleSource::read(const Frame& f) {
   if (f.kind == FrameKind::Data) return out;
   const bool video = f.kind == FrameKind::Video;
   std::span<const uint8_t> body = f.payload.span();
-  auto p = record::classify_flv_packet(f.rtmp_type, body.first(std::min(body.size(), record::kFlvPacketHeadBytes)),
-                                       uint32_t(body.size()));
+  const FlvTagHead p = read_flv_tag_head(f.rtmp_type, body.first(std::min(body.size(), kFlvTagHeadBytes)),
+                                         uint32_t(body.size()));
   if (p.kind == FlvPacketKind::NoMedia || p.kind == FlvPacketKind::Unusable) return out;
   const bool carried = p.codec == Mp4Codec::Avc || p.codec == Mp4Codec::Hevc || p.codec == Mp4Codec::Aac;
   if (!carried) {
-    if (skipped_.empty()) skipped_ = std::string(record::flv_packet_codec_name(f.rtmp_type, p));
+    if (skipped_.empty()) skipped_ = std::string(flv_tag_codec_name(f.rtmp_type, p));
     return out;
   }
   if (body.size() < p.prefix) return out;
@@ -100,7 +80,7 @@ SampleSource::Out SampleSource::read(const Frame& f) {
   s.video = video;
   s.keyframe = video ? f.keyframe : true;
   s.dts = unwrap(f.timestamp) * (kClock / 1000);
-  s.cts = video ? composition_ms(body, p.prefix) * int32_t(kClock / 1000) : 0;
+  s.cts = video ? p.cts_ms * int32_t(kClock / 1000) : 0;
   if (s.cts < 0) s.cts = 0;
   out.keep = f.payload.share(p.prefix, body.size() - p.prefix);
   s.data = out.keep.span();

@@ -3,7 +3,7 @@
 // with 64-bit 90 kHz times, unwrapped from the modular millisecond timestamps; everything else
 // (metadata, commands, codecs HLS cannot carry) is nothing.
 //
-// The FLV forms understood are those of media/record/flv_packet.hpp: legacy and Enhanced RTMP
+// The FLV forms understood are those of media/flv/flv_tag_head.hpp: legacy and Enhanced RTMP
 // AVC/HEVC, legacy and Enhanced AAC. The composition offset is the FLV one (legacy and Enhanced
 // CodedFrames carry it, CodedFramesX means 0). MP3 and other codecs are left out: `skipped()`
 // names them for a log line.

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/record/recording_scanner.hpp"
 
 namespace sluice::media::record {

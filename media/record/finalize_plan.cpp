@@ -2,9 +2,9 @@
 
 #include <cassert>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/record/final_metadata.hpp"
-#include "media/vod/sample.hpp"
+#include "media/sample.hpp"
 
 namespace sluice::media::record {
 
@@ -56,7 +56,7 @@ Result<FinalizePlan> plan_finalize(const RecordingSummary& summary) {
   const std::vector<uint8_t> body = build_final_metadata(original, facts);
 
   write_flv_header(summary.has_audio, summary.has_video, plan.head);
-  append_tag(vod::kSampleScript, 0, body, plan.head);
+  append_tag(kSampleScript, 0, body, plan.head);
   assert(plan.head.size() == kFinalHeadOverhead + body.size());
   plan.final_size = plan.head.size() + tags_size;
   plan.duration_ms = facts.duration_ms;

@@ -7,13 +7,12 @@
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/hevc.hpp"
-#include "media/record/mp4_boxes.hpp"
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
+#include "media/mp4/box_writer.hpp"
 
 namespace sluice::media::record {
 
-using vod::box_type;
-using vod::Sample;
+using namespace mp4;  // the boxes and sample tables it writes
 
 namespace {
 
@@ -31,7 +30,7 @@ Mp4Builder::Mp4Builder(const vod::MediaIndex& index, uint32_t max_samples)
   const auto initial = [&](Track& t, uint8_t type, const std::vector<uint8_t>& body) {
     if (body.empty()) return;
     const auto size = static_cast<uint32_t>(body.size());
-    const FlvPacket p = classify_flv_packet(type, std::span(body).first(std::min(body.size(), kFlvPacketHeadBytes)), size);
+    const FlvTagHead p = read_flv_tag_head(type, std::span(body).first(std::min(body.size(), kFlvTagHeadBytes)), size);
     if (p.kind != FlvPacketKind::Config) return;
     Sample s;
     s.type = type;
@@ -39,14 +38,14 @@ Mp4Builder::Mp4Builder(const vod::MediaIndex& index, uint32_t max_samples)
     s.sequence_header = true;
     on_config(t, s, p, body);
   };
-  initial(video_, vod::kSampleVideo, index.video_sequence_header);
-  initial(audio_, vod::kSampleAudio, index.audio_sequence_header);
+  initial(video_, kSampleVideo, index.video_sequence_header);
+  initial(audio_, kSampleAudio, index.audio_sequence_header);
 }
 
 uint32_t Mp4Builder::head_bytes(const Sample& s) {
-  if (s.type != vod::kSampleVideo && s.type != vod::kSampleAudio) return 0;
+  if (s.type != kSampleVideo && s.type != kSampleAudio) return 0;
   // A sequence header is compared whole with the track's (rule 3); the index keeps none larger.
-  const uint32_t want = s.sequence_header ? vod::kMaxFlvSequenceHeaderBytes : static_cast<uint32_t>(kFlvPacketHeadBytes);
+  const uint32_t want = s.sequence_header ? vod::kMaxFlvSequenceHeaderBytes : static_cast<uint32_t>(kFlvTagHeadBytes);
   return std::min(s.size, want);
 }
 
@@ -59,7 +58,7 @@ Error Mp4Builder::fail(Error e) {
 Result<void> Mp4Builder::add(const Sample& s, std::span<const uint8_t> head) {
   if (failed_) return error_;
   if (finished_) return fail(Error(Errc::BadState, "MP4 builder used after finish()"));
-  if (s.type != vod::kSampleVideo && s.type != vod::kSampleAudio) return ok();
+  if (s.type != kSampleVideo && s.type != kSampleAudio) return ok();
   const uint32_t need = head_bytes(s);
   if (head.size() < need) {
     return fail(Error(Errc::BadState, "sample at byte " + std::to_string(s.file_offset) + ": " +
@@ -67,8 +66,8 @@ Result<void> Mp4Builder::add(const Sample& s, std::span<const uint8_t> head) {
                                           std::to_string(need) + " needed"));
   }
   head = head.first(std::min<size_t>(head.size(), s.size));
-  Track& t = s.type == vod::kSampleVideo ? video_ : audio_;
-  const FlvPacket p = classify_flv_packet(s.type, head.first(std::min(head.size(), kFlvPacketHeadBytes)), s.size);
+  Track& t = s.type == kSampleVideo ? video_ : audio_;
+  const FlvTagHead p = read_flv_tag_head(s.type, head.first(std::min(head.size(), kFlvTagHeadBytes)), s.size);
   switch (p.kind) {
     case FlvPacketKind::NoMedia: return ok();
     case FlvPacketKind::Unusable:
@@ -83,7 +82,7 @@ Result<void> Mp4Builder::add(const Sample& s, std::span<const uint8_t> head) {
   return ok();
 }
 
-void Mp4Builder::on_config(Track& t, const Sample& s, const FlvPacket& p, std::span<const uint8_t> body) {
+void Mp4Builder::on_config(Track& t, const Sample& s, const FlvTagHead& p, std::span<const uint8_t> body) {
   // Only a whole body can be compared or kept; a cut one counts as a different configuration.
   const bool complete = body.size() >= s.size && body.size() >= p.prefix;
   const auto record = complete ? body.subspan(p.prefix) : std::span<const uint8_t>();
@@ -92,7 +91,7 @@ void Mp4Builder::on_config(Track& t, const Sample& s, const FlvPacket& p, std::s
     case State::WaitingConfig:
       if (p.codec == Mp4Codec::None) {
         t.state = State::Unsupported;
-        t.codec_name = flv_packet_codec_name(s.type, p);
+        t.codec_name = flv_tag_codec_name(s.type, p);
         return;
       }
       t.codec = p.codec;
@@ -143,13 +142,13 @@ void Mp4Builder::stop(Track& t, uint32_t at_ms, std::string reason) {
   t.stop_reason = std::move(reason);
 }
 
-Result<void> Mp4Builder::on_frame(Track& t, const Sample& s, const FlvPacket& p, std::span<const uint8_t> head) {
+Result<void> Mp4Builder::on_frame(Track& t, const Sample& s, const FlvTagHead& p, std::span<const uint8_t> head) {
   seen_frame_ = true;
   switch (t.state) {
     case State::Empty:
       if (p.codec == Mp4Codec::None) {
         t.state = State::Unsupported;
-        t.codec_name = flv_packet_codec_name(s.type, p);
+        t.codec_name = flv_tag_codec_name(s.type, p);
         ++t.unsupported;
         return ok();
       }
@@ -331,7 +330,7 @@ Result<Mp4Layout> plan_mp4(const vod::MediaIndex& index, std::span<const uint8_t
 std::vector<uint8_t> apply_mp4_layout(const Mp4Layout& layout, std::span<const uint8_t> flv) {
   std::vector<uint8_t> out(layout.head);
   out.reserve(layout.final_size);
-  for (const vod::ByteRange& r : layout.copy) {
+  for (const ByteRange& r : layout.copy) {
     const auto bytes = flv.subspan(static_cast<size_t>(r.offset), static_cast<size_t>(r.size));
     out.insert(out.end(), bytes.begin(), bytes.end());
   }

@@ -17,8 +17,8 @@
 //     then `final_size` bytes; sync it before announcing it.
 //
 // Rules:
-//  1. An MP4 sample is an FLV tag body without its FLV codec header (flv_packet.hpp lists the
-//     forms), in the FLV's order: the mdat keeps the FLV's interleaving, and each run of
+//  1. An MP4 sample is an FLV tag body without its FLV codec header (media/flv/flv_tag_head.hpp lists
+//     the forms), in the FLV's order: the mdat keeps the FLV's interleaving, and each run of
 //     consecutive samples of one track is one chunk. Nothing else of the FLV is copied (onMetaData,
 //     sequence headers, AVC end-of-sequence tags).
 //  2. Tracks: the FLV's video if it is H.264 or HEVC, its audio if it is AAC or MP3. A track of
@@ -50,8 +50,8 @@
 #include <string>
 #include <vector>
 
-#include "media/record/flv_packet.hpp"
-#include "media/record/mp4_sample_table.hpp"
+#include "media/flv/flv_tag_head.hpp"
+#include "media/mp4/mp4_sample_table_writer.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/media_index.hpp"
 #include "base/result.hpp"
@@ -60,7 +60,7 @@ namespace sluice::media::record {
 
 struct Mp4Layout {
   std::vector<uint8_t> head;          // ftyp, moov and the mdat box header
-  std::vector<vod::ByteRange> copy;   // of the FLV, one per MP4 sample, in mdat order: the payload
+  std::vector<ByteRange> copy;   // of the FLV, one per MP4 sample, in mdat order: the payload
   uint64_t final_size = 0;            // head.size() + the sizes of the copy ranges
   uint32_t video_samples = 0;
   uint32_t audio_samples = 0;
@@ -76,12 +76,12 @@ class Mp4Builder {
   explicit Mp4Builder(const vod::MediaIndex& index, uint32_t max_samples = vod::kMaxFlvSamples);
 
   // The bytes of sample `s`'s tag body, from its start, that add() needs (never more than s.size).
-  static uint32_t head_bytes(const vod::Sample& s);
+  static uint32_t head_bytes(const Sample& s);
 
   // `s` is a sample of the index, as FlvIndexer made it; `head` its first head_bytes(s) bytes
   // (more are ignored). Errors: Errc::BadState when `head` is shorter or after finish(),
   // Errc::LimitExceeded past max_samples MP4 samples. After an error every call returns it again.
-  Result<void> add(const vod::Sample& s, std::span<const uint8_t> head);
+  Result<void> add(const Sample& s, std::span<const uint8_t> head);
 
   // The layout; errors as rule 2 says, or the add() error. Call it once.
   Result<Mp4Layout> finish();
@@ -100,7 +100,7 @@ class Mp4Builder {
     uint32_t sample_rate = 0;
     uint8_t channels = 0;
     uint8_t object_type = 0;
-    Mp4SampleTable table;
+    mp4::Mp4SampleTable table;
     // Frames left out, by reason, for the notes.
     uint32_t before_config = 0;
     uint32_t after_stop = 0;
@@ -110,8 +110,8 @@ class Mp4Builder {
     std::string stop_reason;
   };
 
-  void on_config(Track& t, const vod::Sample& s, const FlvPacket& p, std::span<const uint8_t> body);
-  Result<void> on_frame(Track& t, const vod::Sample& s, const FlvPacket& p, std::span<const uint8_t> head);
+  void on_config(Track& t, const Sample& s, const FlvTagHead& p, std::span<const uint8_t> body);
+  Result<void> on_frame(Track& t, const Sample& s, const FlvTagHead& p, std::span<const uint8_t> head);
   bool adopt_config(Track& t, Mp4Codec codec, std::span<const uint8_t> record);
   void stop(Track& t, uint32_t at_ms, std::string reason);
   Error fail(Error e);  // remembers it for every later call
@@ -120,15 +120,15 @@ class Mp4Builder {
   uint32_t movie_start() const;
   uint64_t movie_duration() const;
   // The head with chunk offsets relative to the mdat payload; where they are goes to `tables`.
-  void write_head(std::vector<uint8_t>& out, const bool co64[2], std::vector<ChunkOffsetTable>& tables) const;
-  ChunkOffsetTable write_track(BoxWriter& b, const Track& t, uint32_t track_id, bool co64) const;
+  void write_head(std::vector<uint8_t>& out, const bool co64[2], std::vector<mp4::ChunkOffsetTable>& tables) const;
+  mp4::ChunkOffsetTable write_track(mp4::BoxWriter& b, const Track& t, uint32_t track_id, bool co64) const;
 
   uint32_t max_samples_;
   uint32_t index_width_;
   uint32_t index_height_;
   Track video_;
   Track audio_;
-  std::vector<vod::ByteRange> copy_;
+  std::vector<ByteRange> copy_;
   uint64_t mdat_payload_ = 0;
   bool seen_frame_ = false;
   bool finished_ = false;

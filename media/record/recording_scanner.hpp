@@ -1,9 +1,11 @@
 // RecordingScanner: reads a live recording (`NAME.flv.part`) front to back, in chunks of any size,
 // and reports which prefix of it is a valid FLV file and what finalize_plan.hpp needs to turn it
 // into the final `NAME.flv` (docs/recording.md, "Recording files"). Sans-I/O: the caller reads the
-// file and feeds the bytes; the scanner never holds the whole file.
+// file and feeds the bytes; the scanner never holds the whole file. The framing is FlvReader's
+// (media/flv/flv_reader.hpp), as for FlvParser; unlike FlvParser the scanner copies no tag body
+// (only its first bytes, and the onMetaData one) and stops at the first tag that is not valid.
 //
-// A .part is what the recorder appends (media/flv.hpp: write_flv_header(), then append_tag() per
+// A .part is what the recorder appends (media/flv/flv.hpp: write_flv_header(), then append_tag() per
 // message): the FLV header and PreviousTagSize0, then whole tags (script 18, audio 8, video 9),
 // each followed by its PreviousTagSize. A crash (kill -9, a full disk) leaves a last tag cut short,
 // or zeros where the file system had not written the data yet.
@@ -30,14 +32,14 @@
 #include <string>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
+#include "media/flv/flv_reader.hpp"
+#include "media/flv/flv_tag_head.hpp"
+#include "media/sample.hpp"
 #include "media/vod/flv_indexer.hpp"
-#include "media/vod/flv_tag_class.hpp"
-#include "media/vod/sample.hpp"
 
 namespace sluice::media::record {
 
-using vod::ByteRange;
 
 // 500k keyframes are 4 days of a 2-keyframes-per-second stream; as AMF0 numbers they take 9 MB of
 // the final onMetaData, which leaves room for the publisher's own properties (4 MiB at most).
@@ -83,33 +85,22 @@ class RecordingScanner {
   RecordingSummary finish() const;
 
  private:
-  enum class Phase : uint8_t { FileHeader, HeaderGap, PreviousTagSize0, TagHeader, TagBody, TagTrailer, Stopped };
-
-  // Each consumes a prefix of `in` (at least one byte) and advances the phase when done.
-  size_t step(std::span<const uint8_t> in);
-  size_t step_file_header(std::span<const uint8_t> in);
-  size_t step_tag_header(std::span<const uint8_t> in);
-  size_t step_tag_body(std::span<const uint8_t> in);
-  size_t step_tag_trailer(std::span<const uint8_t> in);
-  // Copies bytes into small_ until it holds `want` (small_len_ tells), returning how many it took.
-  size_t collect(std::span<const uint8_t> in, size_t want);
+  void on_tag_header();
+  void on_body(std::span<const uint8_t> bytes);
+  void on_previous_tag_size();
   void classify_body_head();
   void commit_tag();
   void add_keyframe(uint32_t timestamp_ms, uint64_t tag_offset);
   void stop(std::string reason);
 
-  Phase phase_ = Phase::FileHeader;
+  FlvReader reader_;            // the framing; what follows is what the scan adds to it
+  bool stopped_ = false;
   uint64_t pos_ = 0;            // bytes fed so far
-  uint64_t unit_offset_ = 0;    // where the current tag (or the file header) starts
-  uint8_t small_[kFlvTagHeaderSize]{};  // a header or PreviousTagSize split across chunks
-  size_t small_len_ = 0;
-  uint64_t skip_left_ = 0;      // DataOffset bytes beyond the 9-byte header
+  uint64_t unit_offset_ = 0;    // where the current tag starts
 
   // The tag being read.
-  FlvTagHeader tag_;
-  uint8_t body_head_[vod::kFlvClassifyBytes]{};  // the body bytes classify_flv_tag() reads
+  uint8_t body_head_[kFlvTagHeadBytes]{};  // the body bytes read_flv_tag_head() reads
   size_t body_head_len_ = 0;
-  uint32_t body_left_ = 0;
   bool classified_ = false;
   bool tag_keyframe_ = false;
   bool tag_is_metadata_ = false;    // the first onMetaData tag

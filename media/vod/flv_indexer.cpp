@@ -6,7 +6,7 @@
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/hevc.hpp"
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/vod/metadata_builder.hpp"
 
 namespace sluice::media::vod {
@@ -14,8 +14,8 @@ namespace sluice::media::vod {
 
 namespace {
 
-// Bytes a tag's first step needs: its header and the part of the body classify_flv_tag() reads.
-constexpr uint64_t kTagProbeBytes = kFlvTagHeaderSize + kFlvClassifyBytes;
+// Bytes a tag's first step needs: its header and the part of the body read_flv_tag_head() reads.
+constexpr uint64_t kTagProbeBytes = kFlvTagHeaderSize + kFlvTagHeadBytes;
 // A legacy AVC/HEVC sequence header body: 0x17 0x00 + SI24 CTS, then the configuration record.
 constexpr size_t kLegacyVideoConfigOffset = 5;
 constexpr size_t kEnhancedVideoConfigOffset = 5;  // byte0 + FourCC
@@ -125,7 +125,8 @@ Result<bool> FlvIndexer::step_tag(std::span<const uint8_t> avail) {
     return false;
   }
   const auto body = avail.subspan(kFlvTagHeaderSize);
-  const FlvTagClass c = classify_flv_tag(header->type, body.first(std::min<size_t>(body.size(), header->data_size)));
+  const FlvTagHead c = read_flv_tag_head(header->type, body.first(std::min<size_t>(body.size(), header->data_size)),
+                                         header->data_size);
   if (keeps_body(header->type, c, header->data_size)) {
     if (body.size() < header->data_size) {
       want_ = kFlvTagHeaderSize + uint64_t{header->data_size};
@@ -142,7 +143,7 @@ Result<bool> FlvIndexer::step_tag(std::span<const uint8_t> avail) {
   return true;
 }
 
-bool FlvIndexer::keeps_body(uint8_t type, const FlvTagClass& c, uint32_t size) const {
+bool FlvIndexer::keeps_body(uint8_t type, const FlvTagHead& c, uint32_t size) const {
   if (type == kSampleScript) return c.on_metadata && !seen_metadata_ && size <= kMaxFlvMetadataBytes;
   if (!c.sequence_header || size > kMaxFlvSequenceHeaderBytes) return false;
   if (type == kSampleVideo) return !seen_video_frame_ && index_.video_sequence_header.empty();
@@ -158,7 +159,7 @@ void FlvIndexer::keep_body(uint8_t type, std::span<const uint8_t> body) {
   if (type == kSampleScript) seen_metadata_ = true;
 }
 
-Result<void> FlvIndexer::add_sample(uint8_t type, const FlvTagClass& c, uint64_t body_offset, uint32_t size,
+Result<void> FlvIndexer::add_sample(uint8_t type, const FlvTagHead& c, uint64_t body_offset, uint32_t size,
                                     uint32_t timestamp) {
   if (index_.samples.size() >= kMaxFlvSamples) return Error(Errc::LimitExceeded, "FLV file has too many tags");
   const auto number = static_cast<uint32_t>(index_.samples.size());
@@ -183,7 +184,7 @@ Result<void> FlvIndexer::add_sample(uint8_t type, const FlvTagClass& c, uint64_t
   return ok();
 }
 
-void FlvIndexer::learn_codecs(uint8_t type, const FlvTagClass& c) {
+void FlvIndexer::learn_codecs(uint8_t type, const FlvTagHead& c) {
   if (type == kSampleVideo) {
     index_.has_video = true;
     if (index_.video_codec == VideoCodec::Unknown) index_.video_codec = c.video_codec;

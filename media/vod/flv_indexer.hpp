@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <span>
 
-#include "media/vod/flv_tag_class.hpp"
+#include "media/flv/flv_tag_head.hpp"
 #include "media/vod/media_index.hpp"
 #include "base/result.hpp"
 
@@ -68,11 +68,11 @@ class FlvIndexer {
   Result<bool> step(std::span<const uint8_t> avail);
   Result<bool> step_file_header(std::span<const uint8_t> avail);
   Result<bool> step_tag(std::span<const uint8_t> avail);
-  bool keeps_body(uint8_t type, const FlvTagClass& c, uint32_t size) const;
+  bool keeps_body(uint8_t type, const FlvTagHead& c, uint32_t size) const;
   void keep_body(uint8_t type, std::span<const uint8_t> body);
-  Result<void> add_sample(uint8_t type, const FlvTagClass& c, uint64_t body_offset, uint32_t size,
+  Result<void> add_sample(uint8_t type, const FlvTagHead& c, uint64_t body_offset, uint32_t size,
                                     uint32_t timestamp);
-  void learn_codecs(uint8_t type, const FlvTagClass& c);
+  void learn_codecs(uint8_t type, const FlvTagHead& c);
   void settle();
   Result<void> fail(Error e);
 

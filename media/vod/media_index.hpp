@@ -22,10 +22,19 @@
 
 #include "media/codec/flv_audio.hpp"
 #include "media/codec/flv_video.hpp"
-#include "media/vod/sample.hpp"
+#include "media/sample.hpp"
 #include "base/result.hpp"
 
 namespace sluice::media::vod {
+
+// The index's sample types are media/sample.hpp's (mp4/ and record/ use them too); named here as
+// well, for the VOD code that knows them as vod::Sample, vod::ByteRange, vod::kSampleVideo...
+using media::ByteRange;
+using media::Keyframe;
+using media::kSampleAudio;
+using media::kSampleScript;
+using media::kSampleVideo;
+using media::Sample;
 
 enum class Container : uint8_t { Flv, Mp4 };
 

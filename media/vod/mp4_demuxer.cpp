@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
 #include "media/vod/mp4_movie.hpp"
 
 namespace sluice::media::vod {
+
+using namespace mp4;  // the top-level boxes it walks
 
 
 Mp4Demuxer::Mp4Demuxer(uint64_t file_size, Limits limits) : file_size_(file_size), limits_(limits) {}

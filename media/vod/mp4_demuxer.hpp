@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <span>
 
+#include "media/mp4/mp4_sample_table.hpp"
 #include "media/vod/media_index.hpp"
-#include "media/vod/mp4_sample_table.hpp"
 #include "base/result.hpp"
 
 namespace sluice::media::vod {
@@ -43,7 +43,7 @@ class Mp4Demuxer {
     // A constant-size stsz can declare up to file_size / sample_size samples without a byte of
     // table: a server that indexes untrusted uploads may want far fewer than kMaxMp4Samples
     // (24 bytes of index each).
-    uint32_t max_samples = kMaxMp4Samples;
+    uint32_t max_samples = mp4::kMaxMp4Samples;
   };
 
   explicit Mp4Demuxer(uint64_t file_size) : Mp4Demuxer(file_size, Limits{}) {}

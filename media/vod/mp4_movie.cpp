@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <optional>
 
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
+#include "media/mp4/mp4_track.hpp"
 #include "media/vod/metadata_builder.hpp"
-#include "media/vod/mp4_track.hpp"
 #include "media/vod/tag_body.hpp"
 #include "base/byte_io.hpp"
 
 namespace sluice::media::vod {
+
+using namespace mp4;  // the boxes, tracks and sample tables it reads
 
 
 namespace {

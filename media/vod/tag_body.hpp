@@ -13,15 +13,16 @@
 #include <span>
 #include <vector>
 
+#include "media/flv/flv.hpp"
 #include "media/vod/media_index.hpp"
 #include "base/result.hpp"
 
 namespace sluice::media::vod {
 
 // The longest prefix: Enhanced RTMP video byte + FourCC + SI24 composition time is 8 bytes.
-inline constexpr size_t kMaxTagPrefix = 16;
+inline constexpr size_t kMaxTagPrefix = kFlvMaxCodecHeaderSize;
 // An RTMP message (and an FLV tag body) is at most 0xFFFFFF bytes: its length field is a u24.
-inline constexpr uint32_t kMaxTagBody = 0xFFFFFF;
+inline constexpr uint32_t kMaxTagBody = kFlvMaxDataSize;
 
 struct TagPrefix {
   std::array<uint8_t, kMaxTagPrefix> bytes{};

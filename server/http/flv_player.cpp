@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "server/io/stream_socket.hpp"
 #include "server/io/write_batch.hpp"
 

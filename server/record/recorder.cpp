@@ -4,8 +4,8 @@
 #include <ctime>
 
 #include "config/record_template.hpp"
+#include "media/flv/flv.hpp"
 #include "media/frame.hpp"
-#include "media/flv.hpp"
 #include "media/stream_hub.hpp"
 #include "server/io/logging.hpp"
 #include "server/record/record_file.hpp"

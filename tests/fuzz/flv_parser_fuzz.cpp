@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "media/flv.hpp"
-#include "media/flv_parser.hpp"
+#include "media/flv/flv.hpp"
+#include "media/flv/flv_parser.hpp"
 
 using namespace sluice;
 using namespace sluice::media;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of flv_repair_fuzz: small .part recordings as the recorder writes them
-(media/flv.hpp framing), whole, torn, corrupted, without metadata, audio only. Each is under 4 KB.
+(media/flv/flv.hpp framing), whole, torn, corrupted, without metadata, audio only. Each is under 4 KB.
 
 usage: tests/fuzz/flv_repair_seeds.py [DIR]   (default: tests/fuzz/corpus/flv_repair)
 """

@@ -17,14 +17,15 @@
 #include <span>
 #include <vector>
 
+#include "media/mp4/mp4_track.hpp"
 #include "media/record/mp4_layout.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
-#include "media/vod/mp4_track.hpp"
 #include "media/vod/tag_body.hpp"
 
 using namespace sluice;
 using namespace sluice::media::record;
+using namespace sluice::media::mp4;
 using namespace sluice::media::vod;
 
 namespace {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the synthetic part of the seed corpus of mp4_layout_fuzz: small finished FLV files with
-every form media/record/flv_packet.hpp knows (legacy and Enhanced RTMP H.264/HEVC, AAC, MP3),
+every form media/flv/flv_tag_head.hpp knows (legacy and Enhanced RTMP H.264/HEVC, AAC, MP3),
 composition times, late tracks, sequence headers sent again, changed or late, decode times that go
 back, codecs an MP4 cannot hold, multitrack and ModEx packets. Each is under 4 KB. The ffmpeg-made
 FLV files of corpus/flv_reader/ are copied next to them (they are real programs' output).

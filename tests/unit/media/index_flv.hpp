@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/vod/media_index.hpp"
 #include "media/vod/tag_body.hpp"
 

@@ -21,8 +21,8 @@
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/hevc.hpp"
+#include "media/flv/flv_tag_head.hpp"
 #include "media/fmp4/fmp4_writer.hpp"
-#include "media/record/flv_packet.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "unit/media/index_flv.hpp"
@@ -50,9 +50,9 @@ struct Stream {
 
 // The body of an FLV sequence header past its codec header: the avcC/hvcC or the ASC.
 std::span<const uint8_t> config_of(uint8_t type, std::span<const uint8_t> body) {
-  const auto p = record::classify_flv_packet(type, body.first(std::min(body.size(), record::kFlvPacketHeadBytes)),
-                                             static_cast<uint32_t>(body.size()));
-  REQUIRE(p.kind == record::FlvPacketKind::Config);
+  const auto p = read_flv_tag_head(type, body.first(std::min(body.size(), kFlvTagHeadBytes)),
+                                   static_cast<uint32_t>(body.size()));
+  REQUIRE(p.kind == FlvPacketKind::Config);
   return body.subspan(p.prefix);
 }
 
@@ -88,9 +88,9 @@ Stream stream_of(const Buffer& flv) {
     if (v.type == vod::kSampleScript) continue;
     REQUIRE(!v.sequence_header);
     const auto body = std::span(flv).subspan(v.file_offset, v.size);
-    const auto p = record::classify_flv_packet(v.type, body.first(std::min(body.size(), record::kFlvPacketHeadBytes)), v.size);
-    if (p.kind == record::FlvPacketKind::NoMedia) continue;
-    REQUIRE(p.kind == record::FlvPacketKind::Frame);
+    const auto p = read_flv_tag_head(v.type, body.first(std::min(body.size(), kFlvTagHeadBytes)), v.size);
+    if (p.kind == FlvPacketKind::NoMedia) continue;
+    REQUIRE(p.kind == FlvPacketKind::Frame);
     hls::Sample out;
     out.video = v.type == vod::kSampleVideo;
     out.keyframe = v.keyframe;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "media/flv/flv_tag_head.hpp"
 #include "media/record/finalize_plan.hpp"
-#include "media/vod/flv_tag_class.hpp"
 #include "unit/media/record/part_builder.hpp"
 
 using namespace sluice;
@@ -85,7 +85,7 @@ void check_final_file(const Finalized& f) {
     auto h = parse_tag_header(std::span(f.file).subspan(at));
     REQUIRE(h.ok());
     CHECK(h->type == 9);
-    CHECK(vod::classify_flv_tag(9, std::span(f.file).subspan(at + 11, std::min<size_t>(16, h->data_size))).keyframe);
+    CHECK(read_flv_tag_head(9, std::span(f.file).subspan(at + 11, std::min<size_t>(16, h->data_size)), h->data_size).keyframe);
     CHECK(times[i] == doctest::Approx(h->timestamp / 1000.0));
     CHECK(s.keyframes[i].tag_offset == at);
   }
@@ -100,7 +100,7 @@ void check_final_file(const Finalized& f) {
 void check_same_tags(std::span<const uint8_t> part, uint64_t part_valid, const Finalized& f) {
   auto expected = read_tags(std::span(part).first(part_valid));
   const auto first_metadata_tag = std::find_if(expected.begin(), expected.end(), [](const FoundTag& t) {
-    return t.tag.type == 18 && vod::classify_flv_tag(18, t.tag.body).on_metadata;
+    return t.tag.type == 18 && read_flv_tag_head(18, t.tag.body, uint32_t(t.tag.body.size())).on_metadata;
   });
   if (first_metadata_tag != expected.end()) expected.erase(first_metadata_tag);
   const auto got = read_tags(f.file);

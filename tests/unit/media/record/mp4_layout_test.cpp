@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "media/mp4/box_reader.hpp"
 #include "media/record/mp4_layout.hpp"
-#include "media/vod/box_reader.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/tag_body.hpp"
@@ -21,6 +21,7 @@ using namespace sluice;
 using namespace sluice::media;
 using namespace sluice::media::record;
 using namespace sluice::media::record::test;
+using namespace sluice::media::mp4;
 using namespace sluice::media::vod;
 using Span = std::span<const uint8_t>;
 
@@ -581,7 +582,7 @@ TEST_CASE("the builder's contract: head sizes, short heads, the sample limit, on
   const Sample script{.file_offset = 10, .size = 300, .type = kSampleScript};
   const Sample header{.file_offset = 10, .size = 300, .type = kSampleVideo, .sequence_header = true};
   const Sample tiny{.file_offset = 10, .size = 3, .type = kSampleAudio};
-  CHECK(Mp4Builder::head_bytes(v) == kFlvPacketHeadBytes);
+  CHECK(Mp4Builder::head_bytes(v) == kFlvTagHeadBytes);
   CHECK(Mp4Builder::head_bytes(script) == 0);
   CHECK(Mp4Builder::head_bytes(header) == 300);
   CHECK(Mp4Builder::head_bytes(tiny) == 3);

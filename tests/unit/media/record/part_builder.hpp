@@ -1,5 +1,5 @@
 // Recordings (`.part` bytes) built in memory the way the recorder writes them, with
-// media/flv.hpp's write_flv_header() and append_tag(), plus a reader of tags for checks.
+// media/flv/flv.hpp's write_flv_header() and append_tag(), plus a reader of tags for checks.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "protocol/amf0.hpp"
 
 namespace sluice::media::record::test {

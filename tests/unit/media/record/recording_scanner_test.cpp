@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <random>
 
+#include "media/flv/flv_tag_head.hpp"
 #include "media/record/recording_scanner.hpp"
-#include "media/vod/flv_tag_class.hpp"
 #include "unit/media/record/part_builder.hpp"
 
 using namespace sluice;
@@ -218,7 +218,7 @@ TEST_CASE("Enhanced RTMP HEVC keyframes are indexed, the sequence start is not")
     const auto i = size_t(std::find(offsets.begin(), offsets.end(), k.tag_offset) - offsets.begin());
     REQUIRE(i < tags.size());
     CHECK(tags[i].body[0] == 0x91);
-    CHECK(vod::classify_flv_tag(9, tags[i].body).video_codec == VideoCodec::Hevc);
+    CHECK(read_flv_tag_head(9, tags[i].body, uint32_t(tags[i].body.size())).video_codec == VideoCodec::Hevc);
   }
   CHECK(s.keyframes[1].timestamp_ms == 1000);
 }

@@ -18,7 +18,7 @@
 
 #include "media/codec/flv_audio.hpp"
 #include "media/codec/flv_video.hpp"
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/script_data.hpp"
 #include "media/vod/flv_indexer.hpp"
 #include "media/vod/mp4_demuxer.hpp"

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
+#include "media/flv/flv_tag_head.hpp"
 #include "media/script_data.hpp"
 #include "media/vod/flv_indexer.hpp"
-#include "media/vod/flv_tag_class.hpp"
 #include "media/vod/tag_body.hpp"
 #include "protocol/amf0.hpp"
 
@@ -298,6 +298,9 @@ TEST_CASE("not FLV, empty, header only, and the feeding contract") {
 }
 
 TEST_CASE("tag classification from the first bytes") {
+  const auto classify_flv_tag = [](uint8_t type, std::span<const uint8_t> head) {
+    return read_flv_tag_head(type, head, static_cast<uint32_t>(head.size()));
+  };
   auto c = classify_flv_tag(9, Bytes{0x17, 0x00, 0, 0, 0});
   CHECK(c.sequence_header);
   CHECK_FALSE(c.keyframe);

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
 #include "media/vod/mp4_demuxer.hpp"
 #include "media/vod/mp4_movie.hpp"
 #include "media/vod/tag_body.hpp"
@@ -18,6 +18,7 @@
 
 using namespace sluice;
 using namespace sluice::media;
+using namespace sluice::media::mp4;
 using namespace sluice::media::vod;
 using sluice::Errc;
 using Bytes = std::vector<uint8_t>;

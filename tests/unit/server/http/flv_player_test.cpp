@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/config.hpp"
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 #include "media/frame.hpp"
 #include "server/http/flv_player.hpp"
 #include "server/io/loop_context.hpp"

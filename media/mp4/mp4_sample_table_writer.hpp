@@ -1,5 +1,5 @@
-// The sample table (stbl tables) of one track of a recording's MP4 copy (mp4_layout.hpp), built
-// one sample at a time and kept run-length where the format allows it, then written as boxes.
+// The sample table (stbl tables) of one track of a recording's MP4 copy (record/mp4_layout.hpp),
+// built one sample at a time and kept run-length where the format allows it, then written as boxes.
 //
 // Lifecycle: add() every sample of the track in decode order (the FLV's tag order), close() once,
 // then read the figures and write() the tables (as often as needed: the layout writes the head a
@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "media/record/mp4_boxes.hpp"
+#include "media/mp4/box_writer.hpp"
 
-namespace sluice::media::record {
+namespace sluice::media::mp4 {
 
 // Where write() put a track's chunk offsets (stco or co64 entries) in the head.
 struct ChunkOffsetTable {
@@ -52,7 +52,7 @@ class Mp4SampleTable {
   // The most bytes of samples whose decode times fall in one second of the track, for the esds
   // bitrate fields.
   uint64_t max_bytes_per_second() const { return max_second_bytes_; }
-  // Heap bytes held (the layout's memory bound, rule 6 of mp4_layout.hpp).
+  // Heap bytes held (the layout's memory bound, rule 6 of record/mp4_layout.hpp).
   size_t memory_bytes() const;
 
   // stts, ctts, stss, stsz, stsc, then stco (or co64 when `co64`) with the chunk offsets relative
@@ -94,4 +94,4 @@ class Mp4SampleTable {
   bool closed_ = false;
 };
 
-}  // namespace sluice::media::record
+}  // namespace sluice::media::mp4

@@ -1,4 +1,4 @@
-#include "media/vod/mp4_sample_entry.hpp"
+#include "media/mp4/mp4_sample_entry.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "media/codec/hevc.hpp"
 #include "base/byte_io.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 
 namespace {
@@ -184,4 +184,4 @@ Result<std::optional<CodecSetup>> parse_sample_description(const Box& stsd, cons
   return std::optional<CodecSetup>{};
 }
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

@@ -16,6 +16,9 @@ inline constexpr size_t kFlvFileHeaderSize = 9;
 inline constexpr size_t kFlvTagHeaderSize = 11;
 inline constexpr size_t kFlvPreviousTagSizeSize = 4;
 inline constexpr uint32_t kFlvMaxDataSize = 0xFFFFFF;  // DataSize is a u24
+// The longest FLV codec header in front of a raw codec frame (an MP4 sample) in a tag body: an
+// Enhanced RTMP video byte + FourCC + SI24 composition time is 8 bytes; 16 leaves room.
+inline constexpr size_t kFlvMaxCodecHeaderSize = 16;
 
 struct FlvFileHeader {
   uint8_t version = 1;

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "media/record/mp4_sample_table.hpp"
+#include "media/mp4/mp4_sample_table_writer.hpp"
 
-using namespace sluice::media::record;
+using namespace sluice::media::mp4;
 using Bytes = std::vector<uint8_t>;
 
 TEST_CASE("sample tables stay compact: run-length times, one size when all are equal, stsc runs") {

@@ -1,14 +1,13 @@
-#include "media/record/mp4_sample_table.hpp"
+#include "media/mp4/mp4_sample_table_writer.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <limits>
 
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
 
-namespace sluice::media::record {
+namespace sluice::media::mp4 {
 
-using vod::box_type;
 
 namespace {
 
@@ -155,4 +154,4 @@ void rebase_chunk_offsets(std::vector<uint8_t>& head, const ChunkOffsetTable& t,
   }
 }
 
-}  // namespace sluice::media::record
+}  // namespace sluice::media::mp4

@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <optional>
 
-#include "media/vod/box_reader.hpp"
-#include "media/vod/mp4_sample_entry.hpp"
-#include "media/vod/mp4_sample_table.hpp"
+#include "media/mp4/box_reader.hpp"
+#include "media/mp4/mp4_sample_entry.hpp"
+#include "media/mp4/mp4_sample_table.hpp"
 #include "base/result.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 // Edit list values further than this from 0 (about 12 days) are ignored as nonsense; the bound
 // also keeps the shift arithmetic far from 64-bit overflow.
@@ -43,4 +43,4 @@ struct TrackWanted {
 // whose boxes are malformed or that lacks a mandatory table.
 Result<std::optional<Mp4Track>> parse_track(const Box& trak, const BoxWalker& walker, TrackWanted wanted);
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

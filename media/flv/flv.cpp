@@ -1,4 +1,4 @@
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
 
 #include "base/byte_io.hpp"
 

@@ -1,15 +1,14 @@
-#include "media/record/mp4_boxes.hpp"
+#include "media/mp4/box_writer.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <limits>
 #include <string_view>
 
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
 
-namespace sluice::media::record {
+namespace sluice::media::mp4 {
 
-using vod::box_type;
 
 namespace {
 
@@ -230,14 +229,14 @@ void write_mp4a_entry(BoxWriter& b, const AudioEntry& e) {
 
 void write_mdat_header(std::vector<uint8_t>& out, uint64_t payload) {
   ByteWriter w(out);
-  if (payload <= std::numeric_limits<uint32_t>::max() - vod::kBoxHeaderSize) {
-    w.u32be(static_cast<uint32_t>(payload + vod::kBoxHeaderSize));
+  if (payload <= std::numeric_limits<uint32_t>::max() - kBoxHeaderSize) {
+    w.u32be(static_cast<uint32_t>(payload + kBoxHeaderSize));
     w.u32be(box_type("mdat"));
     return;
   }
   w.u32be(1);  // a largesize follows
   w.u32be(box_type("mdat"));
-  w.u64be(payload + vod::kLargeBoxHeaderSize);
+  w.u64be(payload + kLargeBoxHeaderSize);
 }
 
-}  // namespace sluice::media::record
+}  // namespace sluice::media::mp4

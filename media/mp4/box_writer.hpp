@@ -1,13 +1,14 @@
-// Writing ISO BMFF (MP4) boxes for the MP4 copy of a recording (mp4_layout.hpp): a writer that
-// patches each box's size when the box is closed, and the fixed boxes of a faststart file (ftyp,
-// mvhd, tkhd, elst, mdhd, hdlr, vmhd/smhd, dinf, the sample entries, the mdat header).
+// Writing ISO BMFF (MP4) boxes for the MP4 copy of a recording (record/mp4_layout.hpp) and the
+// fMP4 of HLS (fmp4/fmp4_writer.hpp): a writer that patches each box's size when the box is closed,
+// and the fixed boxes of a faststart file (ftyp, mvhd, tkhd, elst, mdhd, hdlr, vmhd/smhd, dinf, the
+// sample entries, the mdat header).
 //
 // Rules:
 //  1. Every field that could carry a date or a name of this machine is written as 0 or a constant,
 //     so the same FLV always gives the same bytes (tests compare them; ffmpeg -bitexact does the
 //     same).
-//  2. Boxes inside moov use 32-bit sizes: a moov is bounded by kMaxFlvSamples samples of a few
-//     tens of bytes each, far below 4 GiB. Only mdat may need a 64-bit largesize.
+//  2. Boxes inside moov use 32-bit sizes: a moov is bounded by vod::kMaxFlvSamples samples of a
+//     few tens of bytes each, far below 4 GiB. Only mdat may need a 64-bit largesize.
 //  3. Durations and times pick the 64-bit box version only when they do not fit 32 bits.
 #pragma once
 
@@ -18,7 +19,7 @@
 
 #include "base/byte_io.hpp"
 
-namespace sluice::media::record {
+namespace sluice::media::mp4 {
 
 // Appends boxes to a byte vector. begin() writes a header with a placeholder size; end() fills it
 // in. Boxes nest by calling begin() again before end().
@@ -90,4 +91,4 @@ void write_mp4a_entry(BoxWriter& b, const AudioEntry& e);
 // a 32-bit size.
 void write_mdat_header(std::vector<uint8_t>& out, uint64_t payload);
 
-}  // namespace sluice::media::record
+}  // namespace sluice::media::mp4

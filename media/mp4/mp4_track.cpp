@@ -1,10 +1,10 @@
-#include "media/vod/mp4_track.hpp"
+#include "media/mp4/mp4_track.hpp"
 
 #include <string>
 
 #include "base/byte_io.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 
 namespace {
@@ -180,4 +180,4 @@ Result<std::optional<Mp4Track>> parse_track(const Box& trak, const BoxWalker& wa
   return std::optional<Mp4Track>{t};
 }
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

@@ -1,10 +1,10 @@
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
 
 #include <cstdio>
 
 #include "base/byte_io.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 
 std::string box_type_name(uint32_t type) {
@@ -87,4 +87,4 @@ Result<FullBox> full_box(const Box& box) {
   return f;
 }
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

@@ -1,17 +1,17 @@
-// FlvParser: push-fed FLV reader for uploads, HTTP-FLV pulls and file scans. Feed it bytes in
-// pieces of any size; it returns each tag as soon as its body is complete (without waiting for
-// the PreviousTagSize after it), so a file whose last tag is cut short yields every whole tag and
-// simply reports mid_tag().
+// FlvParser: push-fed FLV reader for uploads, HTTP-FLV pulls and file scans, on FlvReader's framing
+// (flv_reader.hpp). Feed it bytes in pieces of any size; it returns each tag, its body copied once,
+// as soon as the body is complete (without waiting for the PreviousTagSize after it), so a file
+// whose last tag is cut short yields every whole tag and simply reports mid_tag().
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
 
-#include "media/flv.hpp"
+#include "media/flv/flv.hpp"
+#include "media/flv/flv_reader.hpp"
 #include "base/bytes.hpp"
 #include "base/result.hpp"
 
@@ -43,32 +43,25 @@ class FlvParser {
   const std::optional<FlvFileHeader>& header() const { return header_; }
   // True when the input so far ends inside a tag header or body: if the stream ends now, its last
   // tag is truncated (and was not returned).
-  bool mid_tag() const { return state_ == State::TagHeader ? fill_ > 0 : state_ == State::TagBody; }
+  bool mid_tag() const {
+    using State = FlvReader::State;
+    return !failed_ && (reader_.state() == State::TagHeader ? !reader_.partial().empty() : reader_.state() == State::TagBody);
+  }
   uint64_t tags_parsed() const { return tags_; }
   // PreviousTagSize fields that disagree with the tag before them (tolerated: many writers get
   // them wrong, and nothing here depends on them).
   uint64_t previous_size_mismatches() const { return previous_size_mismatches_; }
 
  private:
-  enum class State : uint8_t { FileHeader, SkipToBody, PreviousTagSize, TagHeader, TagBody, Failed };
-
-  // Each step consumes a prefix of `in` and returns how much; it may append to `out`.
-  Result<size_t> step(std::span<const uint8_t> in, std::vector<FlvTag>& out);
-  size_t fill_fixed(std::span<const uint8_t> in, size_t want);
-  Result<void> on_file_header();
-  Result<void> on_tag_header(std::vector<FlvTag>& out);
-  void on_previous_tag_size();
-  size_t take_body(std::span<const uint8_t> in, std::vector<FlvTag>& out);
+  Result<void> on_step(const FlvReader::Step& s, std::vector<FlvTag>& out);
+  void take_body(const FlvReader::Step& s, std::vector<FlvTag>& out);
   void emit(Slice body, std::vector<FlvTag>& out);
 
   Limits limits_;
-  State state_ = State::FileHeader;
+  FlvReader reader_;
+  bool failed_ = false;
   Error error_;
-  std::array<uint8_t, kFlvTagHeaderSize> fixed_{};  // partial header bytes
-  size_t fill_ = 0;
-  uint64_t skip_ = 0;                               // bytes between the header and DataOffset
   std::optional<FlvFileHeader> header_;
-  FlvTagHeader tag_;
   std::vector<uint8_t> body_;                       // a body split across feeds
   uint32_t last_tag_size_ = 0;                      // expected next PreviousTagSize
   uint64_t tags_ = 0;

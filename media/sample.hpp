@@ -1,12 +1,16 @@
-// Sample: one FLV-style tag of a VOD file (an audio frame, a video frame or a script tag), as the
-// file indexers (FlvIndexer, Mp4Demuxer) describe it. Samples are kept for the whole life of an
-// index, shared by every player of the file, so they are small plain values: a 2-hour movie has
-// about 400 000 of them.
+// Sample: one FLV-style tag of a media file (an audio frame, a video frame or a script tag), as the
+// file indexers (vod::FlvIndexer, vod::Mp4Demuxer over mp4/'s sample tables) describe it, and as
+// the recording code (record/) reads it back. Samples are kept for the whole life of an index,
+// shared by every player of the file, so they are small plain values: a 2-hour movie has about
+// 400 000 of them.
+//
+// Not the same idea as hls/sample.hpp's hls::Sample: that one is a frame in memory (its bytes, in
+// 90 kHz ticks, with a duration) on its way into a TS or fMP4 muxer; this one is a place in a file.
 #pragma once
 
 #include <cstdint>
 
-namespace sluice::media::vod {
+namespace sluice::media {
 
 inline constexpr uint8_t kSampleAudio = 8;
 inline constexpr uint8_t kSampleVideo = 9;
@@ -40,4 +44,4 @@ struct ByteRange {
   uint64_t end() const { return offset + size; }
 };
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media

@@ -9,10 +9,10 @@
 
 #include "media/codec/flv_audio.hpp"
 #include "media/codec/flv_video.hpp"
-#include "media/vod/box_reader.hpp"
+#include "media/mp4/box_reader.hpp"
 #include "base/result.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 inline constexpr uint32_t kHandlerVideo = box_type("vide");
 inline constexpr uint32_t kHandlerAudio = box_type("soun");
@@ -35,4 +35,4 @@ struct CodecSetup {
 Result<std::optional<CodecSetup>> parse_sample_description(const Box& stsd, const BoxWalker& walker,
                                                                     uint32_t handler);
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

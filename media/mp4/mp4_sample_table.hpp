@@ -20,10 +20,10 @@
 #include <span>
 #include <vector>
 
-#include "media/vod/sample.hpp"
+#include "media/sample.hpp"
 #include "base/result.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 // A file with more samples than this is refused (a day of 60 fps video with 48 kHz AAC is about
 // 9.4M): the index of a crafted file must not reach gigabytes.
@@ -59,4 +59,4 @@ Result<std::vector<Sample>> expand_samples(const SampleTables& tables, uint8_t t
                                                      const TrackTiming& timing, uint64_t file_size,
                                                      uint32_t max_samples);
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

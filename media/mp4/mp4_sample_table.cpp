@@ -1,21 +1,21 @@
-#include "media/vod/mp4_sample_table.hpp"
+#include "media/mp4/mp4_sample_table.hpp"
 
 #include <limits>
 #include <optional>
 #include <string>
 
-#include "media/vod/box_reader.hpp"
-#include "media/vod/tag_body.hpp"
+#include "media/flv/flv.hpp"
+#include "media/mp4/box_reader.hpp"
 #include "base/byte_io.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 
 namespace {
 
 constexpr int64_t kMaxAbsMs = int64_t{1} << 40;
 // A sample must fit one RTMP message together with its FLV codec header.
-constexpr uint32_t kMaxSampleBytes = kMaxTagBody - kMaxTagPrefix;
+constexpr uint32_t kMaxSampleBytes = kFlvMaxDataSize - kFlvMaxCodecHeaderSize;
 
 // A full box's entry table: u32 count then `count` entries of `entry_size` bytes (after `skip`
 // bytes of other fields). The count is checked against the bytes actually there (rule 1).
@@ -267,4 +267,4 @@ Result<std::vector<Sample>> expand_samples(const SampleTables& t, uint8_t type, 
   return out;
 }
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

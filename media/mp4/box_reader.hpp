@@ -20,7 +20,7 @@
 
 #include "base/result.hpp"
 
-namespace sluice::media::vod {
+namespace sluice::media::mp4 {
 
 // Deeper nesting than this is no real file (moov/trak/mdia/minf/stbl/stsd/entry/esds is 8): it
 // bounds the work a crafted chain of nested containers can cause.
@@ -104,4 +104,4 @@ struct FullBox {
 };
 Result<FullBox> full_box(const Box& box);
 
-}  // namespace sluice::media::vod
+}  // namespace sluice::media::mp4

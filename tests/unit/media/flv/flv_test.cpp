@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "media/flv.hpp"
-#include "media/flv_parser.hpp"
+#include "media/flv/flv.hpp"
+#include "media/flv/flv_parser.hpp"
 #include "media/frame.hpp"
 #include "media/script_data.hpp"
 #include "protocol/message.hpp"
