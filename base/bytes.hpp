@@ -63,7 +63,9 @@ class Slice {
     return s;
   }
   // Copies bytes into a new payload.
-  static Slice copy_of(std::span<const uint8_t> bytes) { return adopt(std::vector<uint8_t>(bytes.begin(), bytes.end())); }
+  static Slice copy_of(std::span<const uint8_t> bytes) {
+    return adopt(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  }
   static Slice copy_of(std::string_view s) {
     return copy_of(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()));
   }

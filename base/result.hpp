@@ -11,22 +11,22 @@
 namespace sluice {
 
 // One table of error codes: (name, short_name, description).
-#define SLUICE_ERRC_TABLE(XX)                                                        \
-  XX(Ok, "ok", "no error")                                                         \
-  XX(NeedMoreData, "need_more_data", "input ended inside a structure")            \
-  XX(Truncated, "truncated", "input ended inside a value")                        \
-  XX(Malformed, "malformed", "input violates the format")                          \
-  XX(LimitExceeded, "limit_exceeded", "a configured limit was exceeded")          \
-  XX(Unsupported, "unsupported", "valid input that Sluice does not support")      \
-  XX(BadVersion, "bad_version", "unsupported RTMP handshake version")             \
-  XX(BadDigest, "bad_digest", "handshake digest did not verify")                  \
-  XX(BadChunkSize, "bad_chunk_size", "invalid Set Chunk Size value")               \
-  XX(BadCommand, "bad_command", "command message is not well formed")             \
-  XX(BadState, "bad_state", "message not allowed in the current state")          \
-  XX(Rejected, "rejected", "the application rejected the request")                \
-  XX(Closed, "closed", "the session is closed")                                     \
-  XX(NotFound, "not_found", "the named thing does not exist")                     \
-  XX(Io, "io", "input/output error")                                               \
+#define SLUICE_ERRC_TABLE(XX)                                                \
+  XX(Ok, "ok", "no error")                                                   \
+  XX(NeedMoreData, "need_more_data", "input ended inside a structure")       \
+  XX(Truncated, "truncated", "input ended inside a value")                   \
+  XX(Malformed, "malformed", "input violates the format")                    \
+  XX(LimitExceeded, "limit_exceeded", "a configured limit was exceeded")     \
+  XX(Unsupported, "unsupported", "valid input that Sluice does not support") \
+  XX(BadVersion, "bad_version", "unsupported RTMP handshake version")        \
+  XX(BadDigest, "bad_digest", "handshake digest did not verify")             \
+  XX(BadChunkSize, "bad_chunk_size", "invalid Set Chunk Size value")         \
+  XX(BadCommand, "bad_command", "command message is not well formed")        \
+  XX(BadState, "bad_state", "message not allowed in the current state")      \
+  XX(Rejected, "rejected", "the application rejected the request")           \
+  XX(Closed, "closed", "the session is closed")                              \
+  XX(NotFound, "not_found", "the named thing does not exist")                \
+  XX(Io, "io", "input/output error")                                         \
   XX(Config, "config", "invalid configuration")
 
 enum class Errc : uint8_t {
@@ -38,8 +38,7 @@ enum class Errc : uint8_t {
 constexpr std::string_view errc_name(Errc code) {
   switch (code) {
 #define SLUICE_ERRC_NAME(name, short_name, description) \
-  case Errc::name:                                      \
-    return short_name;
+  case Errc::name: return short_name;
     SLUICE_ERRC_TABLE(SLUICE_ERRC_NAME)
 #undef SLUICE_ERRC_NAME
   }

@@ -25,7 +25,7 @@ struct Secret {
 
 // ?expires=UNIX&sign=HEX URLs (server/access/signature.hpp): HMAC-SHA256 with this secret.
 struct SignedUrlConfig {
-  Secret secret;  // empty value: signed URLs are not used for this action
+  Secret secret;                                              // empty value: signed URLs are not used for this action
   std::chrono::milliseconds skew = std::chrono::seconds(30);  // tolerated clock difference
 
   bool enabled() const { return !secret.value.empty(); }
@@ -36,10 +36,10 @@ struct SignedUrlConfig {
 // allow, and, if any credential is configured, it presents one that is valid: a key from `keys`,
 // the key of its stream name from `stream_keys`, or a valid signature.
 struct AccessRules {
-  std::vector<Cidr> allow;  // empty: any address
-  std::vector<Cidr> deny;   // checked first
-  std::vector<std::string> keys;  // from keys, keys_file and keys_env together
-  std::vector<std::string> key_origins;  // for to_yaml: "2 inline", "file /etc/...", "env NAME"
+  std::vector<Cidr> allow;                                       // empty: any address
+  std::vector<Cidr> deny;                                        // checked first
+  std::vector<std::string> keys;                                 // from keys, keys_file and keys_env together
+  std::vector<std::string> key_origins;                          // for to_yaml: "2 inline", "file /etc/...", "env NAME"
   std::vector<std::pair<std::string, std::string>> stream_keys;  // stream name -> its key
   std::string stream_keys_origin;
   SignedUrlConfig signed_url;
@@ -67,9 +67,9 @@ struct HooksConfig {
   std::string on_play;
   std::string on_publish_done;
   std::string on_play_done;
-  std::string on_record_done;  // a recording's file is finished (apps.NAME.record)
+  std::string on_record_done;                                   // a recording's file is finished (apps.NAME.record)
   std::chrono::milliseconds timeout = std::chrono::seconds(3);  // per attempt
-  bool fail_open = false;  // a hook that gives no answer (timeout, refused, 5xx) admits instead of denying
+  bool fail_open = false;      // a hook that gives no answer (timeout, refused, 5xx) admits instead of denying
   uint32_t done_attempts = 5;  // *_done notifications are retried up to this many attempts
   std::chrono::milliseconds retry_delay = std::chrono::seconds(1);  // doubles per attempt, up to 30s
 

@@ -83,8 +83,7 @@ bool check_key(FieldReader& r, const Field& f, const std::string& key, std::stri
   return true;
 }
 
-void add_keys(FieldReader& r, const Field& f, std::vector<std::string> found, std::string origin,
-              AccessRules& rules) {
+void add_keys(FieldReader& r, const Field& f, std::vector<std::string> found, std::string origin, AccessRules& rules) {
   if (found.empty()) {
     r.error(f, origin + " holds no key");
     return;
@@ -221,8 +220,8 @@ void load_app_limits(FieldReader& r, const Field& self, AppLimits& limits) {
 
 void load_hooks(FieldReader& r, const Field& self, HooksConfig& hooks) {
   Section s(r, self,
-            {"on_connect", "on_publish", "on_play", "on_publish_done", "on_play_done", "on_record_done", "timeout", "fail",
-             "done_attempts", "retry_delay"});
+            {"on_connect", "on_publish", "on_play", "on_publish_done", "on_play_done", "on_record_done", "timeout",
+             "fail", "done_attempts", "retry_delay"});
   if (!s.valid()) return;
   auto url = [&](const char* key, std::string& out) {
     auto f = s.take(key);

@@ -8,7 +8,6 @@
 
 namespace sluice::config {
 
-
 namespace {
 
 // inet_pton needs a NUL-terminated string; config text is short, so a std::string is fine.
@@ -157,7 +156,8 @@ Result<Cidr> parse_cidr(std::string_view text) {
     auto [end, ec] = std::from_chars(prefix_text.data(), prefix_text.data() + prefix_text.size(), prefix);
     if (prefix_text.empty() || ec != std::errc() || end != prefix_text.data() + prefix_text.size() ||
         prefix > max_prefix) {
-      return fail("bad prefix length in \"" + std::string(text) + "\" (expected 0.." + std::to_string(max_prefix) + ")");
+      return fail("bad prefix length in \"" + std::string(text) + "\" (expected 0.." + std::to_string(max_prefix) +
+                  ")");
     }
   }
   c.prefix = static_cast<uint8_t>(prefix);

@@ -76,8 +76,9 @@ void check_listeners(FieldReader& reader, const Config& cfg) {
       if (site == sites.rend()) site = find_site(a, all[i].section);
       YamlMark mark = site != sites.rend() ? site->mark : YamlMark{};
       std::string path = site != sites.rend() ? site->path : std::string(all[j].section);
-      reader.error(mark, path, b.to_string() + " (" + all[j].section + ") overlaps " + a.to_string() + " (" +
-                                   all[i].section + "): both cannot listen on port " + std::to_string(a.port));
+      reader.error(mark, path,
+                   b.to_string() + " (" + all[j].section + ") overlaps " + a.to_string() + " (" + all[i].section +
+                       "): both cannot listen on port " + std::to_string(a.port));
     }
   }
 }

@@ -39,12 +39,12 @@ enum class DuplicatePublish : uint8_t {
 inline constexpr const char* kClusterTokenParam = "sluice_cluster_token";
 
 struct ClusterConfig {
-  std::optional<RedisUrl> registry;  // none: no cluster
-  std::string node_id;               // unique per node; default the host name
-  std::string advertise_rtmp;        // rtmp://HOST:PORT the other nodes pull from
-  std::string advertise_http;        // http://HOST:PORT for the API and redirects; optional
-  Secret password;                   // the Redis password (AUTH)
-  Secret token;                      // the internal token nodes present to pull from each other
+  std::optional<RedisUrl> registry;        // none: no cluster
+  std::string node_id;                     // unique per node; default the host name
+  std::string advertise_rtmp;              // rtmp://HOST:PORT the other nodes pull from
+  std::string advertise_http;              // http://HOST:PORT for the API and redirects; optional
+  Secret password;                         // the Redis password (AUTH)
+  Secret token;                            // the internal token nodes present to pull from each other
   std::chrono::milliseconds lease{10000};  // a stream's ownership lasts this long unless refreshed
   DuplicatePublish duplicate_publish = DuplicatePublish::Refuse;
 

@@ -4,34 +4,26 @@ namespace sluice::config {
 
 std::string_view app_type_name(AppType type) {
   switch (type) {
-    case AppType::Live:
-      return "live";
-    case AppType::Vod:
-      return "vod";
+    case AppType::Live: return "live";
+    case AppType::Vod: return "vod";
   }
   return "live";
 }
 
 std::string_view log_level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::Error:
-      return "error";
-    case LogLevel::Warn:
-      return "warn";
-    case LogLevel::Info:
-      return "info";
-    case LogLevel::Debug:
-      return "debug";
+    case LogLevel::Error: return "error";
+    case LogLevel::Warn: return "warn";
+    case LogLevel::Info: return "info";
+    case LogLevel::Debug: return "debug";
   }
   return "info";
 }
 
 std::string_view log_format_name(LogFormat format) {
   switch (format) {
-    case LogFormat::Text:
-      return "text";
-    case LogFormat::Json:
-      return "json";
+    case LogFormat::Text: return "text";
+    case LogFormat::Json: return "json";
   }
   return "text";
 }

@@ -34,10 +34,10 @@ struct AppConfig {
   AppType type = AppType::Live;
 
   // Live apps only.
-  bool gop_cache = true;                   // Late joiners start at the last keyframe.
-  uint32_t gop_cache_max_frames = 2000;    // A GOP longer than this is not cached (1..1000000).
+  bool gop_cache = true;                     // Late joiners start at the last keyframe.
+  uint32_t gop_cache_max_frames = 2000;      // A GOP longer than this is not cached (1..1000000).
   uint64_t gop_cache_max_bytes = 64 * kMiB;  // ... nor one larger than this (64KiB..1GiB).
-  bool wait_for_publisher = true;  // A player of an unpublished name waits (true) or gets StreamNotFound.
+  bool wait_for_publisher = true;            // A player of an unpublished name waits (true) or gets StreamNotFound.
   // A publisher's timestamp step larger than this, forward or back, is a jump of its clock and is
   // closed up at ingest (media/timestamp_corrector.hpp), 100ms..1h.
   Duration timestamp_jump = std::chrono::seconds(1);
@@ -52,10 +52,10 @@ struct AppConfig {
   AppLimits limits;
 
   // VOD apps only.
-  std::string root;  // Directory of the media files; absolute after loading; required.
-  bool follow_symlinks = true;  // Symlinks below the root are followed (only to files inside it).
+  std::string root;                    // Directory of the media files; absolute after loading; required.
+  bool follow_symlinks = true;         // Symlinks below the root are followed (only to files inside it).
   uint32_t playlist_max_entries = 64;  // play(reset=false) items queued per stream (1..10000).
-  uint32_t name_max_bytes = 1024;  // Longest stream name a player may ask for (16..4000).
+  uint32_t name_max_bytes = 1024;      // Longest stream name a player may ask for (16..4000).
 
   bool operator==(const AppConfig&) const = default;
 };
@@ -126,13 +126,13 @@ struct ProxyProtocolConfig {
 struct RtmpConfig {
   std::vector<ListenAddress> listen = {{"0.0.0.0", 1935}};
   ProxyProtocolConfig proxy_protocol;
-  uint32_t chunk_size = 4096;           // Our outgoing chunk size, 128..65536.
-  uint32_t window_ack_size = 2500000;   // Window Acknowledgement Size and Peer Bandwidth we announce.
+  uint32_t chunk_size = 4096;             // Our outgoing chunk size, 128..65536.
+  uint32_t window_ack_size = 2500000;     // Window Acknowledgement Size and Peer Bandwidth we announce.
   uint32_t max_message_size = 16 * kMiB;  // Larger incoming messages close the connection.
-  uint32_t max_connections = 10000;     // Over this, new connections are closed at once; 0 = no limit.
+  uint32_t max_connections = 10000;       // Over this, new connections are closed at once; 0 = no limit.
   Duration handshake_timeout = std::chrono::seconds(10);  // Accept to the end of "connect".
-  Duration idle_timeout = std::chrono::seconds(60);  // Nothing received for this long: close. 0 = never.
-  Duration ping_interval = std::chrono::seconds(20);  // Nothing received for this long: ping. 0 = never.
+  Duration idle_timeout = std::chrono::seconds(60);       // Nothing received for this long: close. 0 = never.
+  Duration ping_interval = std::chrono::seconds(20);      // Nothing received for this long: ping. 0 = never.
   PlayerQueueConfig player_queue;
   RtmpLimitsConfig limits;
   // Write the players of a flush pass with one io_uring submit instead of one writev each, when
@@ -152,7 +152,7 @@ struct TlsCertificate {
 struct RtmpsConfig {
   std::vector<ListenAddress> listen;         // empty: no RTMPS
   std::vector<TlsCertificate> certificates;  // the first is the default, the others by SNI
-  ProxyProtocolConfig proxy_protocol;  // the header comes before the TLS ClientHello
+  ProxyProtocolConfig proxy_protocol;        // the header comes before the TLS ClientHello
   // record_layer: sluice (default; over TLS 1.3 Sluice seals the records it sends) or openssl.
   bool seal_records = true;
   bool enabled() const { return !listen.empty(); }
@@ -213,7 +213,7 @@ struct Config {
   ConnectionLimits limits;  // limits.connections is rtmp.max_connections (one setting, two spellings)
   std::string server_id;    // Sent in hooks; the host name when not set.
   ClusterConfig cluster;    // Off unless a registry is given (docs/cluster.md).
-  uint32_t workers = 0;  // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
+  uint32_t workers = 0;     // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
   ShutdownConfig shutdown;
 
   // Where the values came from: the file path as given, or "<embedded default>".

@@ -13,12 +13,9 @@ using std::chrono::seconds;
 
 const char* variant_name(HlsVariant v) {
   switch (v) {
-    case HlsVariant::MpegTs:
-      return "mpegts";
-    case HlsVariant::Fmp4:
-      return "fmp4";
-    case HlsVariant::LowLatency:
-      return "low-latency";
+    case HlsVariant::MpegTs: return "mpegts";
+    case HlsVariant::Fmp4: return "fmp4";
+    case HlsVariant::LowLatency: return "low-latency";
   }
   return "low-latency";
 }

@@ -18,7 +18,6 @@
 
 namespace sluice::config {
 
-
 // Reads and validates a YAML file. Config::source is `path` as given.
 Result<Config> load_file(const std::string& path);
 

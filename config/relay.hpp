@@ -27,7 +27,7 @@ struct PushTargetConfig {
 // upstream URL names the app; the stream's own name is appended, or replaces "{stream}".
 struct PullConfig {
   std::vector<std::string> upstreams;
-  bool on_demand = true;  // started by the first player; else always on for `streams`
+  bool on_demand = true;                  // started by the first player; else always on for `streams`
   std::chrono::milliseconds idle{10000};  // on demand: stopped this long after the last player left
   std::vector<std::string> streams;       // always on: these names; on demand: only these (all when empty)
   bool verify = true;

@@ -78,7 +78,8 @@ std::string RelayUrl::stream_name(std::string_view local_name, std::string_view 
   if (name.empty()) return std::string(local_name);
   std::string out = name;
   constexpr std::string_view kPlaceholder = "{stream}";
-  for (size_t at = out.find(kPlaceholder); at != std::string::npos; at = out.find(kPlaceholder, at + local_name.size())) {
+  for (size_t at = out.find(kPlaceholder); at != std::string::npos;
+       at = out.find(kPlaceholder, at + local_name.size())) {
     out.replace(at, kPlaceholder.size(), local_name);
   }
   return out;

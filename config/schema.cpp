@@ -42,8 +42,8 @@ bool app_name_ok(std::string_view s) {
 
 void load_player_queue(FieldReader& r, const Field& self, PlayerQueueConfig& q) {
   Section s(r, self,
-            {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay", "write_budget", "write_budget_players",
-             "write_lanes"});
+            {"soft_bytes", "hard_bytes", "soft_delay", "hard_delay", "write_delay", "write_budget",
+             "write_budget_players", "write_lanes"});
   auto soft_bytes = s.take("soft_bytes");
   auto hard_bytes = s.take("hard_bytes");
   auto soft_delay = s.take("soft_delay");
@@ -99,10 +99,10 @@ void load_proxy_protocol(FieldReader& r, const Section& s, ProxyProtocolConfig& 
 }
 
 void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
-  Section s(r, self,
-            {"listen", "chunk_size", "window_ack_size", "max_message_size", "max_connections", "handshake_timeout",
-             "idle_timeout", "ping_interval", "player_queue", "limits", "io_uring", "proxy_protocol",
-             "proxy_protocol_from"});
+  Section s(
+      r, self,
+      {"listen", "chunk_size", "window_ack_size", "max_message_size", "max_connections", "handshake_timeout",
+       "idle_timeout", "ping_interval", "player_queue", "limits", "io_uring", "proxy_protocol", "proxy_protocol_from"});
   if (auto f = s.take("listen")) r.read_listen(*f, rtmp.listen);
   load_proxy_protocol(r, s, rtmp.proxy_protocol);
   if (auto f = s.take("chunk_size")) r.read_uint(*f, rtmp.chunk_size, 128, 65536);
@@ -127,10 +127,20 @@ void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
 }
 
 void load_app(FieldReader& r, const Field& self, AppConfig& app) {
-  static const std::vector<std::string_view> kLiveKeys = {
-      "gop_cache",     "gop_cache_max_frames", "gop_cache_max_bytes", "wait_for_publisher", "timestamp_jump",
-      "publish_allow", "publish_token",        "record",              "record_path",        "publish",
-      "push",          "pull",                 "origins",             "hls"};
+  static const std::vector<std::string_view> kLiveKeys = {"gop_cache",
+                                                          "gop_cache_max_frames",
+                                                          "gop_cache_max_bytes",
+                                                          "wait_for_publisher",
+                                                          "timestamp_jump",
+                                                          "publish_allow",
+                                                          "publish_token",
+                                                          "record",
+                                                          "record_path",
+                                                          "publish",
+                                                          "push",
+                                                          "pull",
+                                                          "origins",
+                                                          "hls"};
   static const std::vector<std::string_view> kVodKeys = {"root", "follow_symlinks", "playlist_max_entries",
                                                          "name_max_bytes"};
   std::vector<std::string_view> known = {"type", "play", "limits"};
@@ -271,7 +281,8 @@ void load_apps(FieldReader& r, const Field& self, std::vector<AppConfig>& apps) 
 
 // rtmps: { listen, cert, key } or with certificates: [{ cert, key }, ...] (chosen by SNI).
 void load_rtmps(FieldReader& r, const Field& self, RtmpsConfig& rtmps) {
-  Section s(r, self, {"listen", "cert", "key", "certificates", "proxy_protocol", "proxy_protocol_from", "record_layer"});
+  Section s(r, self,
+            {"listen", "cert", "key", "certificates", "proxy_protocol", "proxy_protocol_from", "record_layer"});
   if (!s.valid()) return;
   rtmps.listen.clear();
   if (auto f = s.take("listen")) r.read_listen(*f, rtmps.listen);
@@ -348,9 +359,8 @@ void load_http(FieldReader& r, const Field& self, HttpConfig& http) {
         for (std::string& ext : list) {
           if (!ext.empty() && ext.front() == '.') ext.erase(0, 1);
           ext = lower(ext);
-          if (ext.empty() || !std::all_of(ext.begin(), ext.end(), [](char c) {
-                return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-              })) {
+          if (ext.empty() || !std::all_of(ext.begin(), ext.end(),
+                                          [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); })) {
             r.error(*f, "extensions are letters and digits, like mp4 (got " + in_quotes(ext) + ")");
             ok = false;
           }
@@ -410,12 +420,13 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   Config cfg;
   Field top_field{YamlNode(), root, ""};
   if (!root.is_null() && !root.is_map()) {
-    r.error(root.mark(), "", std::string("the file must be a map of sections (rtmp, apps, http, log), not ") +
-                                 root.kind_name());
+    r.error(root.mark(), "",
+            std::string("the file must be a map of sections (rtmp, apps, http, log), not ") + root.kind_name());
     return cfg;
   }
-  Section top(r, top_field, {"workers", "rtmp", "rtmps", "https", "apps", "http", "log", "hooks", "limits", "server_id",
-                              "cluster", "shutdown"});
+  Section top(r, top_field,
+              {"workers", "rtmp", "rtmps", "https", "apps", "http", "log", "hooks", "limits", "server_id", "cluster",
+               "shutdown"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -460,7 +471,8 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     }
   }
   if (auto f = top.take("server_id")) r.read_string(*f, cfg.server_id);
-  if (auto f = top.take("cluster")) load_cluster(r, *f, cfg.cluster, cfg.server_id.empty() ? host_name() : cfg.server_id);
+  if (auto f = top.take("cluster"))
+    load_cluster(r, *f, cfg.cluster, cfg.server_id.empty() ? host_name() : cfg.server_id);
   check_listeners(r, cfg);
   return cfg;
 }

@@ -170,7 +170,8 @@ void emit_relay(YAML::Emitter& out, const RelayConfig& relay, Secrets secrets) {
 
 void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
   out << YAML::Key << app.name << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "type" << YAML::Value << (app.relay.edge ? std::string("edge") : std::string(app_type_name(app.type)));
+  out << YAML::Key << "type" << YAML::Value
+      << (app.relay.edge ? std::string("edge") : std::string(app_type_name(app.type)));
   emit_access(out, "play", app.play, secrets);
   emit_app_limits(out, app.limits);
   if (app.type == AppType::Vod) {
@@ -189,7 +190,9 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     const RecordConfig& rec = app.record;
     out << YAML::Key << "record" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "mode" << YAML::Value
-        << (rec.mode == RecordMode::All ? "all" : rec.mode == RecordMode::Manual ? "manual" : "off");
+        << (rec.mode == RecordMode::All      ? "all"
+            : rec.mode == RecordMode::Manual ? "manual"
+                                             : "off");
     // An empty path is "not set", which the loader spells by leaving the key out.
     if (!rec.dir.empty()) out << YAML::Key << "dir" << YAML::Value << rec.dir;
     out << YAML::Key << "path" << YAML::Value << rec.path;
@@ -241,7 +244,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   }
   emit_rtmp(out, config.rtmp);
   for (const auto& [name, tls] : {std::pair<const char*, const RtmpsConfig*>{"rtmps", &config.rtmps},
-                                   std::pair<const char*, const RtmpsConfig*>{"https", &config.https}}) {
+                                  std::pair<const char*, const RtmpsConfig*>{"https", &config.https}}) {
     if (!tls->enabled()) continue;
     out << YAML::Key << name << YAML::Value << YAML::BeginMap;
     emit_listen(out, tls->listen);

@@ -5,7 +5,6 @@
 
 namespace sluice::config {
 
-
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -46,8 +45,9 @@ constexpr uint64_t kMaxDurationMs = 3650 * kMsPerDay;
 Result<uint64_t> parse_size(std::string_view text) {
   std::string_view s = trim(text);
   auto bad = [&] {
-    return Error(Errc::Config, "not a size: \"" + std::string(text) +
-                                   "\" (expected a whole number of bytes with an optional unit, e.g. 4GiB, 512KiB, 1048576)");
+    return Error(Errc::Config,
+                 "not a size: \"" + std::string(text) +
+                     "\" (expected a whole number of bytes with an optional unit, e.g. 4GiB, 512KiB, 1048576)");
   };
   size_t pos = 0;
   uint64_t value = 0;
@@ -78,8 +78,8 @@ Result<uint64_t> parse_size(std::string_view text) {
     }
     return value * u.factor;
   }
-  return Error(Errc::Config, "unknown size unit \"" + std::string(trim(s.substr(pos))) + "\" in \"" + std::string(text) +
-                                 "\" (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
+  return Error(Errc::Config, "unknown size unit \"" + std::string(trim(s.substr(pos))) + "\" in \"" +
+                                 std::string(text) + "\" (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
 }
 
 Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
@@ -117,10 +117,12 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
       return Error(Errc::Config, "duration \"" + std::string(text) + "\" needs a unit: ms, s, m, h or d (e.g. " + n +
                                      "s or " + n + "ms)");
     } else {
-      return Error(Errc::Config, "unknown duration unit \"" + unit + "\" in \"" + std::string(text) + "\" (use ms, s, m, h or d)");
+      return Error(Errc::Config,
+                   "unknown duration unit \"" + unit + "\" in \"" + std::string(text) + "\" (use ms, s, m, h or d)");
     }
     if (factor >= last_factor) {
-      return Error(Errc::Config, "duration \"" + std::string(text) + "\" must list units from largest to smallest, once each");
+      return Error(Errc::Config,
+                   "duration \"" + std::string(text) + "\" must list units from largest to smallest, once each");
     }
     last_factor = factor;
     if (value > kMaxDurationMs / factor || total + value * factor > kMaxDurationMs) {

@@ -52,14 +52,10 @@ bool YamlNode::is_map() const { return node_of(impl_).IsMap(); }
 
 const char* YamlNode::kind_name() const {
   switch (node_of(impl_).Type()) {
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Scalar:
-      return "a single value";
-    default:
-      return "empty";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Scalar: return "a single value";
+    default: return "empty";
   }
 }
 
@@ -82,8 +78,8 @@ Result<Config> read_yaml(std::string_view yaml, const std::string& source_name,
     try {
       root = YAML::Load(std::string(yaml));
     } catch (const YAML::ParserException& e) {
-      return Error(Errc::Config, yaml_location(source_name, to_mark(e.mark)) +
-                                     ": YAML syntax error: " + e.msg + syntax_hint(yaml, e.mark.line));
+      return Error(Errc::Config, yaml_location(source_name, to_mark(e.mark)) + ": YAML syntax error: " + e.msg +
+                                     syntax_hint(yaml, e.mark.line));
     }
     return build(wrap(root));
   } catch (const YAML::Exception& e) {

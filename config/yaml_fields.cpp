@@ -83,7 +83,8 @@ Section::Section(FieldReader& reader, const Field& self, std::vector<std::string
     }
     auto dup = std::find_if(fields_.begin(), fields_.end(), [&](const Field& g) { return g.key.scalar() == name; });
     if (dup != fields_.end()) {
-      reader.error(f.key.mark(), f.path, "duplicate key (first set at line " + std::to_string(dup->key.mark().line + 1) + ")");
+      reader.error(f.key.mark(), f.path,
+                   "duplicate key (first set at line " + std::to_string(dup->key.mark().line + 1) + ")");
       continue;
     }
     fields_.push_back(std::move(f));

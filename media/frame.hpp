@@ -13,9 +13,9 @@ enum class FrameKind : uint8_t { Audio, Video, Data };
 
 struct Frame {
   FrameKind kind = FrameKind::Data;
-  uint8_t rtmp_type = 0;    // 8 audio, 9 video, 18 (or 15) data
-  uint32_t timestamp = 0;   // ms, modular (compare with (int32_t)(a - b))
-  Slice payload;  // the FLV tag body == the RTMP message payload
+  uint8_t rtmp_type = 0;   // 8 audio, 9 video, 18 (or 15) data
+  uint32_t timestamp = 0;  // ms, modular (compare with (int32_t)(a - b))
+  Slice payload;           // the FLV tag body == the RTMP message payload
 
   // Classified once at ingest so the hot path never parses.
   bool keyframe = false;         // a coded video key frame: a GOP starts here

@@ -21,9 +21,9 @@ struct Sample {
   // carries); for MP4 the raw sample, to which tag_prefix() adds the FLV codec header.
   uint64_t file_offset = 0;
   uint32_t size = 0;
-  uint32_t dts_ms = 0;  // decode time, the RTMP message timestamp
-  int32_t cts_ms = 0;   // composition offset: pts = dts + cts (video only; 0 otherwise)
-  uint8_t type = 0;     // kSampleAudio, kSampleVideo or kSampleScript (the FLV tag type)
+  uint32_t dts_ms = 0;           // decode time, the RTMP message timestamp
+  int32_t cts_ms = 0;            // composition offset: pts = dts + cts (video only; 0 otherwise)
+  uint8_t type = 0;              // kSampleAudio, kSampleVideo or kSampleScript (the FLV tag type)
   bool keyframe = false;         // a video frame a decoder can start on
   bool sequence_header = false;  // codec configuration inside the stream (FLV files only)
 };

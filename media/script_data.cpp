@@ -4,7 +4,6 @@
 
 namespace sluice::media {
 
-
 namespace {
 
 constexpr uint8_t kAmf0String = 0x02;

@@ -43,10 +43,10 @@ class TimestampCorrector {
 
   struct Jump {
     FrameKind kind;
-    uint32_t from;      // the previous audio/video message's timestamp, as the publisher sent it
-    uint32_t to;        // this message's timestamp, as the publisher sent it
-    int64_t step_ms;    // to - from (modular): how far the clock jumped
-    uint32_t output;    // the timestamp this message goes out with
+    uint32_t from;    // the previous audio/video message's timestamp, as the publisher sent it
+    uint32_t to;      // this message's timestamp, as the publisher sent it
+    int64_t step_ms;  // to - from (modular): how far the clock jumped
+    uint32_t output;  // the timestamp this message goes out with
   };
 
   // threshold_ms: rule 2. 0 is treated as 1 (a corrector that never corrects is not an option: the
@@ -73,8 +73,8 @@ class TimestampCorrector {
   void note_output(uint32_t out);
 
   uint32_t threshold_ms_;
-  Previous any_;           // the previous audio or video message
-  KindState kinds_[2];     // audio, video
+  Previous any_;             // the previous audio or video message
+  KindState kinds_[2];       // audio, video
   uint32_t latest_out_ = 0;  // the highest (modular) timestamp handed out so far
   uint64_t jumps_ = 0;
 };

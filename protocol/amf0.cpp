@@ -20,14 +20,7 @@ constexpr size_t kMaxShortString = std::numeric_limits<uint16_t>::max();
 constexpr size_t kMaxLongString = std::numeric_limits<uint32_t>::max();
 
 Error make_error(Errc code, std::string_view what, size_t at, std::string_view detail) {
-  std::string ctx = "amf0 ";
-  ctx += what;
-  ctx += " at byte " + std::to_string(at);
-  if (!detail.empty()) {
-    ctx += ": ";
-    ctx += detail;
-  }
-  return Error(code, std::move(ctx));
+  return decode_error("amf0", code, what, at, detail);
 }
 
 // Recursive-descent reader for one value and everything nested in it.
@@ -141,7 +134,7 @@ class Amf0Reader {
     if (rest.empty()) return true;  // rule 3: ended where a member name would start
     if (rest.size() < kShortLengthBytes || rest[0] != 0 || rest[1] != 0) return false;
     if (rest.size() == kShortLengthBytes) return in_.skip(kShortLengthBytes);  // rule 3: 0x09 missing
-    if (rest[2] != kObjectEnd) return false;  // an empty member name, not the end
+    if (rest[2] != kObjectEnd) return false;                                   // an empty member name, not the end
     return in_.skip(kShortLengthBytes + 1);
   }
 
@@ -302,8 +295,14 @@ void encode_amf0(const Value& v, std::vector<uint8_t>& out) {
     return;
   }
   switch (v.type()) {
-    case Type::Number: w.u8(kNumber); w.f64be(v.as_number()); return;
-    case Type::Boolean: w.u8(kBoolean); w.u8(v.as_boolean() ? 1 : 0); return;
+    case Type::Number:
+      w.u8(kNumber);
+      w.f64be(v.as_number());
+      return;
+    case Type::Boolean:
+      w.u8(kBoolean);
+      w.u8(v.as_boolean() ? 1 : 0);
+      return;
     case Type::String: write_string(w, v.as_string()); return;
     case Type::Null: w.u8(kNull); return;
     case Type::Undefined: w.u8(kUndefined); return;
@@ -314,7 +313,10 @@ void encode_amf0(const Value& v, std::vector<uint8_t>& out) {
       w.f64be(v.date_ms());
       w.u16be(static_cast<uint16_t>(v.date_tz()));
       return;
-    case Type::Xml: w.u8(kXmlDocument); write_long_text(w, v.as_string()); return;
+    case Type::Xml:
+      w.u8(kXmlDocument);
+      write_long_text(w, v.as_string());
+      return;
     case Type::Object:
     case Type::EcmaArray:
     case Type::TypedObject:

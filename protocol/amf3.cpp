@@ -17,14 +17,7 @@ using namespace amf3_marker;
 using namespace amf3_wire;
 
 Error make_error(Errc code, std::string_view what, size_t at, std::string_view detail) {
-  std::string ctx = "amf3 ";
-  ctx += what;
-  ctx += " at byte " + std::to_string(at);
-  if (!detail.empty()) {
-    ctx += ": ";
-    ctx += detail;
-  }
-  return Error(code, std::move(ctx));
+  return decode_error("amf3", code, what, at, detail);
 }
 
 }  // namespace
@@ -34,8 +27,7 @@ namespace detail {
 // Recursive-descent reader for one value; the decoder object owns the reference tables.
 class Amf3Reader {
  public:
-  Amf3Reader(Amf3Decoder& decoder, ByteReader& in, DecodeBudget& budget)
-      : d_(decoder), in_(in), budget_(budget) {}
+  Amf3Reader(Amf3Decoder& decoder, ByteReader& in, DecodeBudget& budget) : d_(decoder), in_(in), budget_(budget) {}
 
   Result<Value> value(size_t depth) {
     const size_t at = in_.position();

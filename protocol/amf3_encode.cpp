@@ -30,8 +30,14 @@ class Amf3Writer {
       case Type::Null: w_.u8(kNull); return;
       case Type::Boolean: w_.u8(v.as_boolean() ? kTrue : kFalse); return;
       case Type::Integer: integer(v.integer_value()); return;
-      case Type::Number: w_.u8(kDouble); w_.f64be(v.as_number()); return;
-      case Type::String: w_.u8(kString); text(v.as_string()); return;
+      case Type::Number:
+        w_.u8(kDouble);
+        w_.f64be(v.as_number());
+        return;
+      case Type::String:
+        w_.u8(kString);
+        text(v.as_string());
+        return;
       case Type::Reference: reference(v.reference_index()); return;
       case Type::Date: date(v); return;
       case Type::Xml: inline_bytes(kXmlDocument, as_bytes(v.as_string())); return;

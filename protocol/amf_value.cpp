@@ -109,7 +109,10 @@ void append_value(std::string& out, const Value& v) {
     case Type::Unsupported: out += "unsupported"; return;
     case Type::Reference: out += "ref(" + std::to_string(v.reference_index()) + ")"; return;
     case Type::Object: append_props(out, v.properties()); return;
-    case Type::TypedObject: out += v.class_name(); append_props(out, v.properties()); return;
+    case Type::TypedObject:
+      out += v.class_name();
+      append_props(out, v.properties());
+      return;
     case Type::EcmaArray:
       out += "ecma";
       if (!v.items().empty()) append_items(out, v.items());
@@ -121,7 +124,11 @@ void append_value(std::string& out, const Value& v) {
       append_number(out, v.date_ms());
       out += ", tz " + std::to_string(v.date_tz()) + ")";
       return;
-    case Type::Xml: out += "xml("; append_quoted(out, v.as_string()); out += ')'; return;
+    case Type::Xml:
+      out += "xml(";
+      append_quoted(out, v.as_string());
+      out += ')';
+      return;
     case Type::ByteArray: append_bytes(out, v.bytes()); return;
     case Type::VectorInt: append_vector(out, "vector<int>", v); return;
     case Type::VectorUint: append_vector(out, "vector<uint>", v); return;
@@ -329,6 +336,18 @@ std::string Value::to_debug_string() const {
   std::string out;
   append_value(out, *this);
   return out;
+}
+
+Error decode_error(std::string_view encoding, Errc code, std::string_view what, size_t at, std::string_view detail) {
+  std::string ctx(encoding);
+  ctx += ' ';
+  ctx += what;
+  ctx += " at byte " + std::to_string(at);
+  if (!detail.empty()) {
+    ctx += ": ";
+    ctx += detail;
+  }
+  return Error(code, std::move(ctx));
 }
 
 }  // namespace sluice::protocol::amf

@@ -18,13 +18,15 @@
 #include <utility>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace sluice::protocol::amf {
 
 enum class Type : uint8_t {
   Number,
   Boolean,
-  String,       // AMF0 string and long string, AMF3 string
-  Object,       // anonymous object (AMF3: empty class name)
+  String,  // AMF0 string and long string, AMF3 string
+  Object,  // anonymous object (AMF3: empty class name)
   Null,
   Undefined,
   Reference,    // unresolved reference, see reference_index()
@@ -172,5 +174,8 @@ class DecodeBudget {
   size_t items_left_;
   size_t bytes_left_;
 };
+
+// A decoding error as every AMF decoder words it: "<encoding> <what> at byte <at>[: <detail>]".
+Error decode_error(std::string_view encoding, Errc code, std::string_view what, size_t at, std::string_view detail);
 
 }  // namespace sluice::protocol::amf

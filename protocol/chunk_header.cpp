@@ -28,15 +28,9 @@ size_t decode_basic_header(std::span<const uint8_t> in, uint8_t& fmt, uint32_t& 
   if (in.size() < size) return 0;
   fmt = static_cast<uint8_t>(in[0] >> 6);
   switch (size) {
-    case 1:
-      csid = in[0] & 0x3Fu;
-      break;
-    case 2:
-      csid = 64u + in[1];
-      break;
-    default:
-      csid = 64u + in[1] + 256u * in[2];
-      break;
+    case 1: csid = in[0] & 0x3Fu; break;
+    case 2: csid = 64u + in[1]; break;
+    default: csid = 64u + in[1] + 256u * in[2]; break;
   }
   return size;
 }

@@ -29,10 +29,10 @@ inline constexpr uint32_t kMaxMessageLength = 0xFFFFFF;
 
 // Chunk header formats (the two high bits of the first byte).
 namespace chunk_fmt {
-inline constexpr uint8_t kFull = 0;       // 11-byte message header, absolute timestamp
-inline constexpr uint8_t kSameStream = 1; // 7 bytes: delta, length, type
-inline constexpr uint8_t kDeltaOnly = 2;  // 3 bytes: delta
-inline constexpr uint8_t kNone = 3;       // 0 bytes: everything inherited
+inline constexpr uint8_t kFull = 0;        // 11-byte message header, absolute timestamp
+inline constexpr uint8_t kSameStream = 1;  // 7 bytes: delta, length, type
+inline constexpr uint8_t kDeltaOnly = 2;   // 3 bytes: delta
+inline constexpr uint8_t kNone = 3;        // 0 bytes: everything inherited
 }  // namespace chunk_fmt
 
 // One chunk header as it appears on the wire.

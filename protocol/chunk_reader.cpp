@@ -39,17 +39,10 @@ Result<void> ChunkReader::run(std::span<const uint8_t>& in, std::vector<Message>
   while (!in.empty()) {
     Result<void> step;
     switch (state_) {
-      case State::Header:
-        step = step_header(in, out);
-        break;
-      case State::PeekExtended:
-        step = step_peek(in, out);
-        break;
-      case State::Payload:
-        step = step_payload(in, out);
-        break;
-      case State::Failed:
-        return error_;
+      case State::Header: step = step_header(in, out); break;
+      case State::PeekExtended: step = step_peek(in, out); break;
+      case State::Payload: step = step_payload(in, out); break;
+      case State::Failed: return error_;
     }
     if (!step) return step;
   }
@@ -79,22 +72,16 @@ size_t ChunkReader::header_bytes_needed(const uint8_t* p, size_t n) const {
 ChunkReader::Type3Ext ChunkReader::type3_ext(const Stream& s) const {
   if (!s.extended) return Type3Ext::None;
   switch (limits_.ext_ts) {
-    case ExtendedTimestampOnType3::Never:
-      return Type3Ext::None;
-    case ExtendedTimestampOnType3::Always:
-      return Type3Ext::Read;
-    case ExtendedTimestampOnType3::Auto:
-      break;
+    case ExtendedTimestampOnType3::Never: return Type3Ext::None;
+    case ExtendedTimestampOnType3::Always: return Type3Ext::Read;
+    case ExtendedTimestampOnType3::Auto: break;
   }
   // Every sender that writes the field writes it on a fmt-3 chunk that starts a message.
   if (!s.in_progress) return Type3Ext::Read;
   switch (continuation_ext_) {
-    case ContinuationExtTs::Present:
-      return Type3Ext::Read;
-    case ContinuationExtTs::Absent:
-      return Type3Ext::None;
-    case ContinuationExtTs::Unknown:
-      break;
+    case ContinuationExtTs::Present: return Type3Ext::Read;
+    case ContinuationExtTs::Absent: return Type3Ext::None;
+    case ContinuationExtTs::Unknown: break;
   }
   return Type3Ext::Peek;
 }
@@ -266,8 +253,8 @@ Result<void> ChunkReader::step_payload(std::span<const uint8_t>& in, std::vector
 // a finished body's capacity equals its size (it is handed out without a copy).
 Result<void> ChunkReader::append(Stream& s, std::span<const uint8_t> bytes) {
   if (buffered_bytes_ + bytes.size() > limits_.max_buffered_bytes) {
-    return Error(Errc::LimitExceeded, "partial messages would exceed max_buffered_bytes " +
-                                          std::to_string(limits_.max_buffered_bytes));
+    return Error(Errc::LimitExceeded,
+                 "partial messages would exceed max_buffered_bytes " + std::to_string(limits_.max_buffered_bytes));
   }
   const size_t need = s.body.size() + bytes.size();
   const size_t capacity = s.body.capacity();

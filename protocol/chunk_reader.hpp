@@ -130,10 +130,10 @@ class ChunkReader {
   State state_ = State::Header;
   ContinuationExtTs continuation_ext_ = ContinuationExtTs::Unknown;
   uint32_t chunk_size_ = kDefaultChunkSize;
-  uint32_t cur_ = 0;          // index of the chunk stream of the chunk being read
-  uint32_t chunk_left_ = 0;   // payload bytes of the current chunk still to come
-  uint8_t hdr_len_ = 0;       // bytes in hdr_ when a header arrived split
-  uint8_t peek_len_ = 0;      // bytes in peek_ when the peeked field arrived split
+  uint32_t cur_ = 0;         // index of the chunk stream of the chunk being read
+  uint32_t chunk_left_ = 0;  // payload bytes of the current chunk still to come
+  uint8_t hdr_len_ = 0;      // bytes in hdr_ when a header arrived split
+  uint8_t peek_len_ = 0;     // bytes in peek_ when the peeked field arrived split
   uint8_t hdr_[kMaxChunkHeaderSize] = {};
   uint8_t peek_[4] = {};
   uint64_t bytes_received_ = 0;

@@ -73,8 +73,8 @@ class ChunkWriter {
   // timestamp (then every continuation header differs per recipient). Otherwise writes the first
   // chunk header (<= kMaxChunkHeaderSize bytes) into `header`, sets header_len, and updates the
   // csid state exactly as write() would have.
-  bool write_first_header(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
-                          const ChunkedBody& body, uint8_t* header, size_t& header_len);
+  bool write_first_header(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id, const ChunkedBody& body,
+                          uint8_t* header, size_t& header_len);
 
  private:
   struct Stream {

@@ -57,7 +57,8 @@ Result<Command> parse_command(uint8_t message_type, std::span<const uint8_t> pay
   cmd.command_object = std::move(*object);
 
   while (!in.empty()) {
-    if (cmd.args.size() >= kCommandLimits.max_items) return Error(Errc::LimitExceeded, cmd.name + ": too many arguments");
+    if (cmd.args.size() >= kCommandLimits.max_items)
+      return Error(Errc::LimitExceeded, cmd.name + ": too many arguments");
     auto arg = amf::decode_amf0(in, kCommandLimits);
     if (!arg) return Error(arg.error()).wrap(cmd.name + " argument " + std::to_string(cmd.args.size()));
     cmd.args.push_back(std::move(*arg));
@@ -124,7 +125,8 @@ Result<PlayCommand> parse_play(const Command& cmd) {
   if (auto b = cmd.boolean_arg(3)) {
     p.reset = *b;
   } else if (auto n = cmd.number_arg(3)) {
-    p.reset = (static_cast<int>(*n) & 1) != 0;
+    // Any double may come: one outside int64 (or NaN) is no reset, never an overflowing cast.
+    p.reset = *n >= 0 && *n < 9.2e18 && (static_cast<int64_t>(*n) & 1) != 0;
   }
   return p;
 }

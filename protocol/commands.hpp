@@ -19,9 +19,9 @@ namespace sluice::protocol {
 struct Command {
   std::string name;
   double transaction_id = 0;
-  amf::Value command_object;       // usually null; an object for connect
-  std::vector<amf::Value> args;    // everything after the command object
-  bool amf3 = false;               // arrived as type 17
+  amf::Value command_object;     // usually null; an object for connect
+  std::vector<amf::Value> args;  // everything after the command object
+  bool amf3 = false;             // arrived as type 17
 
   // The n-th argument as a string / number, or nullopt when absent or of another type.
   std::optional<std::string> string_arg(size_t n) const;
@@ -42,8 +42,8 @@ inline constexpr uint32_t kCapsExTimestampNanoOffset = 0x08;
 
 struct ConnectCommand {
   double transaction_id = 1;
-  std::string app;             // without any "?query"
-  std::string app_query;       // what followed '?' in the app, if anything
+  std::string app;        // without any "?query"
+  std::string app_query;  // what followed '?' in the app, if anything
   std::string tc_url;
   std::string flash_ver;
   std::string swf_url;
@@ -63,9 +63,9 @@ Result<ConnectCommand> parse_connect(const Command& cmd);
 
 struct PublishCommand {
   double transaction_id = 0;
-  std::string name;    // stream name without "?query"
-  std::string query;   // what followed '?', e.g. "token=abc"
-  std::string type;    // "live", "record" or "append"
+  std::string name;   // stream name without "?query"
+  std::string query;  // what followed '?', e.g. "token=abc"
+  std::string type;   // "live", "record" or "append"
 };
 Result<PublishCommand> parse_publish(const Command& cmd);
 

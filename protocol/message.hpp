@@ -27,9 +27,9 @@ inline constexpr uint8_t kAggregate = 22;
 
 // Conventional chunk stream ids for what we send.
 namespace csid {
-inline constexpr uint32_t kControl = 2;   // protocol control and user control, always
-inline constexpr uint32_t kCommand = 3;   // NetConnection commands
-inline constexpr uint32_t kStream = 5;    // NetStream commands and data on a stream
+inline constexpr uint32_t kControl = 2;  // protocol control and user control, always
+inline constexpr uint32_t kCommand = 3;  // NetConnection commands
+inline constexpr uint32_t kStream = 5;   // NetStream commands and data on a stream
 inline constexpr uint32_t kAudio = 6;
 inline constexpr uint32_t kVideo = 7;
 }  // namespace csid

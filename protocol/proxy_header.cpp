@@ -103,8 +103,8 @@ bool parse_v4_bytes(std::string_view text, uint8_t* out) {
 // at least one zero group, and an optional dotted IPv4 tail in place of the last two groups.
 bool parse_v6_bytes(std::string_view text, uint8_t* out) {
   std::array<uint8_t, 16> tmp{};
-  size_t len = 0;                 // bytes of tmp written
-  std::optional<size_t> gap;      // where "::" stands
+  size_t len = 0;             // bytes of tmp written
+  std::optional<size_t> gap;  // where "::" stands
   size_t pos = 0;
   if (text.empty()) return false;
   if (text[0] == ':') {
@@ -292,13 +292,12 @@ void ProxyHeaderParser::on_byte(uint8_t b) {
       return;
     case State::V1Prefix:
       if (b != static_cast<uint8_t>(kV1Prefix[n - 1])) {
-        return fail(Error(Errc::Malformed, "no PROXY header: the connection starts with " + quoted(as_text(buf_)) +
-                                               ", not \"PROXY \""));
+        return fail(Error(Errc::Malformed,
+                          "no PROXY header: the connection starts with " + quoted(as_text(buf_)) + ", not \"PROXY \""));
       }
       if (n == kV1Prefix.size()) state_ = State::V1Line;
       return;
-    case State::V1Line:
-      return on_v1_byte(b);
+    case State::V1Line: return on_v1_byte(b);
     case State::V2Signature:
       if (b != kV2Signature[n - 1]) {
         return fail(Error(Errc::Malformed, "no PROXY header: byte " + std::to_string(n - 1) + " is " + hex_byte(b) +
@@ -311,8 +310,7 @@ void ProxyHeaderParser::on_byte(uint8_t b) {
       return;
     case State::V2Body:
     case State::Done:
-    case State::Failed:
-      return;
+    case State::Failed: return;
   }
 }
 
@@ -399,8 +397,8 @@ void ProxyHeaderParser::on_v2_fixed() {
   const uint8_t command = ver_cmd & 0x0F;
   if (n == 13) {
     if ((ver_cmd >> 4) != kV2Version) {
-      return fail(Error(Errc::Malformed, "PROXY v2: version " + std::to_string(ver_cmd >> 4) + " (byte 12 = " +
-                                             hex_byte(ver_cmd) + "), only 2 exists"));
+      return fail(Error(Errc::Malformed, "PROXY v2: version " + std::to_string(ver_cmd >> 4) +
+                                             " (byte 12 = " + hex_byte(ver_cmd) + "), only 2 exists"));
     }
     if (command != kCommandLocal && command != kCommandProxy) {
       return fail(Error(Errc::Malformed, "PROXY v2: unknown command " + std::to_string(command) + " (byte 12 = " +
@@ -414,12 +412,12 @@ void ProxyHeaderParser::on_v2_fixed() {
   const bool proxy = command == kCommandProxy;
   if (n == 14) {
     if (proxy && family > kFamilyUnix) {
-      return fail(Error(Errc::Malformed, "PROXY v2: unknown address family " + std::to_string(family) + " (byte 13 = " +
-                                             hex_byte(buf_[13]) + ")"));
+      return fail(Error(Errc::Malformed, "PROXY v2: unknown address family " + std::to_string(family) +
+                                             " (byte 13 = " + hex_byte(buf_[13]) + ")"));
     }
     if (proxy && transport > kTransportDgram) {
-      return fail(Error(Errc::Malformed, "PROXY v2: unknown transport " + std::to_string(transport) + " (byte 13 = " +
-                                             hex_byte(buf_[13]) + ")"));
+      return fail(Error(Errc::Malformed, "PROXY v2: unknown transport " + std::to_string(transport) +
+                                             " (byte 13 = " + hex_byte(buf_[13]) + ")"));
     }
     return;
   }

@@ -77,7 +77,7 @@ enum class ProxyKind : uint8_t {
 struct ProxyHeader {
   uint8_t version = 0;  // 1 (text) or 2 (binary)
   ProxyKind kind = ProxyKind::Unspecified;
-  size_t size = 0;     // bytes of the header on the wire, CRLF and TLVs included
+  size_t size = 0;       // bytes of the header on the wire, CRLF and TLVs included
   Endpoint source;       // Proxied only
   Endpoint destination;  // Proxied only
   size_t tlv_count = 0;  // v2: the TLVs walked (and skipped) after the address block

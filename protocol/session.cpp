@@ -108,13 +108,10 @@ Result<void> Session::on_message(Message& m, std::vector<SessionEvent>& events) 
     case msg_type::kAcknowledgement:
     case msg_type::kUserControl:
     case msg_type::kWindowAckSize:
-    case msg_type::kSetPeerBandwidth:
-      return on_control(m, events);
+    case msg_type::kSetPeerBandwidth: return on_control(m, events);
     case msg_type::kAudio:
     case msg_type::kVideo:
-    case msg_type::kDataAmf0:
-      events.emplace_back(MediaEvent{std::move(m)});
-      return ok();
+    case msg_type::kDataAmf0: events.emplace_back(MediaEvent{std::move(m)}); return ok();
     case msg_type::kDataAmf3:
       // The AMF3 flavour is a format byte followed by AMF0 values (which may switch to AMF3).
       if (!m.payload.empty()) {
@@ -124,10 +121,8 @@ Result<void> Session::on_message(Message& m, std::vector<SessionEvent>& events) 
       }
       return ok();
     case msg_type::kCommandAmf0:
-    case msg_type::kCommandAmf3:
-      return on_command(m, events);
-    case msg_type::kAggregate:
-      return on_aggregate(m, events);
+    case msg_type::kCommandAmf3: return on_command(m, events);
+    case msg_type::kAggregate: return on_aggregate(m, events);
     default:
       // Shared objects and unknown types are ignored: they never change our state.
       return ok();
@@ -155,18 +150,10 @@ Result<void> Session::on_control(const Message& m, std::vector<SessionEvent>& ev
       auto uc = parse_user_control(payload);
       if (!uc) return Error(uc.error()).wrap("user control");
       switch (uc->event) {
-        case UserControlEvent::PingRequest:
-          send_user_control({UserControlEvent::PingResponse, uc->value, 0});
-          break;
-        case UserControlEvent::PingResponse:
-          events.emplace_back(PingResponseEvent{uc->value});
-          break;
-        case UserControlEvent::SetBufferLength:
-          events.emplace_back(SetBufferLengthEvent{uc->value, uc->value2});
-          break;
-        default:
-          events.emplace_back(UserControlMessageEvent{*uc});
-          break;
+        case UserControlEvent::PingRequest: send_user_control({UserControlEvent::PingResponse, uc->value, 0}); break;
+        case UserControlEvent::PingResponse: events.emplace_back(PingResponseEvent{uc->value}); break;
+        case UserControlEvent::SetBufferLength: events.emplace_back(SetBufferLengthEvent{uc->value, uc->value2}); break;
+        default: events.emplace_back(UserControlMessageEvent{*uc}); break;
       }
       return ok();
     }
@@ -351,12 +338,9 @@ void Session::write_message(uint32_t chunk_stream, uint8_t type, uint32_t timest
 
 uint32_t Session::media_csid(uint8_t type) {
   switch (type) {
-    case msg_type::kAudio:
-      return csid::kAudio;
-    case msg_type::kVideo:
-      return csid::kVideo;
-    default:
-      return csid::kStream;
+    case msg_type::kAudio: return csid::kAudio;
+    case msg_type::kVideo: return csid::kVideo;
+    default: return csid::kStream;
   }
 }
 
@@ -375,8 +359,8 @@ void Session::send_ping_request(uint32_t timestamp) {
   send_user_control({UserControlEvent::PingRequest, timestamp, 0});
 }
 
-void Session::send_command(uint32_t stream_id, std::string_view name, double transaction_id,
-                           const amf::Value& object, std::span<const amf::Value> args) {
+void Session::send_command(uint32_t stream_id, std::string_view name, double transaction_id, const amf::Value& object,
+                           std::span<const amf::Value> args) {
   auto payload = build_command(name, transaction_id, object, args);
   uint32_t chunk_stream = stream_id == kControlStream ? csid::kCommand : csid::kStream;
   write_message(chunk_stream, msg_type::kCommandAmf0, 0, stream_id, payload);

@@ -130,11 +130,11 @@ struct UserControlMessageEvent {  // any other user control event (client side: 
   UserControl control;
 };
 
-using SessionEvent = std::variant<HandshakeDoneEvent, ConnectEvent, StreamCreatedEvent, PublishEvent, PlayEvent,
-                                  PauseEvent, SeekEvent, ReceiveMediaEvent, CloseStreamEvent, UnpublishEvent,
-                                  GetStreamLengthEvent, SetBufferLengthEvent, MediaEvent, StatusEvent, ResultEvent,
-                                  CreateStreamRefusedEvent, StreamIdRefusedEvent, CommandEvent, PingResponseEvent,
-                                  UserControlMessageEvent>;
+using SessionEvent =
+    std::variant<HandshakeDoneEvent, ConnectEvent, StreamCreatedEvent, PublishEvent, PlayEvent, PauseEvent, SeekEvent,
+                 ReceiveMediaEvent, CloseStreamEvent, UnpublishEvent, GetStreamLengthEvent, SetBufferLengthEvent,
+                 MediaEvent, StatusEvent, ResultEvent, CreateStreamRefusedEvent, StreamIdRefusedEvent, CommandEvent,
+                 PingResponseEvent, UserControlMessageEvent>;
 
 class Session {
  public:

@@ -24,7 +24,11 @@ namespace {
 // Closes anything left on a finished loop (listeners that failed to bind) so it can be closed.
 void close_loop(uv_loop_t* loop) {
   uv_walk(
-      loop, [](uv_handle_t* h, void*) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
+      loop,
+      [](uv_handle_t* h, void*) {
+        if (!uv_is_closing(h)) uv_close(h, nullptr);
+      },
+      nullptr);
   uv_run(loop, UV_RUN_DEFAULT);
   uv_loop_close(loop);
 }
@@ -46,7 +50,8 @@ int run_server(sluice::config::Config cfg) {
   for (size_t i = 0; i < workers; ++i) {
     loops.push_back(std::make_unique<uv_loop_t>());
     uv_loop_init(loops.back().get());
-    servers.push_back(std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i), &hls, &http));
+    servers.push_back(
+        std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i), &hls, &http));
   }
   SLUICE_LOG_INFO("event=workers count={}", workers);
   if ((cfg.rtmps.enabled() && cfg.rtmps.seal_records) || (cfg.https.enabled() && cfg.https.seal_records)) {
@@ -113,8 +118,9 @@ int main(int argc, char** argv) {
   sign_cmd->add_option("--stream", sign.stream, "Stream name (a VOD file's path for VOD apps)")->required();
   sign_cmd->add_option("--action", sign.action, "play or publish (default play)");
   sign_cmd->add_option("--ttl", sign.ttl, "How long the URL is valid, e.g. 30m, 2h (default 1h)");
-  sign_cmd->add_option("--url", sign.url,
-                       "The URL to sign, e.g. http://host:8080/live/cam.flv (default rtmp://127.0.0.1:<port>/<app>/<stream>)");
+  sign_cmd->add_option(
+      "--url", sign.url,
+      "The URL to sign, e.g. http://host:8080/live/cam.flv (default rtmp://127.0.0.1:<port>/<app>/<stream>)");
   sign_cmd->add_option("--now", sign.now_s, "Sign as if at this UNIX time (tests)");
   CLI11_PARSE(app, argc, argv);
   if (*sign_cmd) return sluice::server::run_sign_command(sign);

@@ -83,22 +83,7 @@ Result<void> Server::start() {
   loop_lag_.start(loop_);
   uv_timer_init(loop_, &stop_timer_);
   stop_timer_.data = this;
-  if (mesh_) {
-    uv_async_init(loop_, &wake_, &Server::on_wake);
-    wake_.data = this;
-    // The wake-up handle lives until every worker has stopped (close_mesh_handle), so posts
-    // never reach a closed handle; it must not keep a stopped loop running.
-    uv_unref(as_handle(&wake_));
-    mesh_->attach(worker_, &wake_);
-    registry_.attach_mesh(mesh_, worker_);
-    uv_timer_init(loop_, &snapshot_timer_);
-    snapshot_timer_.data = this;
-    // Worker 0 serves the API from its own live figures; the others publish theirs.
-    if (worker_ != 0) {
-      uv_timer_start(
-          &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
-    }
-  }
+  if (mesh_) join_mesh();
   hls_ = std::make_unique<HlsService>(context_, registry_, *hls_directory_, mesh_);
   rtmp_services_.hls = hls_.get();
   relays_ = std::make_unique<RelayManager>(context_, registry_, mesh_, worker_);
@@ -106,50 +91,79 @@ Result<void> Server::start() {
   registry_.set_upstream_hook(
       [r = relays_.get()](const config::AppConfig& app, const std::string& name) { return r->want(app, name); });
   relays_->start();
-
-  if (config_.cluster.enabled()) {
-    cluster_ = std::make_unique<cluster::ClusterService>(loop_, config_.cluster, worker_);
-    cluster_->start([this](const std::string& key, const std::string& why) { end_lost_publish(key, why); });
-    if (worker_ == 0) {
-      cluster_->keep_node_record([this] {
-        const config::ClusterConfig& c = config_.cluster;
-        nlohmann::json advertise{{"rtmp", c.advertise_rtmp}};
-        if (!c.advertise_http.empty()) advertise["http"] = c.advertise_http;
-        return nlohmann::json{{"advertise", advertise},
-                              {"version", SLUICE_VERSION},
-                              {"uptime_s", (now_ms() - started_ms()) / 1000},
-                              {"workers", mesh_ ? mesh_->size() : 1}}
-            .dump();
-      });
-    }
-    rtmp_services_.cluster = cluster_.get();
-    // A player of a stream owned by another node gets it over one pull per node, run by loop 0.
-    ClusterPulls pulls{nullptr, config_.cluster.token.value};
-    if (worker_ == 0) {
-      pulls.locate = [c = cluster_.get()](const std::string& key, std::function<void(StreamLocation)> done) {
-        c->locate(key, std::move(done));
-      };
-    }
-    relays_->use_cluster(std::move(pulls));
-  }
-
+  if (config_.cluster.enabled()) start_cluster();
   if (auto r = rtmp_->start(); !r) return r;
-  if (config_.http.enabled) {
-    http_ = std::make_unique<HttpService>(context_, registry_, gate_, *this, [this] { return connection_count(); },
-                                          http_shared_);
-    http_->set_hls(hls_.get());
-    if (worker_ != 0) {
-      // The stats API is worker 0's: a request for it received here is answered there.
-      http_->forward_api_to([this](std::shared_ptr<ApiCall> call) {
-        auto e = std::make_unique<MeshEvent>();
-        e->kind = MeshEvent::Kind::ApiCall;
-        e->from = worker_;
-        e->api = std::move(call);
-        mesh_->post(0, std::move(e));
-      });
-    }
-  }
+  if (config_.http.enabled) make_http();
   if (worker_ != 0) return ok();
+  start_first_worker();
+  if (auto r = rtmp_->listen(bound_); !r) return r;
+  if (http_) {
+    auto r = http_->start(mesh_ && mesh_->size() > 1);
+    if (!r) return r;
+  }
+  return ok();
+}
+
+void Server::join_mesh() {
+  uv_async_init(loop_, &wake_, &Server::on_wake);
+  wake_.data = this;
+  // The wake-up handle lives until every worker has stopped (close_mesh_handle), so posts
+  // never reach a closed handle; it must not keep a stopped loop running.
+  uv_unref(as_handle(&wake_));
+  mesh_->attach(worker_, &wake_);
+  registry_.attach_mesh(mesh_, worker_);
+  uv_timer_init(loop_, &snapshot_timer_);
+  snapshot_timer_.data = this;
+  // Worker 0 serves the API from its own live figures; the others publish theirs.
+  if (worker_ != 0) {
+    uv_timer_start(
+        &snapshot_timer_, [](uv_timer_t* t) { static_cast<Server*>(t->data)->publish_snapshot(); }, 0, kSnapshotMs);
+  }
+}
+
+void Server::start_cluster() {
+  cluster_ = std::make_unique<cluster::ClusterService>(loop_, config_.cluster, worker_);
+  cluster_->start([this](const std::string& key, const std::string& why) { end_lost_publish(key, why); });
+  if (worker_ == 0) {
+    cluster_->keep_node_record([this] {
+      const config::ClusterConfig& c = config_.cluster;
+      nlohmann::json advertise{{"rtmp", c.advertise_rtmp}};
+      if (!c.advertise_http.empty()) advertise["http"] = c.advertise_http;
+      return nlohmann::json{{"advertise", advertise},
+                            {"version", SLUICE_VERSION},
+                            {"uptime_s", (now_ms() - started_ms()) / 1000},
+                            {"workers", mesh_ ? mesh_->size() : 1}}
+          .dump();
+    });
+  }
+  rtmp_services_.cluster = cluster_.get();
+  // A player of a stream owned by another node gets it over one pull per node, run by loop 0.
+  ClusterPulls pulls{nullptr, config_.cluster.token.value};
+  if (worker_ == 0) {
+    pulls.locate = [c = cluster_.get()](const std::string& key, std::function<void(StreamLocation)> done) {
+      c->locate(key, std::move(done));
+    };
+  }
+  relays_->use_cluster(std::move(pulls));
+}
+
+void Server::make_http() {
+  http_ = std::make_unique<HttpService>(
+      context_, registry_, gate_, *this, [this] { return connection_count(); }, http_shared_);
+  http_->set_hls(hls_.get());
+  if (worker_ == 0) return;
+  // The stats API is worker 0's: a request for it received here is answered there.
+  http_->forward_api_to([this](std::shared_ptr<ApiCall> call) {
+    auto e = std::make_unique<MeshEvent>();
+    e->kind = MeshEvent::Kind::ApiCall;
+    e->from = worker_;
+    e->api = std::move(call);
+    mesh_->post(0, std::move(e));
+  });
+}
+
+// What only worker 0 does: the recordings' repair and retention, and the signals.
+void Server::start_first_worker() {
   std::vector<RepairDir> record_dirs;
   std::vector<RetentionRule> keep;
   for (const auto& app : config_.apps) {
@@ -171,12 +185,6 @@ Result<void> Server::start() {
   // Nor a file-size limit (ulimit -f) with SIGXFSZ: a recording's write then fails with EFBIG
   // and that recording ends, like on a full disk.
   std::signal(SIGXFSZ, SIG_IGN);
-  if (auto r = rtmp_->listen(bound_); !r) return r;
-  if (http_) {
-    auto r = http_->start(mesh_ && mesh_->size() > 1);
-    if (!r) return r;
-  }
-  return ok();
 }
 
 Result<void> Server::join_http(Server& first) {

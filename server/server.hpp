@@ -105,6 +105,12 @@ class Server final : public HttpApi, public ApiView {
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
 
  private:
+  // The parts of start(): the worker mesh's handles, the cluster's registry and pulls, the HTTP
+  // side, and what only worker 0 does (recordings' repair and retention, signals).
+  void join_mesh();
+  void start_cluster();
+  void make_http();
+  void start_first_worker();
   static void on_tick(uv_timer_t* timer);
   static void on_signal(uv_signal_t* signal, int signum);
   // Draining (server/drain.cpp): SIGTERM/SIGINT drains when shutdown.drain is set, a second one

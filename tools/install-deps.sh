@@ -3,10 +3,11 @@
 #   tools/install-deps.sh build   building and running the server (`make release`, `make run`):
 #                                 compiler, cmake, pkg-config, ccache, the -dev libraries, npm
 #   tools/install-deps.sh test    build, plus what the tests need (`make test`, `make unit`,
-#                                 `make fuzz`): doctest, clang-14 and lld for the sanitizer build, and the real
-#                                 peers the tests drive (ffmpeg, rtmpdump, GStreamer, Chromium,
-#                                 VLC as an HLS player, nginx with the RTMP module as a foreign
-#                                 relay peer, Redis and HAProxy for the cluster, ...)
+#                                 `make fuzz`): doctest, clang-14 and lld for the sanitizer build,
+#                                 clang-format-14 (format_test), and the real peers the tests
+#                                 drive (ffmpeg, rtmpdump, GStreamer, Chromium, VLC as an HLS
+#                                 player, nginx with the RTMP module as a foreign relay peer,
+#                                 Redis and HAProxy for the cluster, ...)
 # Without an argument: test (everything).
 # Idempotent: does nothing when every package of the profile is already installed (and npm is on
 # PATH). Uses sudo when not root.
@@ -38,7 +39,7 @@ fi
 if [ "$profile" = test ]; then
   packages+=(
     doctest-dev
-    clang-14 libclang-rt-14-dev lld-14
+    clang-14 libclang-rt-14-dev lld-14 clang-format-14
     ffmpeg rtmpdump curl python3 python3-yaml openssl
     nginx libnginx-mod-rtmp
     redis-server haproxy

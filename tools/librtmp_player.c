@@ -27,7 +27,7 @@ static void print_codes(const char* body, unsigned size, long rel) {
     const char* hit = memmem(p, (size_t)(end - p), "NetStream.", 10);
     if (!hit) break;
     const char* q = hit;
-    while (q < end && *q > 0x20 && *q < 0x7F) q++;
+    while (q<end&& * q> 0x20 && *q < 0x7F) q++;
     printf("status +%ld %.*s\n", rel, (int)(q - hit), hit);
     p = q;
   }

@@ -35,7 +35,9 @@ bool send_all(int fd, const std::vector<uint8_t>& bytes) {
   return true;
 }
 
-const char* scheme_name(const Session& s) { return s.handshake_scheme() == HandshakeScheme::Digest ? "digest" : "simple"; }
+const char* scheme_name(const Session& s) {
+  return s.handshake_scheme() == HandshakeScheme::Digest ? "digest" : "simple";
+}
 
 }  // namespace
 
@@ -110,7 +112,8 @@ int main(int argc, char** argv) {
                     pub->publish.type.c_str());
         session.accept_publish(pub->stream_id, pub->publish.name);
       } else if (auto* play = std::get_if<PlayEvent>(&ev)) {
-        std::printf("play stream=%u name=%s start=%g duration=%g\n", play->stream_id, play->play.name.c_str(), play->play.start, play->play.duration);
+        std::printf("play stream=%u name=%s start=%g duration=%g\n", play->stream_id, play->play.name.c_str(),
+                    play->play.start, play->play.duration);
         session.start_play(play->stream_id, play->play.name, play->play.reset, false);
         // Nothing to play: tell the client the stream ended so it exits on its own.
         session.send_status(play->stream_id, Status::PlayStop, "Stopped.");

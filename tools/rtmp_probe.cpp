@@ -103,9 +103,10 @@ bool is_sequence_header(const Message& m) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: rtmp-probe URL [--duration S] [--start N] [--frames N] [--buffer MS] "
-                         "[--pause-at S --resume-at S] [--play2 NAME] [--no-reset] [--length] [--also NAME] "
-                         "[--rcvbuf BYTES] [--stall-at S --stall-for S]\n");
+    std::fprintf(stderr,
+                 "usage: rtmp-probe URL [--duration S] [--start N] [--frames N] [--buffer MS] "
+                 "[--pause-at S --resume-at S] [--play2 NAME] [--no-reset] [--length] [--also NAME] "
+                 "[--rcvbuf BYTES] [--stall-at S --stall-for S]\n");
     return 2;
   }
   Url url;
@@ -124,19 +125,32 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string k = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (k == "--duration") duration = std::atof(next().c_str());
-    else if (k == "--start") start = std::atof(next().c_str());
-    else if (k == "--frames") frames = std::atol(next().c_str());
-    else if (k == "--buffer") buffer_ms = static_cast<uint32_t>(std::atol(next().c_str()));
-    else if (k == "--pause-at") pause_at = std::atof(next().c_str());
-    else if (k == "--resume-at") resume_at = std::atof(next().c_str());
-    else if (k == "--play2") playlist.push_back(next());
-    else if (k == "--no-reset") reset = false;
-    else if (k == "--length") ask_length = true;
-    else if (k == "--also") also = next();
-    else if (k == "--rcvbuf") rcvbuf = std::atoi(next().c_str());
-    else if (k == "--stall-at") stall_at = std::atof(next().c_str());
-    else if (k == "--stall-for") stall_for = std::atof(next().c_str());
+    if (k == "--duration")
+      duration = std::atof(next().c_str());
+    else if (k == "--start")
+      start = std::atof(next().c_str());
+    else if (k == "--frames")
+      frames = std::atol(next().c_str());
+    else if (k == "--buffer")
+      buffer_ms = static_cast<uint32_t>(std::atol(next().c_str()));
+    else if (k == "--pause-at")
+      pause_at = std::atof(next().c_str());
+    else if (k == "--resume-at")
+      resume_at = std::atof(next().c_str());
+    else if (k == "--play2")
+      playlist.push_back(next());
+    else if (k == "--no-reset")
+      reset = false;
+    else if (k == "--length")
+      ask_length = true;
+    else if (k == "--also")
+      also = next();
+    else if (k == "--rcvbuf")
+      rcvbuf = std::atoi(next().c_str());
+    else if (k == "--stall-at")
+      stall_at = std::atof(next().c_str());
+    else if (k == "--stall-for")
+      stall_for = std::atof(next().c_str());
   }
 
   addrinfo hints{};
@@ -170,7 +184,8 @@ int main(int argc, char** argv) {
   uint8_t buf[65536];
   std::string end_reason = "duration";
   auto rel = [&]() {
-    return playing ? static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - play_sent).count())
+    return playing ? static_cast<long>(
+                         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - play_sent).count())
                    : since();
   };
 
@@ -265,8 +280,8 @@ int main(int argc, char** argv) {
         }
         if (msg.type == msg_type::kVideo && !is_sequence_header(msg)) ++video_frames;
         std::printf("%s +%ld sid=%u ts=%u size=%zu key=%d seq=%d md5=%s\n", kind, rel(), msg.stream_id, msg.timestamp,
-                    msg.payload.size(),
-                    is_keyframe(msg) ? 1 : 0, is_sequence_header(msg) ? 1 : 0, md5_hex(msg.payload.span()).c_str());
+                    msg.payload.size(), is_keyframe(msg) ? 1 : 0, is_sequence_header(msg) ? 1 : 0,
+                    md5_hex(msg.payload.span()).c_str());
       }
     }
     if (!r) {

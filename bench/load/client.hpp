@@ -31,14 +31,14 @@ struct ClientStats {
   uint64_t max_backlog = 0;    // publisher: largest unsent output seen, bytes
   int64_t max_late_ns = 0;     // publisher: worst lateness of a tag against its real-time slot
   // HLS readers (hls_client.hpp): messages_in counts the parts or segments received.
-  uint64_t playlists = 0;      // playlist answers
-  uint64_t http_errors = 0;    // answers other than 200, transport errors, timeouts
-  uint32_t fell_behind = 0;    // times the next part was no longer listed (the reader jumped to the live edge)
-  uint64_t parts_skipped = 0;  // parts (or segments) jumped over, as far as the playlist listed them
-  uint32_t connects = 0;       // TCP connections opened (keep-alive: 1 when the server never closed one)
+  uint64_t playlists = 0;       // playlist answers
+  uint64_t http_errors = 0;     // answers other than 200, transport errors, timeouts
+  uint32_t fell_behind = 0;     // times the next part was no longer listed (the reader jumped to the live edge)
+  uint64_t parts_skipped = 0;   // parts (or segments) jumped over, as far as the playlist listed them
+  uint32_t connects = 0;        // TCP connections opened (keep-alive: 1 when the server never closed one)
   std::string last_http_error;  // the reader's latest error, for the summary
-  bool ok = false;             // player: media arrived; publisher: Publish.Start arrived
-  bool ended = false;          // the server said the play ended (VOD end, StreamEOF, Play.Stop)
+  bool ok = false;              // player: media arrived; publisher: Publish.Start arrived
+  bool ended = false;           // the server said the play ended (VOD end, StreamEOF, Play.Stop)
   bool failed = false;
   std::string fail_reason;
 };

@@ -7,7 +7,6 @@
 
 namespace sluice::bench {
 
-
 namespace {
 
 constexpr size_t kFileHeaderMin = 9;

@@ -86,9 +86,7 @@ void HlsClient::on_response(HttpResponse& r) {
     monitor_.on_play_sent(r.sent_ns);
   }
   switch (want_) {
-    case Want::Playlist:
-      on_playlist(r);
-      break;
+    case Want::Playlist: on_playlist(r); break;
     case Want::Init:
       if (r.status != kStatusOk) {
         error("init: HTTP " + std::to_string(r.status), kRetryMs);
@@ -98,11 +96,8 @@ void HlsClient::on_response(HttpResponse& r) {
       init_loaded_ = init_pending_;
       step();
       break;
-    case Want::Media:
-      on_media(r);
-      break;
-    case Want::Nothing:
-      break;
+    case Want::Media: on_media(r); break;
+    case Want::Nothing: break;
   }
 }
 
@@ -356,8 +351,8 @@ void HlsClient::tick(int64_t now) {
   const int64_t timeout = std::max(kMinTimeoutNs, static_cast<int64_t>(4 * playlist_.target_s * kNsPerSec));
   if (http_.request_age_ns(now) > timeout) {
     const char* what = want_ == Want::Playlist ? (positioned_ ? "blocking playlist reload" : "playlist")
-                       : want_ == Want::Init  ? "init segment"
-                                              : "part";
+                       : want_ == Want::Init   ? "init segment"
+                                               : "part";
     http_.close();
     error(std::string(what) + " request unanswered for " + std::to_string(timeout / kNsPerSec) + " s", 0);
   }
@@ -376,7 +371,8 @@ void HlsClient::stop() {
   if (!started_) {
     mark_failed(stats_, "not started before the end (ramp-up too slow for the duration)");
   } else if (!stats_.ok && !stats_.failed) {
-    mark_failed(stats_, "no media before the end" + (last_error_.empty() ? std::string() : " (last error: " + last_error_ + ")"));
+    mark_failed(stats_, "no media before the end" +
+                            (last_error_.empty() ? std::string() : " (last error: " + last_error_ + ")"));
   }
   done_ = true;
   http_.close();

@@ -68,8 +68,8 @@ class HlsClient final : public Client, private HttpKeepAlive::Handler {
     double duration_s = 0;
     int64_t pdt_ms = -1;  // the media's own date: segment PDT + earlier parts
     bool independent = false;
-    bool live = false;    // not yet listed in the first playlist
-    bool ts = false;      // MPEG-TS (else fMP4)
+    bool live = false;  // not yet listed in the first playlist
+    bool ts = false;    // MPEG-TS (else fMP4)
   };
 
   void on_response(HttpResponse& response) override;
@@ -111,9 +111,9 @@ class HlsClient final : public Client, private HttpKeepAlive::Handler {
   std::string last_error_;
   Want want_ = Want::Nothing;
   Fetch fetching_;
-  int64_t last_reload_ns_ = 0;   // when the last playlist request went out (segment mode)
-  uint64_t last_end_msn_ = 0;    // segment mode: to tell whether a reload changed anything
-  bool reload_changed_ = true;   // segment mode: the last reload brought a new segment
+  int64_t last_reload_ns_ = 0;  // when the last playlist request went out (segment mode)
+  uint64_t last_end_msn_ = 0;   // segment mode: to tell whether a reload changed anything
+  bool reload_changed_ = true;  // segment mode: the last reload brought a new segment
   uint32_t consecutive_errors_ = 0;
   int64_t media_clock_ms_ = -1;  // the newest media end received (for stalls)
 };

@@ -19,7 +19,7 @@ struct PlaylistPart {
 
 struct PlaylistSegment {
   uint64_t msn = 0;
-  std::string uri;      // empty while the segment is being written (only its parts are listed)
+  std::string uri;  // empty while the segment is being written (only its parts are listed)
   double duration_s = 0;
   int64_t pdt_ms = -1;  // EXT-X-PROGRAM-DATE-TIME, ms since the epoch; -1 without one
   std::string map_uri;  // the EXT-X-MAP in force for this segment (fMP4), empty for MPEG-TS
@@ -32,10 +32,10 @@ struct MediaPlaylist {
   double part_target_s = 0;     // EXT-X-PART-INF; 0 without low latency
   double part_hold_back_s = 0;  // EXT-X-SERVER-CONTROL PART-HOLD-BACK
   bool can_block_reload = false;
-  bool can_skip = false;        // CAN-SKIP-UNTIL present
+  bool can_skip = false;  // CAN-SKIP-UNTIL present
   uint64_t media_sequence = 0;
-  uint64_t skipped = 0;         // EXT-X-SKIP: segments left out of a delta update
-  bool ended = false;           // EXT-X-ENDLIST
+  uint64_t skipped = 0;  // EXT-X-SKIP: segments left out of a delta update
+  bool ended = false;    // EXT-X-ENDLIST
   std::string preload_hint_uri;
   // The listed segments, the first one having msn media_sequence + skipped.
   std::vector<PlaylistSegment> segments;

@@ -59,8 +59,7 @@ void HttpFlvClient::start() {
   stats_.started_ns = now_ns();
   state_ = State::Connecting;
   connect_req_.data = this;
-  if (int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&url_.addr), on_connect);
-      rc != 0)
+  if (int rc = uv_tcp_connect(&connect_req_, &tcp_, reinterpret_cast<const sockaddr*>(&url_.addr), on_connect); rc != 0)
     fail(uv_error_text("connect", rc));
 }
 

@@ -90,7 +90,7 @@ class HttpFlvClient final : public Client {
   bool connected_ = false;
   bool closing_ = false;
   bool stopping_ = false;
-  bool complete_ = false;    // the response ended cleanly
+  bool complete_ = false;  // the response ended cleanly
 };
 
 }  // namespace sluice::bench

@@ -54,8 +54,8 @@ void HttpKeepAlive::get(const std::string& target, size_t keep) {
   asked_ns_ = now_ns();
   retried_ = false;
   keep_ = keep;
-  request_ = "GET " + target + " HTTP/1.1\r\nHost: " + host_header_ +
-             "\r\nUser-Agent: sluice-bench\r\nAccept: */*\r\n\r\n";
+  request_ =
+      "GET " + target + " HTTP/1.1\r\nHost: " + host_header_ + "\r\nUser-Agent: sluice-bench\r\nAccept: */*\r\n\r\n";
   if (conn_ && conn_->connected) {
     send();
   } else if (!conn_) {

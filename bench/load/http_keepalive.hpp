@@ -91,11 +91,11 @@ class HttpKeepAlive {
   http_parser parser_{};
   HttpResponse response_;
   bool busy_ = false;
-  int64_t asked_ns_ = 0;  // when get() was called
+  int64_t asked_ns_ = 0;         // when get() was called
   bool answer_started_ = false;  // a byte of the answer arrived on this connection
   bool retried_ = false;         // this request was already sent again once
   bool complete_ = false;
-  bool reusable_ = false;        // the answer allows keep-alive
+  bool reusable_ = false;  // the answer allows keep-alive
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
   uint32_t connects_ = 0;

@@ -7,7 +7,6 @@
 
 namespace sluice::bench {
 
-
 Result<HttpUrl> parse_http_url(std::string_view text) {
   constexpr std::string_view kScheme = "http://";
   HttpUrl u;
@@ -18,9 +17,11 @@ Result<HttpUrl> parse_http_url(std::string_view text) {
   std::string_view authority = rest.substr(0, slash);
   u.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   if (u.path.front() == '?') u.path.insert(0, "/");
-  if (authority.find('@') != std::string_view::npos) return Error(Errc::Config, "user info in URL is not supported: " + u.text);
+  if (authority.find('@') != std::string_view::npos)
+    return Error(Errc::Config, "user info in URL is not supported: " + u.text);
   for (char c : u.path) {
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return Error(Errc::Config, "space or control byte in URL: " + u.text);
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+      return Error(Errc::Config, "space or control byte in URL: " + u.text);
   }
   if (const size_t hash = u.path.find('#'); hash != std::string::npos) u.path.resize(hash);
 

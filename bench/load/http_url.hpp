@@ -12,8 +12,8 @@
 namespace sluice::bench {
 
 struct HttpUrl {
-  std::string text;         // as given (after "{i}" expansion)
-  std::string host;         // without brackets for IPv6
+  std::string text;  // as given (after "{i}" expansion)
+  std::string host;  // without brackets for IPv6
   uint16_t port = 80;
   std::string path;         // request target: "/live/cam.flv?x=1" ("/" when empty)
   std::string host_header;  // what the Host field carries: host, [v6], with ":port" unless 80

@@ -53,28 +53,37 @@ void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help, bool r
                        : "http://host[:port]/path (several: round-robin; {i} = client index)")
       ->required();
   cmd->add_option("-n,--clients", o.clients, clients_help)->capture_default_str()->check(CLI::Range(1u, 100000u));
-  cmd->add_option("--rate", o.rate, "ramp-up: new connections per second (0 = all at once)")->capture_default_str()
+  cmd->add_option("--rate", o.rate, "ramp-up: new connections per second (0 = all at once)")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("-d,--duration", o.duration_s, "whole run in seconds, ramp-up included")->capture_default_str()
+  cmd->add_option("-d,--duration", o.duration_s, "whole run in seconds, ramp-up included")
+      ->capture_default_str()
       ->check(CLI::Range(0.1, kMaxDurationS));
   if (rtmp)
-    cmd->add_option("--chunk-size", o.chunk_size, "our outgoing RTMP chunk size")->capture_default_str()->check(CLI::Range(128u, 65536u));
+    cmd->add_option("--chunk-size", o.chunk_size, "our outgoing RTMP chunk size")
+        ->capture_default_str()
+        ->check(CLI::Range(128u, 65536u));
   cmd->add_option("--json", o.json_file, "also write the summary as JSON to this file");
   cmd->add_flag("--per-client", o.per_client, "include one record per client in the JSON");
-  cmd->add_option("--allow-failures", o.allow_failures, "exit 0 while at most this many clients failed")->capture_default_str();
+  cmd->add_option("--allow-failures", o.allow_failures, "exit 0 while at most this many clients failed")
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "no progress lines on stderr");
 }
 
 void add_player(CLI::App* cmd, BenchOptions& o, bool rtmp = true) {
   if (rtmp) {
-    cmd->add_option("--start", o.start_s,
-                    "play start in seconds: -1 live (sent as -1000, like ffmpeg), -2 live or recorded, >= 0 VOD position")->capture_default_str();
+    cmd->add_option(
+           "--start", o.start_s,
+           "play start in seconds: -1 live (sent as -1000, like ffmpeg), -2 live or recorded, >= 0 VOD position")
+        ->capture_default_str();
     cmd->add_option("--buffer-ms", o.buffer_ms, "SetBufferLength sent after play")->capture_default_str();
   }
-  cmd->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")->capture_default_str()
+  cmd->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
+      ->capture_default_str()
       ->check(CLI::Range(1u, 600000u));
-  cmd->add_option("--read-batch-ms", o.read_batch_ms,
-                  "let this much media build up before reading (cheaper bench; 0 = read at once; default 100, latency 0)")
+  cmd->add_option(
+         "--read-batch-ms", o.read_batch_ms,
+         "let this much media build up before reading (cheaper bench; 0 = read at once; default 100, latency 0)")
       ->check(CLI::Range(0, 1000));
 }
 
@@ -119,15 +128,20 @@ int main(int argc, char** argv) {
   add_common(http_flv, o, "players", false);
   add_player(http_flv, o, false);
   http_flv->add_flag("--http10", o.http10, "send HTTP/1.0 requests (body ends at close) instead of HTTP/1.1 (chunked)");
-  auto* hls = app.add_subcommand("hls", "N HLS readers (LL-HLS parts with blocking reload, or segments) of index.m3u8 URLs");
+  auto* hls =
+      app.add_subcommand("hls", "N HLS readers (LL-HLS parts with blocking reload, or segments) of index.m3u8 URLs");
   add_common(hls, o, "readers", false);
   hls->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
-      ->capture_default_str()->check(CLI::Range(1u, 600000u));
-  hls->add_flag("--hls-segments", o.hls_segments, "read whole segments as a standard HLS player, even from an LL-HLS playlist");
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 600000u));
+  hls->add_flag("--hls-segments", o.hls_segments,
+                "read whole segments as a standard HLS player, even from an LL-HLS playlist");
   hls->add_flag("--hls-no-skip", o.hls_no_skip, "no _HLS_skip=YES (delta updates) on blocking reloads");
-  auto* hls_file = hls->add_option("-f,--file", o.flv_file, "with --publish: the FLV to publish")->check(CLI::ExistingFile);
-  hls->add_option("--publish", o.publish_url,
-                  "also publish --file to this rtmp:// URL; readers start once it is live and report each part's latency")
+  auto* hls_file =
+      hls->add_option("-f,--file", o.flv_file, "with --publish: the FLV to publish")->check(CLI::ExistingFile);
+  hls->add_option(
+         "--publish", o.publish_url,
+         "also publish --file to this rtmp:// URL; readers start once it is live and report each part's latency")
       ->needs(hls_file);
   CLI11_PARSE(app, argc, argv);
 
@@ -146,7 +160,8 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     file = std::make_unique<FlvFile>(std::move(*loaded));
-    if (file->truncated()) std::fprintf(stderr, "sluice-bench: note: %s ends with a truncated tag\n", o.flv_file.c_str());
+    if (file->truncated())
+      std::fprintf(stderr, "sluice-bench: note: %s ends with a truncated tag\n", o.flv_file.c_str());
   }
 
   // A peer that resets the connection must produce an error on write, not kill the process.

@@ -73,7 +73,8 @@ std::optional<MediaStart> ts_media_start(std::span<const uint8_t> bytes) {
     const uint8_t* t = pes + (flags == 3 ? 14 : 9);
     // 33 bits in 5 bytes: 3, 8, 7, 8, 7 bits, each group followed by a marker bit.
     const uint64_t ts = (static_cast<uint64_t>((t[0] >> 1) & 0x7) << 30) | (uint64_t{t[1]} << 22) |
-                        (static_cast<uint64_t>(t[2] >> 1) << 15) | (uint64_t{t[3]} << 7) | static_cast<uint64_t>(t[4] >> 1);
+                        (static_cast<uint64_t>(t[2] >> 1) << 15) | (uint64_t{t[3]} << 7) |
+                        static_cast<uint64_t>(t[4] >> 1);
     if (video) return MediaStart{ts, 90000, true};
     if (!audio) audio = MediaStart{ts, 90000, false};
   }

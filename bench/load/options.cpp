@@ -4,16 +4,11 @@ namespace sluice::bench {
 
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::Play:
-      return "play";
-    case Mode::Publish:
-      return "publish";
-    case Mode::Latency:
-      return "latency";
-    case Mode::HttpFlv:
-      return "http-flv";
-    case Mode::Hls:
-      return "hls";
+    case Mode::Play: return "play";
+    case Mode::Publish: return "publish";
+    case Mode::Latency: return "latency";
+    case Mode::HttpFlv: return "http-flv";
+    case Mode::Hls: return "hls";
   }
   return "?";
 }

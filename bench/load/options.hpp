@@ -22,13 +22,13 @@ struct BenchOptions {
   // rtmp://host[:port]/app/stream (http://host[:port]/app/stream.flv for http-flv); clients take
   // them round-robin. "{i}" in a URL becomes the client's index, so one URL can address many streams.
   std::vector<std::string> urls;
-  uint32_t clients = 1;         // players (play, latency) or publishers (publish)
-  double rate = 200;            // new connections per second during ramp-up; 0 = all at once
-  double duration_s = 30;       // the whole run, ramp-up included; always bounded
-  uint32_t chunk_size = 4096;   // our outgoing chunk size (Set Chunk Size sent before connect)
-  uint32_t buffer_ms = 3000;    // SetBufferLength sent after play (ffmpeg's default)
-  double start_s = -1;          // play start: -1 live (sent as -1000, like ffmpeg), >= 0 VOD seconds
-  uint32_t stall_ms = 1000;     // media time behind wall time by more than this is a stall
+  uint32_t clients = 1;        // players (play, latency) or publishers (publish)
+  double rate = 200;           // new connections per second during ramp-up; 0 = all at once
+  double duration_s = 30;      // the whole run, ramp-up included; always bounded
+  uint32_t chunk_size = 4096;  // our outgoing chunk size (Set Chunk Size sent before connect)
+  uint32_t buffer_ms = 3000;   // SetBufferLength sent after play (ffmpeg's default)
+  double start_s = -1;         // play start: -1 live (sent as -1000, like ffmpeg), >= 0 VOD seconds
+  uint32_t stall_ms = 1000;    // media time behind wall time by more than this is a stall
   // Players: let about this much media accumulate in the socket before waking up (SO_RCVLOWAT
   // tuned from each player's own bitrate), so the bench reads in large blocks. -1 = the mode's
   // default: 100 ms for play, 0 (read at once) for latency, whose figures it would skew.

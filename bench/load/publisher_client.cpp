@@ -53,7 +53,8 @@ PublisherClient::PublisherClient(uv_loop_t* loop, RtmpUrl url, const BenchOption
 void PublisherClient::start() {
   stats_.started_ns = now_ns();
   state_ = State::Connecting;
-  if (int rc = conn_.start(reinterpret_cast<const sockaddr*>(&url_.addr), url_.tls ? url_.host : std::string()); rc != 0)
+  if (int rc = conn_.start(reinterpret_cast<const sockaddr*>(&url_.addr), url_.tls ? url_.host : std::string());
+      rc != 0)
     fail(std::string("connect: ") + uv_strerror(rc));
 }
 

@@ -23,8 +23,8 @@ class LatencyTracker;
 
 class PublisherClient final : public Client, private RtmpConnectionHandler {
  public:
-  PublisherClient(uv_loop_t* loop, RtmpUrl url, const BenchOptions& options, const FlvFile& file,
-                  ClientStats identity, LatencyTracker* tracker);
+  PublisherClient(uv_loop_t* loop, RtmpUrl url, const BenchOptions& options, const FlvFile& file, ClientStats identity,
+                  LatencyTracker* tracker);
 
   void start() override;
   void tick(int64_t now_ns) override;

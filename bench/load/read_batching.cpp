@@ -37,8 +37,8 @@ int64_t ReadBatching::update(int64_t now_ns, uint64_t bytes_in) {
     return current_;
   }
   if (now_ns - window_start_ns_ < kRateWindowNs) return -1;
-  const double bytes_per_s = static_cast<double>(bytes_in - window_bytes_) * kNsPerSec /
-                             static_cast<double>(now_ns - window_start_ns_);
+  const double bytes_per_s =
+      static_cast<double>(bytes_in - window_bytes_) * kNsPerSec / static_cast<double>(now_ns - window_start_ns_);
   window_start_ns_ = now_ns;
   window_bytes_ = bytes_in;
   auto target = static_cast<int64_t>(bytes_per_s * batch_ms_ / 1000);

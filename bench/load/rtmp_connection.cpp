@@ -96,9 +96,8 @@ void RtmpConnection::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t*
   if (nread > 0) {
     ++g_reads;
     g_read_bytes += static_cast<uint64_t>(nread);
-    const bool ok = guarded("read", [&] {
-      self->handle_read(reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread));
-    });
+    const bool ok = guarded(
+        "read", [&] { self->handle_read(reinterpret_cast<const uint8_t*>(buf->base), static_cast<size_t>(nread)); });
     // Whatever happened, no payload of this read may outlive it.
     g_events.clear();
     if (!ok) self->fail("internal error while reading");
@@ -168,8 +167,8 @@ void RtmpConnection::flush() {
 
 void RtmpConnection::start_write() {
   // Fast path: loopback sockets usually take the whole batch at once, with no request at all.
-  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(out_.data() + out_offset_),
-                             static_cast<unsigned>(out_.size() - out_offset_));
+  uv_buf_t buf =
+      uv_buf_init(reinterpret_cast<char*>(out_.data() + out_offset_), static_cast<unsigned>(out_.size() - out_offset_));
   const int n = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);
   if (n > 0) {
     bytes_out_ += static_cast<uint64_t>(n);
@@ -183,7 +182,8 @@ void RtmpConnection::start_write() {
     fail(uv_error_text("write", n));
     return;
   }
-  buf = uv_buf_init(reinterpret_cast<char*>(out_.data() + out_offset_), static_cast<unsigned>(out_.size() - out_offset_));
+  buf =
+      uv_buf_init(reinterpret_cast<char*>(out_.data() + out_offset_), static_cast<unsigned>(out_.size() - out_offset_));
   write_req_.data = this;
   if (int rc = uv_write(&write_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1, on_write); rc != 0) {
     fail(uv_error_text("write", rc));

@@ -7,7 +7,6 @@
 
 namespace sluice::bench {
 
-
 std::string expand_index(std::string_view pattern, uint32_t index) {
   std::string out;
   const std::string idx = std::to_string(index);
@@ -68,7 +67,8 @@ Result<RtmpUrl> parse_rtmp_url(std::string_view text) {
   u.app = std::string(path.substr(0, last));
   u.stream = std::string(path.substr(last + 1));
   const bool v6 = u.host.find(':') != std::string::npos;
-  u.tc_url = std::string(u.tls ? "rtmps://" : "rtmp://") + (v6 ? "[" + u.host + "]" : u.host) + ":" + std::to_string(u.port) + "/" + u.app;
+  u.tc_url = std::string(u.tls ? "rtmps://" : "rtmp://") + (v6 ? "[" + u.host + "]" : u.host) + ":" +
+             std::to_string(u.port) + "/" + u.app;
 
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

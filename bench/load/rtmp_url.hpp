@@ -14,13 +14,13 @@
 namespace sluice::bench {
 
 struct RtmpUrl {
-  std::string text;    // as given (after "{i}" expansion)
+  std::string text;  // as given (after "{i}" expansion)
   std::string host;
   uint16_t port = 1935;  // 443 for rtmps://
   bool tls = false;      // rtmps://
-  std::string app;     // everything between the host and the last '/': "live", "vod/inst"
-  std::string stream;  // after the last '/', query included ("cam1?token=x")
-  std::string tc_url;  // rtmp[s]://host:port/app, what connect's tcUrl carries
+  std::string app;       // everything between the host and the last '/': "live", "vod/inst"
+  std::string stream;    // after the last '/', query included ("cam1?token=x")
+  std::string tc_url;    // rtmp[s]://host:port/app, what connect's tcUrl carries
   sockaddr_storage addr{};
 };
 

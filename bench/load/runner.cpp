@@ -19,7 +19,6 @@
 
 namespace sluice::bench {
 
-
 namespace {
 
 // The ramp timer's period: fine enough that 1000 connections/s start in small even groups.
@@ -36,8 +35,8 @@ struct ProgressSnapshot {
   uint64_t parts = 0;  // hls: parts (segments) received in the last second
   double mbps = 0, cpu_percent = 0, lag_ms = 0;
   Distribution ttff;
-  Distribution delay;  // latency mode
-  bool publisher = false;       // a publisher leads the players (latency, hls --publish)
+  Distribution delay;      // latency mode
+  bool publisher = false;  // a publisher leads the players (latency, hls --publish)
   bool publisher_live = false;
 };
 
@@ -72,8 +71,7 @@ double cpu_seconds() {
 
 }  // namespace
 
-Runner::Runner(const BenchOptions& options, std::unique_ptr<FlvFile> file)
-    : options_(options), file_(std::move(file)) {
+Runner::Runner(const BenchOptions& options, std::unique_ptr<FlvFile> file) : options_(options), file_(std::move(file)) {
   uv_loop_init(&loop_);
 }
 

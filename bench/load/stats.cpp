@@ -32,9 +32,13 @@ nlohmann::json tls_json(const RoleSummary& r) {
 nlohmann::json hls_role_json(const RoleSummary& r) {
   nlohmann::json errors = nlohmann::json::object();
   for (const auto& [reason, n] : r.last_http_errors) errors[reason] = n;
-  return {{"last_http_errors", errors},{"playlists", r.playlists},         {"http_errors", r.http_errors},
-          {"fell_behind", r.fell_behind},     {"clients_fell_behind", r.clients_fell_behind},
-          {"parts_skipped", r.parts_skipped}, {"connects", r.connects}};
+  return {{"last_http_errors", errors},
+          {"playlists", r.playlists},
+          {"http_errors", r.http_errors},
+          {"fell_behind", r.fell_behind},
+          {"clients_fell_behind", r.clients_fell_behind},
+          {"parts_skipped", r.parts_skipped},
+          {"connects", r.connects}};
 }
 
 nlohmann::json role_json(const RoleSummary& r, double elapsed_s) {
@@ -263,8 +267,7 @@ void print_summary(std::FILE* out, const Summary& s) {
                (unsigned long long)s.loop_lag_over_50ms);
   std::fprintf(out, "bench reads: %llu, %.1f KiB each on average; %.2f cpu-s per GB moved\n",
                (unsigned long long)s.reads,
-               s.reads ? static_cast<double>(s.read_bytes) / 1024 / static_cast<double>(s.reads) : 0,
-               cpu_per_gb(s));
+               s.reads ? static_cast<double>(s.read_bytes) / 1024 / static_cast<double>(s.reads) : 0, cpu_per_gb(s));
 }
 
 nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStats*>& clients, bool per_client) {
@@ -288,10 +291,14 @@ nlohmann::json summary_json(const Summary& s, const std::vector<const ClientStat
   };
   if (s.options) {
     const BenchOptions& o = *s.options;
-    j["options"] = {{"clients", o.clients},         {"rate", o.rate},
-                    {"chunk_size", o.chunk_size},   {"buffer_ms", o.buffer_ms},
-                    {"start_s", o.start_s},         {"stall_ms", o.stall_ms},
-                    {"read_batch_ms", o.read_batch_ms}, {"file", o.flv_file}};
+    j["options"] = {{"clients", o.clients},
+                    {"rate", o.rate},
+                    {"chunk_size", o.chunk_size},
+                    {"buffer_ms", o.buffer_ms},
+                    {"start_s", o.start_s},
+                    {"stall_ms", o.stall_ms},
+                    {"read_batch_ms", o.read_batch_ms},
+                    {"file", o.flv_file}};
     if (s.mode == Mode::HttpFlv) j["options"]["http_version"] = o.http10 ? "1.0" : "1.1";
     if (s.mode == Mode::Hls) {
       j["options"]["hls_segments"] = o.hls_segments;

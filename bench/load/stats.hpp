@@ -40,9 +40,9 @@ struct RoleSummary {
   uint64_t messages_out = 0;
   Distribution setup_ms;  // connect start -> play / publish sent
   Distribution ttff_ms;
-  Distribution tls_handshake_ms;    // rtmps://: TCP connected -> TLS handshake done
+  Distribution tls_handshake_ms;      // rtmps://: TCP connected -> TLS handshake done
   double tls_handshake_total_ms = 0;  // the sum over the clients
-  uint32_t keyframe_first = 0;  // first pictures that were keyframes (out of ttff_ms.count)
+  uint32_t keyframe_first = 0;        // first pictures that were keyframes (out of ttff_ms.count)
   uint32_t stalls = 0;
   uint32_t clients_with_stalls = 0;
   uint32_t non_monotonic = 0;
@@ -89,7 +89,7 @@ struct Summary {
   // (or starved of CPU) and its figures are suspect; small ones clear it.
   double loop_lag_max_ms = 0;
   uint64_t loop_lag_over_50ms = 0;  // ticks that fired more than 50 ms late
-  uint64_t reads = 0;  // read callbacks with data, all connections
+  uint64_t reads = 0;               // read callbacks with data, all connections
   uint64_t read_bytes = 0;
   std::string tls_negotiated;  // rtmps://: "TLSv1.3 TLS_AES_256_GCM_SHA384" (the first handshake)
 };

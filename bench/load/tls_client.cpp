@@ -76,8 +76,7 @@ Result<void> TlsClient::start() {
   }
   BIO_set_mem_eof_return(in, -1);  // empty means "nothing yet", not end of file
   SSL_set_bio(ssl_, in, out);
-  if (!server_name_.empty() && !is_address_literal(server_name_))
-    SSL_set_tlsext_host_name(ssl_, server_name_.c_str());
+  if (!server_name_.empty() && !is_address_literal(server_name_)) SSL_set_tlsext_host_name(ssl_, server_name_.c_str());
   SSL_set_connect_state(ssl_);
   return step();  // the ClientHello, for the next write()
 }
@@ -107,8 +106,8 @@ Result<void> TlsClient::encrypt(std::span<const uint8_t> plain) {
 
 Result<void> TlsClient::feed(std::span<const uint8_t> cipher, std::vector<uint8_t>& plain) {
   if (failed_ || !ssl_) return Error(Errc::Closed, "the TLS session has failed");
-  if (!cipher.empty() &&
-      BIO_write(SSL_get_rbio(ssl_), cipher.data(), static_cast<int>(cipher.size())) != static_cast<int>(cipher.size())) {
+  if (!cipher.empty() && BIO_write(SSL_get_rbio(ssl_), cipher.data(), static_cast<int>(cipher.size())) !=
+                             static_cast<int>(cipher.size())) {
     failed_ = true;
     return Error(Errc::Io, "cannot buffer TLS input");
   }

@@ -4,7 +4,6 @@
 
 namespace sluice::media {
 
-
 namespace {
 
 constexpr uint32_t kSampleRates[13] = {96000, 88200, 64000, 48000, 44100, 32000, 24000,

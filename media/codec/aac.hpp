@@ -10,11 +10,11 @@
 namespace sluice::media {
 
 struct AacConfig {
-  uint8_t object_type = 0;       // 1 Main, 2 LC, 5 SBR (HE-AAC), 29 PS (HE-AACv2), ...
-  uint8_t sampling_index = 0;    // 15 = explicit frequency
-  uint32_t sample_rate = 0;      // output rate: the SBR extension rate for explicit HE-AAC
-  uint8_t channel_config = 0;    // 0 = defined in a program config element
-  uint8_t channels = 0;          // 0 when channel_config is 0 or reserved
+  uint8_t object_type = 0;     // 1 Main, 2 LC, 5 SBR (HE-AAC), 29 PS (HE-AACv2), ...
+  uint8_t sampling_index = 0;  // 15 = explicit frequency
+  uint32_t sample_rate = 0;    // output rate: the SBR extension rate for explicit HE-AAC
+  uint8_t channel_config = 0;  // 0 = defined in a program config element
+  uint8_t channels = 0;        // 0 when channel_config is 0 or reserved
   // The AAC core under explicit SBR/PS signalling (object type 5 or 29): its object type and
   // rate, which ADTS carries (media/ts/adts.hpp). For other object types, the same as above
   // (core_sample_rate is then the coded rate). A core type that does not parse is taken as LC,

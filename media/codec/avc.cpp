@@ -5,7 +5,6 @@
 
 namespace sluice::media {
 
-
 namespace {
 
 constexpr uint8_t kNalTypeSps = 7;
@@ -15,11 +14,20 @@ constexpr uint64_t kMaxDimension = 16384;
 // Profiles whose SPS carries chroma_format_idc and bit depths (H.264 7.3.2.1.1).
 bool has_chroma_info(uint8_t profile_idc) {
   switch (profile_idc) {
-    case 100: case 110: case 122: case 244: case 44: case 83:
-    case 86: case 118: case 128: case 138: case 139: case 134: case 135:
-      return true;
-    default:
-      return false;
+    case 100:
+    case 110:
+    case 122:
+    case 244:
+    case 44:
+    case 83:
+    case 86:
+    case 118:
+    case 128:
+    case 138:
+    case 139:
+    case 134:
+    case 135: return true;
+    default: return false;
   }
 }
 

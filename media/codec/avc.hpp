@@ -13,15 +13,15 @@ namespace sluice::media {
 struct AvcSps {
   uint8_t profile_idc = 0;
   uint8_t constraint_flags = 0;
-  uint8_t level_idc = 0;         // 31 = level 3.1
+  uint8_t level_idc = 0;  // 31 = level 3.1
   uint32_t chroma_format_idc = 1;
   uint32_t bit_depth_luma = 8;
-  uint32_t width = 0;            // after frame cropping
+  uint32_t width = 0;  // after frame cropping
   uint32_t height = 0;
 };
 
 struct AvcConfig {
-  uint8_t profile = 0;           // AVCProfileIndication
+  uint8_t profile = 0;  // AVCProfileIndication
   uint8_t profile_compatibility = 0;
   uint8_t level = 0;             // AVCLevelIndication
   uint8_t nalu_length_size = 4;  // bytes of each NAL unit length prefix in coded frames

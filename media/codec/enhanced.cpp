@@ -4,7 +4,6 @@
 
 namespace sluice::media {
 
-
 Result<uint8_t> read_modex(ByteReader& r, uint32_t& timestamp_offset_nanos) {
   size_t size = size_t{r.u8()} + 1;
   if (size == 256) size = size_t{r.u16be()} + 1;
@@ -22,9 +21,7 @@ Result<uint8_t> read_modex(ByteReader& r, uint32_t& timestamp_offset_nanos) {
 
 namespace {
 
-bool carries_nalu_cts(uint32_t code) {
-  return code == fourcc::kAvc1 || code == fourcc::kHvc1 || code == fourcc::kVvc1;
-}
+bool carries_nalu_cts(uint32_t code) { return code == fourcc::kAvc1 || code == fourcc::kHvc1 || code == fourcc::kVvc1; }
 
 // Reads the per-track prefix (FourCC, track id, size) and returns where this track's data ends.
 Result<size_t> read_track_prefix(ByteReader& r, const TrackLayout& layout, TrackData& t) {

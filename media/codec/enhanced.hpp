@@ -45,8 +45,8 @@ struct TrackList {
 struct TrackLayout {
   bool multitrack = false;
   AvMultitrackType type = AvMultitrackType::OneTrack;
-  uint32_t fourcc = 0;     // shared FourCC (unused for ManyTracksManyCodecs)
-  bool nalu_cts = false;   // CodedFrames of avc1/hvc1/vvc1: each track starts with an SI24 CTS
+  uint32_t fourcc = 0;    // shared FourCC (unused for ManyTracksManyCodecs)
+  bool nalu_cts = false;  // CodedFrames of avc1/hvc1/vvc1: each track starts with an SI24 CTS
 };
 
 // Reads one ModEx block; `r` is positioned just after the nibble that said ModEx. Returns the

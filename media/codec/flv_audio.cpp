@@ -4,7 +4,6 @@
 
 namespace sluice::media {
 
-
 AudioCodec audio_codec_from_fourcc(uint32_t code) {
   switch (code) {
     case fourcc::kMp4a: return AudioCodec::Aac;

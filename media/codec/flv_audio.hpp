@@ -49,12 +49,12 @@ inline constexpr uint8_t kSoundFormatOpusLegacy = 13;  // unofficial, same ecosy
 
 struct AudioTagHeader {
   bool enhanced = false;
-  uint8_t sound_format = 0;       // legacy SoundFormat nibble (9 when enhanced)
+  uint8_t sound_format = 0;  // legacy SoundFormat nibble (9 when enhanced)
   // Legacy header fields. For AAC they are fixed (44 kHz, stereo) and carry no information:
   // the AudioSpecificConfig is authoritative.
-  uint32_t legacy_rate_hz = 0;    // 5512, 11025, 22050, 44100
-  uint8_t legacy_bits = 0;        // 8 or 16
-  uint8_t legacy_channels = 0;    // 1 or 2
+  uint32_t legacy_rate_hz = 0;  // 5512, 11025, 22050, 44100
+  uint8_t legacy_bits = 0;      // 8 or 16
+  uint8_t legacy_channels = 0;  // 1 or 2
   AudioPacketType packet_type = AudioPacketType::CodedFrames;
   bool multitrack = false;
   AvMultitrackType multitrack_type = AvMultitrackType::OneTrack;

@@ -4,7 +4,6 @@
 
 namespace sluice::media {
 
-
 VideoCodec video_codec_from_fourcc(uint32_t code) {
   switch (code) {
     case fourcc::kAvc1: return VideoCodec::Avc;
@@ -117,14 +116,16 @@ Result<void> parse_ex_header(ByteReader& r, uint8_t b0, VideoTagHeader& h, Track
     h.multitrack_type = layout.type;
     type = b & 0x0F;
     if (b >> 4 > 2) return Error(Errc::Unsupported, "AvMultitrackType " + std::to_string(b >> 4));
-    if (type == static_cast<uint8_t>(VideoPacketType::Multitrack) || type == static_cast<uint8_t>(VideoPacketType::ModEx))
+    if (type == static_cast<uint8_t>(VideoPacketType::Multitrack) ||
+        type == static_cast<uint8_t>(VideoPacketType::ModEx))
       return Error(Errc::Malformed, "multitrack packet type may not be Multitrack or ModEx");
     if (layout.type != AvMultitrackType::ManyTracksManyCodecs) layout.fourcc = r.u32be();
   } else {
     layout.fourcc = r.u32be();
   }
   if (r.failed()) return Error(Errc::Truncated, "ExVideoTagHeader");
-  if (type > static_cast<uint8_t>(VideoPacketType::ModEx)) return Error(Errc::Unsupported, "VideoPacketType " + std::to_string(type));
+  if (type > static_cast<uint8_t>(VideoPacketType::ModEx))
+    return Error(Errc::Unsupported, "VideoPacketType " + std::to_string(type));
   h.packet_type = static_cast<VideoPacketType>(type);
   layout.nalu_cts = h.packet_type == VideoPacketType::CodedFrames;
   return {};

@@ -42,13 +42,13 @@ struct VideoTagHeader {
   bool enhanced = false;
   VideoFrameType frame_type = VideoFrameType::Reserved;
   VideoPacketType packet_type = VideoPacketType::CodedFrames;
-  uint8_t legacy_codec_id = 0;            // legacy header only
-  bool has_command = false;               // frame type Command: no body, just `command`
-  uint8_t command = 0;                    // 0 StartSeek, 1 EndSeek
+  uint8_t legacy_codec_id = 0;  // legacy header only
+  bool has_command = false;     // frame type Command: no body, just `command`
+  uint8_t command = 0;          // 0 StartSeek, 1 EndSeek
   bool multitrack = false;
   AvMultitrackType multitrack_type = AvMultitrackType::OneTrack;
-  uint32_t timestamp_offset_nanos = 0;    // ModEx TimestampOffsetNano
-  TrackList tracks;                       // empty for commands
+  uint32_t timestamp_offset_nanos = 0;  // ModEx TimestampOffsetNano
+  TrackList tracks;                     // empty for commands
 
   // A coded key frame: the frame type says key and the packet carries picture data. Sequence
   // headers (legacy 0x17 0x00) are not key frames in this sense: they cannot start a GOP.

@@ -5,7 +5,6 @@
 
 namespace sluice::media {
 
-
 namespace {
 
 constexpr uint8_t kNalTypeSps = 33;

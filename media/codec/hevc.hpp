@@ -12,11 +12,11 @@ namespace sluice::media {
 
 struct HevcSps {
   uint8_t profile_space = 0;
-  bool tier = false;             // false = Main tier, true = High tier
-  uint8_t profile_idc = 0;       // 1 Main, 2 Main10, 3 MainStillPicture, 4 RExt
-  uint8_t level_idc = 0;         // 30 x level: 120 = level 4
+  bool tier = false;        // false = Main tier, true = High tier
+  uint8_t profile_idc = 0;  // 1 Main, 2 Main10, 3 MainStillPicture, 4 RExt
+  uint8_t level_idc = 0;    // 30 x level: 120 = level 4
   uint32_t chroma_format_idc = 1;
-  uint32_t width = 0;            // after the conformance window
+  uint32_t width = 0;  // after the conformance window
   uint32_t height = 0;
 };
 

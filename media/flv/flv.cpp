@@ -4,7 +4,6 @@
 
 namespace sluice::media {
 
-
 namespace {
 constexpr uint8_t kFlagAudio = 0x04;
 constexpr uint8_t kFlagVideo = 0x01;
@@ -14,7 +13,8 @@ constexpr uint8_t kTagFilterBit = 0x20;
 
 void write_flv_header(bool audio, bool video, std::vector<uint8_t>& out) {
   const uint8_t flags = static_cast<uint8_t>((audio ? kFlagAudio : 0) | (video ? kFlagVideo : 0));
-  const uint8_t header[kFlvFileHeaderSize + kFlvPreviousTagSizeSize] = {'F', 'L', 'V', 1, flags, 0, 0, 0, 9, 0, 0, 0, 0};
+  const uint8_t header[kFlvFileHeaderSize + kFlvPreviousTagSizeSize] = {'F', 'L', 'V', 1, flags, 0, 0,
+                                                                        0,   9,   0,   0, 0,     0};
   out.insert(out.end(), std::begin(header), std::end(header));
 }
 
@@ -23,7 +23,7 @@ void write_tag_header(uint8_t type, uint32_t size, uint32_t ts, uint8_t* out11) 
   store_u24be(out11 + 1, size & kFlvMaxDataSize);
   store_u24be(out11 + 4, ts & 0xFFFFFF);
   out11[7] = static_cast<uint8_t>(ts >> 24);  // TimestampExtended: the high 8 bits
-  store_u24be(out11 + 8, 0);        // StreamID
+  store_u24be(out11 + 8, 0);                  // StreamID
 }
 
 void write_previous_tag_size(uint32_t tag_data_size, uint8_t* out4) {
@@ -43,7 +43,8 @@ void append_tag(uint8_t type, uint32_t ts, std::span<const uint8_t> body, std::v
 
 Result<FlvFileHeader> parse_flv_header(std::span<const uint8_t> bytes) {
   if (bytes.size() < kFlvFileHeaderSize) return Error(Errc::Truncated, "FLV file header");
-  if (bytes[0] != 'F' || bytes[1] != 'L' || bytes[2] != 'V') return Error(Errc::Malformed, "not an FLV file (signature)");
+  if (bytes[0] != 'F' || bytes[1] != 'L' || bytes[2] != 'V')
+    return Error(Errc::Malformed, "not an FLV file (signature)");
   FlvFileHeader h;
   h.version = bytes[3];
   h.has_audio = (bytes[4] & kFlagAudio) != 0;

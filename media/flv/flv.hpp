@@ -28,11 +28,11 @@ struct FlvFileHeader {
 };
 
 struct FlvTagHeader {
-  uint8_t type = 0;         // 8 audio, 9 video, 18 script (AMF0), 15 script (AMF3)
-  bool filter = false;      // encrypted (out of scope; reported, not interpreted)
-  uint32_t data_size = 0;   // bytes of tag body after the header
-  uint32_t timestamp = 0;   // u24 low bits + u8 high bits, ms, modular
-  uint32_t stream_id = 0;   // always 0 in practice
+  uint8_t type = 0;        // 8 audio, 9 video, 18 script (AMF0), 15 script (AMF3)
+  bool filter = false;     // encrypted (out of scope; reported, not interpreted)
+  uint32_t data_size = 0;  // bytes of tag body after the header
+  uint32_t timestamp = 0;  // u24 low bits + u8 high bits, ms, modular
+  uint32_t stream_id = 0;  // always 0 in practice
 };
 
 // Appends the 9-byte file header and PreviousTagSize0 (13 bytes).

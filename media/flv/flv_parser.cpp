@@ -6,7 +6,6 @@
 
 namespace sluice::media {
 
-
 Result<std::vector<FlvTag>> FlvParser::feed(std::span<const uint8_t> bytes) {
   std::vector<FlvTag> out;
   while (!failed_ && !bytes.empty()) {
@@ -34,7 +33,8 @@ Result<void> FlvParser::on_step(const FlvReader::Step& s, std::vector<FlvTag>& o
     case Done::TagHeader: {
       const uint32_t size = reader_.tag().data_size;
       if (size > limits_.max_tag_size)
-        return Error(Errc::LimitExceeded, "FLV tag " + std::to_string(tags_) + " body of " + std::to_string(size) + " bytes");
+        return Error(Errc::LimitExceeded,
+                     "FLV tag " + std::to_string(tags_) + " body of " + std::to_string(size) + " bytes");
       if (size == 0) emit(Slice(), out);
       break;
     }

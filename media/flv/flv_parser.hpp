@@ -45,7 +45,8 @@ class FlvParser {
   // tag is truncated (and was not returned).
   bool mid_tag() const {
     using State = FlvReader::State;
-    return !failed_ && (reader_.state() == State::TagHeader ? !reader_.partial().empty() : reader_.state() == State::TagBody);
+    return !failed_ &&
+           (reader_.state() == State::TagHeader ? !reader_.partial().empty() : reader_.state() == State::TagBody);
   }
   uint64_t tags_parsed() const { return tags_; }
   // PreviousTagSize fields that disagree with the tag before them (tolerated: many writers get
@@ -62,8 +63,8 @@ class FlvParser {
   bool failed_ = false;
   Error error_;
   std::optional<FlvFileHeader> header_;
-  std::vector<uint8_t> body_;                       // a body split across feeds
-  uint32_t last_tag_size_ = 0;                      // expected next PreviousTagSize
+  std::vector<uint8_t> body_;   // a body split across feeds
+  uint32_t last_tag_size_ = 0;  // expected next PreviousTagSize
   uint64_t tags_ = 0;
   uint64_t previous_size_mismatches_ = 0;
 };

@@ -30,9 +30,9 @@ class FlvReader {
     TagBody,          // the body of tag() is complete
   };
   struct Step {
-    size_t used = 0;                 // bytes of the input consumed (at least one)
+    size_t used = 0;  // bytes of the input consumed (at least one)
     Done done = Done::Nothing;
-    std::span<const uint8_t> body;   // the part of tag()'s body among them
+    std::span<const uint8_t> body;  // the part of tag()'s body among them
   };
 
   // Reads from the start of `in` (not empty), up to the end of the current unit at most.

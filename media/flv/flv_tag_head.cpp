@@ -49,7 +49,9 @@ void fit_to_body(FlvTagHead& h, uint32_t body_size) {
 }
 
 void enhanced_video_payload(FlvTagHead& h, VideoPacketType packet, uint32_t code) {
-  const Mp4Codec codec = code == fourcc::kAvc1 ? Mp4Codec::Avc : code == fourcc::kHvc1 ? Mp4Codec::Hevc : Mp4Codec::None;
+  const Mp4Codec codec = code == fourcc::kAvc1   ? Mp4Codec::Avc
+                         : code == fourcc::kHvc1 ? Mp4Codec::Hevc
+                                                 : Mp4Codec::None;
   switch (packet) {
     case VideoPacketType::SequenceStart: set_payload(h, FlvPacketKind::Config, codec, kFourCcHeader); break;
     case VideoPacketType::CodedFrames:

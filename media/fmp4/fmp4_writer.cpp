@@ -10,14 +10,14 @@
 
 namespace sluice::media::fmp4 {
 
+using mp4::box_type;
 using mp4::BoxScope;
 using mp4::BoxWriter;
-using mp4::box_type;
 
 namespace {
 
-constexpr uint16_t kLanguageUnd = 0x55C4;  // ISO 639-2 "und", 5 bits per letter
-constexpr uint8_t kEsdsAac = 0x40;         // objectTypeIndication: ISO 14496-3 audio
+constexpr uint16_t kLanguageUnd = 0x55C4;     // ISO 639-2 "und", 5 bits per letter
+constexpr uint8_t kEsdsAac = 0x40;            // objectTypeIndication: ISO 14496-3 audio
 constexpr uint32_t kMaxPictureSide = 0xFFFF;  // the sample entry's width/height are 16 bits
 
 // Track Fragment Header Box flags.
@@ -35,7 +35,7 @@ constexpr uint32_t kAudioTrun = kTrunDataOffset | kTrunDuration | kTrunSize;
 // Box sizes of a fragment, so the whole fragment is sized (and bounded) before it is written.
 constexpr uint64_t kHeader = 8, kFullHeader = 12;
 constexpr uint64_t kMfhdSize = kFullHeader + 4;
-constexpr uint64_t kTfdtSize = kFullHeader + 8;  // version 1
+constexpr uint64_t kTfdtSize = kFullHeader + 8;           // version 1
 constexpr uint64_t kTrunFixedSize = kFullHeader + 4 + 4;  // sample_count, data_offset
 constexpr uint64_t kVideoTrunEntry = 16, kAudioTrunEntry = 8;
 constexpr uint64_t kVideoTfhdSize = kFullHeader + 4;
@@ -80,9 +80,8 @@ void write_stbl(BoxWriter& b, uint32_t track_id, const hls::TrackSetup& t) {
     } else {
       const bool hevc = t.codec == hls::Codec::Hevc;
       // hvc1, not hev1: Apple players take only hvc1 (parameter sets in the hvcC).
-      mp4::write_visual_entry(b, hevc ? box_type("hvc1") : box_type("avc1"),
-                                 hevc ? box_type("hvcC") : box_type("avcC"), t.config,
-                                 std::min(t.width, kMaxPictureSide), std::min(t.height, kMaxPictureSide));
+      mp4::write_visual_entry(b, hevc ? box_type("hvc1") : box_type("avc1"), hevc ? box_type("hvcC") : box_type("avcC"),
+                              t.config, std::min(t.width, kMaxPictureSide), std::min(t.height, kMaxPictureSide));
     }
   }
   // stts, stsc, stsz, stco in the usual order; stsz has sample_size before its sample_count.
@@ -97,7 +96,7 @@ void write_trak(BoxWriter& b, uint32_t track_id, const hls::TrackSetup& t) {
   const bool audio = t.codec == hls::Codec::Aac;
   BoxScope trak(b, box_type("trak"));
   mp4::write_tkhd(b, track_id, 0, audio, audio ? 0 : std::min(t.width, kMaxPictureSide),
-                     audio ? 0 : std::min(t.height, kMaxPictureSide));
+                  audio ? 0 : std::min(t.height, kMaxPictureSide));
   BoxScope mdia(b, box_type("mdia"));
   write_mdhd_90k(b);
   mp4::write_hdlr(b, audio);
@@ -154,7 +153,7 @@ void write_traf(BoxWriter& b, const Run& r) {
   // Version 1: signed composition offsets, so a stream with negative ones needs no edit list.
   BoxScope trun(b, box_type("trun"), r.video ? 1 : 0, r.video ? kVideoTrun : kAudioTrun);
   w.u32be(static_cast<uint32_t>(r.samples.size()));  // bounded by kMaxFragmentBytes
-  w.u32be(static_cast<uint32_t>(r.data_offset));      // likewise < 2^31: a valid int32
+  w.u32be(static_cast<uint32_t>(r.data_offset));     // likewise < 2^31: a valid int32
   for (const hls::Sample& s : r.samples) {
     w.u32be(s.duration);
     w.u32be(static_cast<uint32_t>(s.data.size()));

@@ -54,8 +54,8 @@ std::string iso8601_utc(int64_t ms) {
   const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
   char buf[96];
   std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", (long long)y, (long long)m,
-                (long long)d, (long long)(rest / 3600000), (long long)(rest / 60000 % 60), (long long)(rest / 1000 % 60),
-                (long long)(rest % 1000));
+                (long long)d, (long long)(rest / 3600000), (long long)(rest / 60000 % 60),
+                (long long)(rest / 1000 % 60), (long long)(rest % 1000));
   return buf;
 }
 

@@ -22,11 +22,11 @@ struct TrackSetup {
   // The AVCDecoderConfigurationRecord (avcC), HEVCDecoderConfigurationRecord (hvcC) or the AAC
   // AudioSpecificConfig, as the FLV sequence header carries it.
   std::vector<uint8_t> config;
-  uint32_t width = 0;        // video: from the SPS (0 when unknown)
+  uint32_t width = 0;  // video: from the SPS (0 when unknown)
   uint32_t height = 0;
   uint32_t sample_rate = 0;  // audio: from the AudioSpecificConfig
   uint8_t channels = 0;
-  uint8_t object_type = 0;   // audio: AAC audio object type (2 = LC)
+  uint8_t object_type = 0;  // audio: AAC audio object type (2 = LC)
   bool present() const { return codec != Codec::None; }
 };
 

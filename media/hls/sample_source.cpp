@@ -57,8 +57,8 @@ SampleSource::Out SampleSource::read(const Frame& f) {
   if (f.kind == FrameKind::Data) return out;
   const bool video = f.kind == FrameKind::Video;
   std::span<const uint8_t> body = f.payload.span();
-  const FlvTagHead p = read_flv_tag_head(f.rtmp_type, body.first(std::min(body.size(), kFlvTagHeadBytes)),
-                                         uint32_t(body.size()));
+  const FlvTagHead p =
+      read_flv_tag_head(f.rtmp_type, body.first(std::min(body.size(), kFlvTagHeadBytes)), uint32_t(body.size()));
   if (p.kind == FlvPacketKind::NoMedia || p.kind == FlvPacketKind::Unusable) return out;
   const bool carried = p.codec == Mp4Codec::Avc || p.codec == Mp4Codec::Hevc || p.codec == Mp4Codec::Aac;
   if (!carried) {
@@ -71,7 +71,7 @@ SampleSource::Out SampleSource::read(const Frame& f) {
     return out;
   }
   const TrackSetup& t = video ? setup_.video : setup_.audio;
-  if (!t.present()) return out;  // no configuration yet: no decoder could use it
+  if (!t.present()) return out;                      // no configuration yet: no decoder could use it
   if ((t.codec == Codec::Aac) == video) return out;  // a frame of another codec than the configured one
   const bool frame_is_hevc = p.codec == Mp4Codec::Hevc;
   if (video && frame_is_hevc != (t.codec == Codec::Hevc)) return out;

@@ -211,8 +211,20 @@ void Segmenter::finish() {
     for (int t = 0; t < 2; ++t) {
       for (const Pending& p : queue_[t]) end = std::max(end, p.s.dts + p.s.duration);
     }
-    if (end > last_cut_) cuts_.push_back({end, true});
-    else if (!cuts_.empty()) cuts_.back().ends_segment = true;
+    // The last part ends where the later track ends. When the other track's last frame takes it
+    // past the part target, it is cut once more at the last driving sample (rule 2), so that part
+    // holds that sample and what overhangs it.
+    const std::deque<Pending>& driving = queue_[driver()];
+    const uint64_t part_ticks = uint64_t(options_.part_ms) * kTicksPerMs;
+    if (part_ticks != 0 && end > last_cut_ && end - last_cut_ > part_ticks && !driving.empty() &&
+        driving.back().s.dts > last_cut_) {
+      cuts_.push_back({driving.back().s.dts, false});
+      last_cut_ = driving.back().s.dts;
+    }
+    if (end > last_cut_)
+      cuts_.push_back({end, true});
+    else if (!cuts_.empty())
+      cuts_.back().ends_segment = true;
     emit_ready(true);
   }
   for (auto& q : queue_) q.clear();

@@ -51,7 +51,7 @@ struct Segment {
   int64_t pdt_ms = 0;     // program date-time, ms since the epoch
   bool discontinuity = false;
   bool complete = false;
-  uint32_t init_id = 0;   // which initialization segment it needs (fMP4)
+  uint32_t init_id = 0;  // which initialization segment it needs (fMP4)
   uint64_t bytes = 0;
   std::vector<Part> parts;
 };
@@ -136,7 +136,7 @@ class Segmenter {
   std::deque<Pending> queue_[2];
   std::deque<Cut> cuts_;
 
-  bool started_ = false;        // a run of segments is open (past its first keyframe)
+  bool started_ = false;  // a run of segments is open (past its first keyframe)
   uint64_t part_start_ = 0;
   bool part_independent_ = false;
   uint64_t open_segment_start_ = 0;  // of the segment the next driving sample joins

@@ -6,7 +6,6 @@
 
 namespace sluice::media::mp4 {
 
-
 std::string box_type_name(uint32_t type) {
   std::string s;
   for (int shift = 24; shift >= 0; shift -= 8) {
@@ -38,8 +37,8 @@ Result<BoxHeader> parse_box_header(std::span<const uint8_t> bytes, uint64_t spac
     h.size = size32;
   }
   if (h.size < h.header_size) {
-    return Error(Errc::Malformed, "box '" + box_type_name(h.type) + "' size " + std::to_string(h.size) +
-                                      " is smaller than its header");
+    return Error(Errc::Malformed,
+                 "box '" + box_type_name(h.type) + "' size " + std::to_string(h.size) + " is smaller than its header");
   }
   if (h.size > space) {
     return Error(Errc::Malformed, "box '" + box_type_name(h.type) + "' size " + std::to_string(h.size) +
@@ -61,7 +60,8 @@ Result<bool> BoxWalker::next(Box& out) {
 }
 
 Result<BoxWalker> BoxWalker::children(const Box& box, size_t skip) const {
-  if (depth_ + 1 > kMaxBoxDepth) return Error(Errc::LimitExceeded, "boxes nested deeper than " + std::to_string(kMaxBoxDepth));
+  if (depth_ + 1 > kMaxBoxDepth)
+    return Error(Errc::LimitExceeded, "boxes nested deeper than " + std::to_string(kMaxBoxDepth));
   if (box.payload.size() < skip) return Error(Errc::Truncated, "box '" + box_type_name(box.type) + "' too short");
   return BoxWalker(box.payload.subspan(skip), *budget_, depth_ + 1);
 }

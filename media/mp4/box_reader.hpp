@@ -93,8 +93,7 @@ struct FoundBox {
 };
 // The first child of type `type` of `box` (produced by `walker`; its children start `skip` bytes
 // into its payload), or nullopt. Errors from walking the children.
-Result<std::optional<FoundBox>> find_child(const BoxWalker& walker, const Box& box, uint32_t type,
-                                                     size_t skip = 0);
+Result<std::optional<FoundBox>> find_child(const BoxWalker& walker, const Box& box, uint32_t type, size_t skip = 0);
 
 // A full box's version, flags and the body after them.
 struct FullBox {

@@ -9,7 +9,6 @@
 
 namespace sluice::media::mp4 {
 
-
 namespace {
 
 constexpr uint32_t kFixedOne = 0x00010000;  // 1.0 in 16.16
@@ -179,17 +178,17 @@ void write_visual_entry(BoxWriter& b, uint32_t entry_type, uint32_t config_type,
   BoxScope entry(b, entry_type);
   ByteWriter& w = b.w();
   for (int i = 0; i < 6; ++i) w.u8(0);
-  w.u16be(1);  // data_reference_index
+  w.u16be(1);                              // data_reference_index
   for (int i = 0; i < 4; ++i) w.u32be(0);  // pre_defined, reserved
   w.u16be(static_cast<uint16_t>(width & 0xFFFF));
   w.u16be(static_cast<uint16_t>(height & 0xFFFF));
   w.u32be(0x00480000);  // 72 dpi
   w.u32be(0x00480000);
   w.u32be(0);
-  w.u16be(1);  // frame_count
+  w.u16be(1);                            // frame_count
   for (int i = 0; i < 32; ++i) w.u8(0);  // compressorname
-  w.u16be(0x0018);  // depth
-  w.u16be(0xFFFF);  // pre_defined -1
+  w.u16be(0x0018);                       // depth
+  w.u16be(0xFFFF);                       // pre_defined -1
   BoxScope config(b, config_type);
   w.bytes(record);
 }

@@ -75,13 +75,13 @@ void write_visual_entry(BoxWriter& b, uint32_t entry_type, uint32_t config_type,
                         uint32_t width, uint32_t height);
 
 struct AudioEntry {
-  uint8_t object_type = 0;              // esds objectTypeIndication: 0x40 AAC, 0x6B/0x69 MPEG audio
-  std::span<const uint8_t> specific;    // DecoderSpecificInfo (the AudioSpecificConfig), or empty
+  uint8_t object_type = 0;            // esds objectTypeIndication: 0x40 AAC, 0x6B/0x69 MPEG audio
+  std::span<const uint8_t> specific;  // DecoderSpecificInfo (the AudioSpecificConfig), or empty
   uint32_t sample_rate = 0;
   uint8_t channels = 0;
   uint32_t track_id = 0;
-  uint32_t buffer_size = 0;             // the largest sample
-  uint32_t max_bitrate = 0;             // bits per second
+  uint32_t buffer_size = 0;  // the largest sample
+  uint32_t max_bitrate = 0;  // bits per second
   uint32_t avg_bitrate = 0;
 };
 // An mp4a sample entry with its esds.

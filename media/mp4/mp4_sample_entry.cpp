@@ -9,7 +9,6 @@
 
 namespace sluice::media::mp4 {
 
-
 namespace {
 
 // ISO 14496-12 VisualSampleEntry: 8 bytes of SampleEntry, 16 reserved, width, height, then 50

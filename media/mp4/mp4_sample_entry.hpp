@@ -32,7 +32,6 @@ struct CodecSetup {
 // `stsd` was produced by `walker`; `handler` is the track's hdlr type. nullopt when the first
 // sample entry is not a codec listed above (the track is then not played), or lacks the
 // configuration its codec needs. Errors for entries too short for their fixed fields.
-Result<std::optional<CodecSetup>> parse_sample_description(const Box& stsd, const BoxWalker& walker,
-                                                                    uint32_t handler);
+Result<std::optional<CodecSetup>> parse_sample_description(const Box& stsd, const BoxWalker& walker, uint32_t handler);
 
 }  // namespace sluice::media::mp4

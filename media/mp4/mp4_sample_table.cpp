@@ -10,7 +10,6 @@
 
 namespace sluice::media::mp4 {
 
-
 namespace {
 
 constexpr int64_t kMaxAbsMs = int64_t{1} << 40;
@@ -20,7 +19,7 @@ constexpr uint32_t kMaxSampleBytes = kFlvMaxDataSize - kFlvMaxCodecHeaderSize;
 // A full box's entry table: u32 count then `count` entries of `entry_size` bytes (after `skip`
 // bytes of other fields). The count is checked against the bytes actually there (rule 1).
 Result<std::span<const uint8_t>> open_table(std::span<const uint8_t> box, const char* name, size_t skip,
-                                             size_t entry_size, uint32_t& count) {
+                                            size_t entry_size, uint32_t& count) {
   ByteReader r(box);
   r.skip(kFullBoxHeaderSize + skip);
   count = r.u32be();
@@ -94,7 +93,8 @@ Result<SizeTable> open_sizes(const SampleTables& t, uint64_t file_size) {
   if (r.failed()) return Error(Errc::Truncated, "sample size table header");
   if (s.constant) {
     // Samples of one file do not overlap, so they cannot outnumber file_size / size.
-    if (s.count > file_size / s.constant) return Error(Errc::Malformed, "stsz declares more samples than the file holds");
+    if (s.count > file_size / s.constant)
+      return Error(Errc::Malformed, "stsz declares more samples than the file holds");
     return s;
   }
   const uint64_t need_bits = uint64_t{s.count} * s.field_bits;
@@ -134,8 +134,8 @@ class ChunkCursor {
     }
     --left_;
     const uint64_t at = cursor_;
-    cursor_ = size > std::numeric_limits<uint64_t>::max() - cursor_ ? std::numeric_limits<uint64_t>::max()
-                                                                     : cursor_ + size;
+    cursor_ =
+        size > std::numeric_limits<uint64_t>::max() - cursor_ ? std::numeric_limits<uint64_t>::max() : cursor_ + size;
     return at;
   }
 
@@ -144,8 +144,7 @@ class ChunkCursor {
   uint32_t samples_per_chunk(uint32_t run) const { return load_u32be(stsc_.data() + size_t{run} * 12 + 4); }
   uint64_t chunk_offset(uint32_t chunk) const {
     const uint8_t* p = offsets_.data() + size_t{chunk} * offset_size_;
-    return offset_size_ == 8 ? uint64_t{load_u32be(p)} << 32 | load_u32be(p + 4)
-                             : load_u32be(p);
+    return offset_size_ == 8 ? uint64_t{load_u32be(p)} << 32 | load_u32be(p + 4) : load_u32be(p);
   }
   // Chunks without samples are passed over; the loop is bounded by the chunk count.
   bool enter_next_chunk() {
@@ -171,7 +170,8 @@ class ChunkCursor {
 // stss: ascending 1-based sample numbers of sync samples.
 class SyncCursor {
  public:
-  SyncCursor(std::span<const uint8_t> entries, uint32_t count, bool all) : entries_(entries), count_(count), all_(all) {}
+  SyncCursor(std::span<const uint8_t> entries, uint32_t count, bool all)
+      : entries_(entries), count_(count), all_(all) {}
 
   bool is_sync(uint32_t sample_number) {
     if (all_) return true;
@@ -253,7 +253,8 @@ Result<std::vector<Sample>> expand_samples(const SampleTables& t, uint8_t type, 
     Sample s;
     s.type = type;
     s.size = sizes->at(i);
-    if (s.size > kMaxSampleBytes) return Error(Errc::LimitExceeded, "sample " + std::to_string(i) + " too large for RTMP");
+    if (s.size > kMaxSampleBytes)
+      return Error(Errc::LimitExceeded, "sample " + std::to_string(i) + " too large for RTMP");
     const auto offset = chunks->next(s.size);
     if (!offset || *offset > file_size || s.size > file_size - *offset) break;  // rule 3
     s.file_offset = *offset;

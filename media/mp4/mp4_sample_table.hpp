@@ -55,8 +55,7 @@ bool units_to_ms(int64_t units, uint32_t timescale, int64_t& ms);
 
 // Expands a track's table into samples of `type` (kSampleVideo or kSampleAudio). `max_samples`
 // is what is left of the per-file sample limit. Audio samples get cts 0 and no keyframe flag.
-Result<std::vector<Sample>> expand_samples(const SampleTables& tables, uint8_t type,
-                                                     const TrackTiming& timing, uint64_t file_size,
-                                                     uint32_t max_samples);
+Result<std::vector<Sample>> expand_samples(const SampleTables& tables, uint8_t type, const TrackTiming& timing,
+                                           uint64_t file_size, uint32_t max_samples);
 
 }  // namespace sluice::media::mp4

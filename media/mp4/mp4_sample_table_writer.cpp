@@ -8,7 +8,6 @@
 
 namespace sluice::media::mp4 {
 
-
 namespace {
 
 // The FLV composition time is an SI24; staying inside it keeps the copy playable over RTMP too.

@@ -45,7 +45,7 @@ class Mp4SampleTable {
 
   uint32_t count() const { return count_; }
   uint32_t first_dts() const { return first_dts_; }
-  uint64_t duration() const { return duration_; }     // the media, after close()
+  uint64_t duration() const { return duration_; }  // the media, after close()
   uint64_t last_chunk() const { return chunks_.empty() ? 0 : chunks_.back(); }
   uint32_t max_size() const { return max_size_; }
   uint64_t total_bytes() const { return total_bytes_; }
@@ -79,7 +79,7 @@ class Mp4SampleTable {
   std::vector<Run> ctts_;
   bool any_cts_ = false;
   bool negative_cts_ = false;
-  std::vector<uint32_t> sync_;  // 1-based sample numbers
+  std::vector<uint32_t> sync_;   // 1-based sample numbers
   std::vector<uint32_t> sizes_;  // empty while uniform_size_
   bool uniform_size_ = true;
   uint32_t max_size_ = 0;

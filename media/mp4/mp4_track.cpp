@@ -6,7 +6,6 @@
 
 namespace sluice::media::mp4 {
 
-
 namespace {
 
 constexpr int64_t kEmptyEdit = -1;  // elst media_time of an edit that shows nothing

@@ -102,11 +102,11 @@ std::vector<uint8_t> encode(amf::Properties& props, const FinalMetadataFacts& f,
   }
   write_name(w, "keyframes");
   w.u8(amf::amf0_marker::kObject);
-  write_number_array(w, "filepositions", keyframes,
-                     [](const KeyframeRef& k, uint64_t head) { return static_cast<double>(head + k.tag_offset); },
-                     head_size);
-  write_number_array(w, "times", keyframes, [](const KeyframeRef& k, uint64_t) { return seconds(k.timestamp_ms); },
-                     head_size);
+  write_number_array(
+      w, "filepositions", keyframes,
+      [](const KeyframeRef& k, uint64_t head) { return static_cast<double>(head + k.tag_offset); }, head_size);
+  write_number_array(
+      w, "times", keyframes, [](const KeyframeRef& k, uint64_t) { return seconds(k.timestamp_ms); }, head_size);
   for (int end_of_object = 0; end_of_object < 2; ++end_of_object) {  // keyframes, then the array
     w.u16be(0);
     w.u8(amf::amf0_marker::kObjectEnd);
@@ -130,7 +130,8 @@ std::vector<KeyframeRef> thinned(const std::vector<KeyframeRef>& all, size_t roo
 std::vector<uint8_t> build_final_metadata(std::span<const uint8_t> original, const FinalMetadataFacts& facts) {
   amf::Properties props = original_properties(original);
   // The size with at most one keyframe (which adds the lastkeyframe* members) tells how many fit.
-  const std::vector<KeyframeRef> one(facts.keyframes.begin(), facts.keyframes.begin() + (facts.keyframes.empty() ? 0 : 1));
+  const std::vector<KeyframeRef> one(facts.keyframes.begin(),
+                                     facts.keyframes.begin() + (facts.keyframes.empty() ? 0 : 1));
   size_t base = encode(props, facts, one, 0).size();
   if (base > kFlvMaxDataSize) {
     props.clear();  // absurdly large publisher metadata: only ours is written

@@ -51,8 +51,10 @@ Result<FinalizePlan> plan_finalize(const RecordingSummary& summary) {
   facts.has_video = summary.has_video;
   facts.tags_size = tags_size;
   facts.keyframes.reserve(summary.keyframes.size());
-  for (const KeyframeRef& k : summary.keyframes) facts.keyframes.push_back({k.timestamp_ms, copied_offset(summary, k.tag_offset)});
-  const auto original = summary.metadata ? std::span<const uint8_t>(summary.metadata->payload) : std::span<const uint8_t>();
+  for (const KeyframeRef& k : summary.keyframes)
+    facts.keyframes.push_back({k.timestamp_ms, copied_offset(summary, k.tag_offset)});
+  const auto original =
+      summary.metadata ? std::span<const uint8_t>(summary.metadata->payload) : std::span<const uint8_t>();
   const std::vector<uint8_t> body = build_final_metadata(original, facts);
 
   write_flv_header(summary.has_audio, summary.has_video, plan.head);

@@ -18,7 +18,9 @@ namespace {
 
 constexpr uint8_t kObjectAac = 0x40;  // esds objectTypeIndication: MPEG-4 audio
 
-uint32_t clamp32(uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, std::numeric_limits<uint32_t>::max())); }
+uint32_t clamp32(uint64_t v) {
+  return static_cast<uint32_t>(std::min<uint64_t>(v, std::numeric_limits<uint32_t>::max()));
+}
 
 }  // namespace
 
@@ -264,7 +266,8 @@ uint64_t Mp4Builder::movie_duration() const {
   return end - movie_start();
 }
 
-void Mp4Builder::write_head(std::vector<uint8_t>& out, const bool co64[2], std::vector<ChunkOffsetTable>& tables) const {
+void Mp4Builder::write_head(std::vector<uint8_t>& out, const bool co64[2],
+                            std::vector<ChunkOffsetTable>& tables) const {
   BoxWriter b(out);
   write_ftyp(b);
   {

@@ -59,13 +59,13 @@
 namespace sluice::media::record {
 
 struct Mp4Layout {
-  std::vector<uint8_t> head;          // ftyp, moov and the mdat box header
-  std::vector<ByteRange> copy;   // of the FLV, one per MP4 sample, in mdat order: the payload
-  uint64_t final_size = 0;            // head.size() + the sizes of the copy ranges
+  std::vector<uint8_t> head;    // ftyp, moov and the mdat box header
+  std::vector<ByteRange> copy;  // of the FLV, one per MP4 sample, in mdat order: the payload
+  uint64_t final_size = 0;      // head.size() + the sizes of the copy ranges
   uint32_t video_samples = 0;
   uint32_t audio_samples = 0;
-  uint32_t duration_ms = 0;           // the longest track, its delay included (rule 4)
-  uint32_t left_out = 0;              // audio/video frames of the FLV that are not in the MP4
+  uint32_t duration_ms = 0;  // the longest track, its delay included (rule 4)
+  uint32_t left_out = 0;     // audio/video frames of the FLV that are not in the MP4
   // Why, one line each, for the log: "audio: Speex cannot go in an MP4; track left out (120
   // frames)". Empty when the MP4 has every frame.
   std::vector<std::string> notes;

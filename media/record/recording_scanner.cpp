@@ -17,7 +17,9 @@ bool is_recorded_tag_type(const FlvTagHeader& h) {
   return !h.filter && (h.type == kTagAudio || h.type == kTagVideo || h.type == kTagScript);
 }
 
-std::string at_byte(const char* what, uint64_t offset) { return std::string(what) + " at byte " + std::to_string(offset); }
+std::string at_byte(const char* what, uint64_t offset) {
+  return std::string(what) + " at byte " + std::to_string(offset);
+}
 
 }  // namespace
 

@@ -40,7 +40,6 @@
 
 namespace sluice::media::record {
 
-
 // 500k keyframes are 4 days of a 2-keyframes-per-second stream; as AMF0 numbers they take 9 MB of
 // the final onMetaData, which leaves room for the publisher's own properties (4 MiB at most).
 inline constexpr uint32_t kMaxRecordedKeyframes = 500'000;
@@ -52,16 +51,16 @@ struct KeyframeRef {
 
 // The first onMetaData tag of the recording.
 struct RecordedMetadata {
-  ByteRange tag;                  // tag header + body + PreviousTagSize
-  std::vector<uint8_t> payload;   // the body ("onMetaData" + ECMA array); empty when too big
+  ByteRange tag;                 // tag header + body + PreviousTagSize
+  std::vector<uint8_t> payload;  // the body ("onMetaData" + ECMA array); empty when too big
 };
 
 struct RecordingSummary {
-  bool flv_header_ok = false;     // FLV header and PreviousTagSize0 are complete and valid
-  uint64_t tags_offset = 0;       // where the first tag starts (DataOffset + 4)
-  uint64_t valid_bytes = 0;       // header + every valid tag; 0 without a valid header
-  uint64_t torn_bytes = 0;        // scanned size - valid_bytes
-  uint64_t tag_count = 0;         // valid tags, the onMetaData one included
+  bool flv_header_ok = false;  // FLV header and PreviousTagSize0 are complete and valid
+  uint64_t tags_offset = 0;    // where the first tag starts (DataOffset + 4)
+  uint64_t valid_bytes = 0;    // header + every valid tag; 0 without a valid header
+  uint64_t torn_bytes = 0;     // scanned size - valid_bytes
+  uint64_t tag_count = 0;      // valid tags, the onMetaData one included
   std::optional<RecordedMetadata> metadata;
   std::vector<KeyframeRef> keyframes;  // ascending offsets and times, see rule 4
   uint32_t keyframe_stride = 1;        // 1: every keyframe is listed; 2^k once thinned
@@ -93,23 +92,23 @@ class RecordingScanner {
   void add_keyframe(uint32_t timestamp_ms, uint64_t tag_offset);
   void stop(std::string reason);
 
-  FlvReader reader_;            // the framing; what follows is what the scan adds to it
+  FlvReader reader_;  // the framing; what follows is what the scan adds to it
   bool stopped_ = false;
-  uint64_t pos_ = 0;            // bytes fed so far
-  uint64_t unit_offset_ = 0;    // where the current tag starts
+  uint64_t pos_ = 0;          // bytes fed so far
+  uint64_t unit_offset_ = 0;  // where the current tag starts
 
   // The tag being read.
   uint8_t body_head_[kFlvTagHeadBytes]{};  // the body bytes read_flv_tag_head() reads
   size_t body_head_len_ = 0;
   bool classified_ = false;
   bool tag_keyframe_ = false;
-  bool tag_is_metadata_ = false;    // the first onMetaData tag
+  bool tag_is_metadata_ = false;     // the first onMetaData tag
   bool capturing_metadata_ = false;  // its body is being copied into metadata_capture_
   std::vector<uint8_t> metadata_capture_;
 
   RecordingSummary summary_;
-  uint64_t keyframes_seen_ = 0;      // keyframes that ascend in time, listed or thinned out
-  uint32_t last_keyframe_ms_ = 0;    // time of the last of those
+  uint64_t keyframes_seen_ = 0;    // keyframes that ascend in time, listed or thinned out
+  uint32_t last_keyframe_ms_ = 0;  // time of the last of those
 };
 
 // Scans a whole recording held in memory (tests, tools, fuzzing).

@@ -14,9 +14,7 @@ constexpr uint32_t kSampleRates[13] = {96000, 88200, 64000, 48000, 44100, 32000,
 constexpr uint8_t kExplicitRate = 15;
 constexpr uint8_t kMaxAdtsChannelConfig = 7;
 
-uint8_t adts_profile(uint8_t object_type) {
-  return static_cast<uint8_t>(std::clamp<int>(int{object_type} - 1, 0, 3));
-}
+uint8_t adts_profile(uint8_t object_type) { return static_cast<uint8_t>(std::clamp<int>(int{object_type} - 1, 0, 3)); }
 
 // What ADTS needs of an AudioSpecificConfig: the core's object type and rate (rules 1 and 2).
 std::optional<AdtsConfig> parse_asc(std::span<const uint8_t> asc) {

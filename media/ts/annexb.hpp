@@ -83,7 +83,8 @@ class AnnexB {
   size_t nal_header_size() const { return codec_ == hls::Codec::Hevc ? 2 : 1; }
   // The NAL unit type from the first header byte.
   uint8_t nal_type(uint8_t header) const {
-    return codec_ == hls::Codec::Hevc ? static_cast<uint8_t>((header >> 1) & 0x3F) : static_cast<uint8_t>(header & 0x1F);
+    return codec_ == hls::Codec::Hevc ? static_cast<uint8_t>((header >> 1) & 0x3F)
+                                      : static_cast<uint8_t>(header & 0x1F);
   }
 
  private:

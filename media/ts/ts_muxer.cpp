@@ -16,9 +16,9 @@ namespace {
 constexpr size_t kHeaderSize = 4;
 constexpr size_t kPayloadSize = kPacketSize - kHeaderSize;
 constexpr uint8_t kPayloadUnitStart = 0x40;
-constexpr uint8_t kPayloadOnly = 0x10;         // adaptation_field_control 01
+constexpr uint8_t kPayloadOnly = 0x10;           // adaptation_field_control 01
 constexpr uint8_t kAdaptationAndPayload = 0x30;  // adaptation_field_control 11
-constexpr uint8_t kRandomAccess = 0x40;        // adaptation field flags
+constexpr uint8_t kRandomAccess = 0x40;          // adaptation field flags
 constexpr uint8_t kPcrFlag = 0x10;
 constexpr size_t kPcrSize = 6;
 constexpr uint8_t kStuffing = 0xFF;
@@ -27,8 +27,8 @@ constexpr uint8_t kTablePat = 0x00;
 constexpr uint8_t kTablePmt = 0x02;
 constexpr size_t kMaxSection = 64;  // a PMT of two streams is 31 bytes
 
-constexpr size_t kMaxPesHeader = 19;  // start code, id, length, flags, PTS, DTS
-constexpr size_t kPesLengthCovers = 6;  // PES_packet_length counts the bytes after its own field
+constexpr size_t kMaxPesHeader = 19;         // start code, id, length, flags, PTS, DTS
+constexpr size_t kPesLengthCovers = 6;       // PES_packet_length counts the bytes after its own field
 constexpr uint8_t kPesMarkerAligned = 0x84;  // '10', not scrambled, data_alignment_indicator
 constexpr uint8_t kPtsOnly = 0x80;
 constexpr uint8_t kPtsAndDts = 0xC0;
@@ -190,7 +190,7 @@ class Section {
     u8(static_cast<uint8_t>(v));
   }
   std::span<const uint8_t> finish() {
-    const size_t length = size_ - 3 + 4;  // after the section_length field, with the CRC
+    const size_t length = size_ - 3 + 4;                   // after the section_length field, with the CRC
     bytes_[1] = static_cast<uint8_t>(0xB0 | length >> 8);  // section_syntax_indicator, '0', reserved
     bytes_[2] = static_cast<uint8_t>(length);
     const uint32_t crc = crc32_mpeg2(std::span(bytes_).first(size_));

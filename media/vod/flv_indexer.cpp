@@ -11,7 +11,6 @@
 
 namespace sluice::media::vod {
 
-
 namespace {
 
 // Bytes a tag's first step needs: its header and the part of the body read_flv_tag_head() reads.
@@ -125,8 +124,8 @@ Result<bool> FlvIndexer::step_tag(std::span<const uint8_t> avail) {
     return false;
   }
   const auto body = avail.subspan(kFlvTagHeaderSize);
-  const FlvTagHead c = read_flv_tag_head(header->type, body.first(std::min<size_t>(body.size(), header->data_size)),
-                                         header->data_size);
+  const FlvTagHead c =
+      read_flv_tag_head(header->type, body.first(std::min<size_t>(body.size(), header->data_size)), header->data_size);
   if (keeps_body(header->type, c, header->data_size)) {
     if (body.size() < header->data_size) {
       want_ = kFlvTagHeaderSize + uint64_t{header->data_size};

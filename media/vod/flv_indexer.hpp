@@ -70,8 +70,7 @@ class FlvIndexer {
   Result<bool> step_tag(std::span<const uint8_t> avail);
   bool keeps_body(uint8_t type, const FlvTagHead& c, uint32_t size) const;
   void keep_body(uint8_t type, std::span<const uint8_t> body);
-  Result<void> add_sample(uint8_t type, const FlvTagHead& c, uint64_t body_offset, uint32_t size,
-                                    uint32_t timestamp);
+  Result<void> add_sample(uint8_t type, const FlvTagHead& c, uint64_t body_offset, uint32_t size, uint32_t timestamp);
   void learn_codecs(uint8_t type, const FlvTagHead& c);
   void settle();
   Result<void> fail(Error e);

@@ -4,7 +4,6 @@
 
 namespace sluice::media::vod {
 
-
 Result<std::span<const uint8_t>> ReadPlan::sample_bytes(std::span<const uint8_t> buffer, const Sample& s) const {
   // A zero-length sample (an FLV "audio silence" tag) has no bytes to find.
   if (s.size == 0) return std::span<const uint8_t>{};

@@ -10,7 +10,6 @@ namespace sluice::media::vod {
 
 using namespace mp4;  // the top-level boxes it walks
 
-
 Mp4Demuxer::Mp4Demuxer(uint64_t file_size, Limits limits) : file_size_(file_size), limits_(limits) {}
 
 ByteRange Mp4Demuxer::next_request() const {
@@ -60,7 +59,8 @@ Result<bool> Mp4Demuxer::step_box_header(std::span<const uint8_t> avail) {
   if (!h) return std::move(h).error().wrap("top-level box at " + std::to_string(pos_));
   if (h->type == box_type("moof")) return Error(Errc::Unsupported, "fragmented MP4 is not supported");
   if (h->type == box_type("moov")) {
-    if (h->size > limits_.max_moov_bytes) return Error(Errc::LimitExceeded, "moov box of " + std::to_string(h->size) + " bytes");
+    if (h->size > limits_.max_moov_bytes)
+      return Error(Errc::LimitExceeded, "moov box of " + std::to_string(h->size) + " bytes");
     moov_size_ = h->size;
     moov_header_ = h->header_size;
     state_ = State::Movie;

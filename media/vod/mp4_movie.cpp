@@ -13,7 +13,6 @@ namespace sluice::media::vod {
 
 using namespace mp4;  // the boxes, tracks and sample tables it reads
 
-
 namespace {
 
 struct MovieHeader {
@@ -113,7 +112,7 @@ void describe_video(const Mp4Track& t, MediaIndex& index) {
   index.width = t.codec.width;
   index.height = t.codec.height;
   index.video_sequence_header = t.codec.video_codec == VideoCodec::Hevc ? hevc_sequence_header(t.codec.config)
-                                                                         : avc_sequence_header(t.codec.config);
+                                                                        : avc_sequence_header(t.codec.config);
 }
 
 void describe_audio(const Mp4Track& t, MediaIndex& index) {

@@ -19,6 +19,6 @@ namespace sluice::media::vod {
 // hostile boxes (never a crash, never an allocation larger than the tables justify).
 // `max_samples` (at most kMaxMp4Samples) bounds the samples of both tracks together.
 Result<MediaIndex> parse_mp4_movie(std::span<const uint8_t> moov_payload, uint64_t file_size,
-                                             uint32_t max_samples = mp4::kMaxMp4Samples);
+                                   uint32_t max_samples = mp4::kMaxMp4Samples);
 
 }  // namespace sluice::media::vod

@@ -5,15 +5,14 @@
 
 namespace sluice::media::vod {
 
-
 namespace {
 
 constexpr uint8_t kFrameKey = 1;
 constexpr uint8_t kFrameInter = 2;
-constexpr uint8_t kAvcNalu = 1;              // AVCPacketType: NAL units
-constexpr uint8_t kExHeaderBit = 0x80;       // Enhanced RTMP video header
-constexpr uint8_t kPacketCodedFrames = 1;    // Enhanced RTMP: SI24 CTS + NAL units
-constexpr uint8_t kAacHeader = 0xAF;         // AAC, 44 kHz, 16-bit, stereo (fixed by the spec)
+constexpr uint8_t kAvcNalu = 1;            // AVCPacketType: NAL units
+constexpr uint8_t kExHeaderBit = 0x80;     // Enhanced RTMP video header
+constexpr uint8_t kPacketCodedFrames = 1;  // Enhanced RTMP: SI24 CTS + NAL units
+constexpr uint8_t kAacHeader = 0xAF;       // AAC, 44 kHz, 16-bit, stereo (fixed by the spec)
 constexpr uint8_t kAacRaw = 1;
 constexpr uint8_t kSoundFormatMp3 = 2;
 constexpr uint8_t kSoundFormatMp3_8k = 14;
@@ -54,8 +53,7 @@ Result<void> video_prefix(const MediaIndex& index, const Sample& s, TagPrefix& o
       w.u32(fourcc::kHvc1);
       w.u24(cts);
       return ok();
-    default:
-      return Error(Errc::Malformed, "video sample in an index without a supported video codec");
+    default: return Error(Errc::Malformed, "video sample in an index without a supported video codec");
   }
 }
 
@@ -82,8 +80,7 @@ Result<void> audio_prefix(const MediaIndex& index, TagPrefix& out) {
       w.u8(static_cast<uint8_t>(format << 4 | sound_rate_bits(index.audio_sample_rate) << 2 | 1 << 1 | stereo));
       return ok();
     }
-    default:
-      return Error(Errc::Malformed, "audio sample in an index without a supported audio codec");
+    default: return Error(Errc::Malformed, "audio sample in an index without a supported audio codec");
   }
 }
 

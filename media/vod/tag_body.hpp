@@ -38,8 +38,8 @@ Result<TagPrefix> tag_prefix(const MediaIndex& index, const Sample& s);
 
 // Appends the whole tag body (prefix + sample bytes) to `out`; for tests, tools and HTTP-FLV
 // writers that want one contiguous buffer. `sample_bytes` must be the sample's s.size bytes.
-Result<void> sample_to_tag_body(const MediaIndex& index, const Sample& s,
-                                          std::span<const uint8_t> sample_bytes, std::vector<uint8_t>& out);
+Result<void> sample_to_tag_body(const MediaIndex& index, const Sample& s, std::span<const uint8_t> sample_bytes,
+                                std::vector<uint8_t>& out);
 
 // Sequence header tag bodies built from MP4 codec configuration boxes.
 std::vector<uint8_t> avc_sequence_header(std::span<const uint8_t> avcc);   // 0x17 0x00 0 0 0 + avcC

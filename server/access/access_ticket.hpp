@@ -21,14 +21,23 @@ class AccessTicket {
   // `socket` outlives the ticket (the ticket is held by something the socket owns).
   AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, const StreamSocket& socket,
                uint64_t now_ms)
-      : gate_(&gate), action_(action), event_(std::move(event)), seat_(std::move(seat)), socket_(&socket),
+      : gate_(&gate),
+        action_(action),
+        event_(std::move(event)),
+        seat_(std::move(seat)),
+        socket_(&socket),
         started_ms_(now_ms) {}
   // A session that spans connections (an HLS viewer): no byte counts; end() needs its now_ms.
   AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, uint64_t now_ms)
       : gate_(&gate), action_(action), event_(std::move(event)), seat_(std::move(seat)), started_ms_(now_ms) {}
   AccessTicket(AccessTicket&& o) noexcept
-      : gate_(std::exchange(o.gate_, nullptr)), action_(o.action_), event_(std::move(o.event_)),
-        seat_(std::move(o.seat_)), socket_(o.socket_), started_ms_(o.started_ms_), reason_(std::move(o.reason_)) {}
+      : gate_(std::exchange(o.gate_, nullptr)),
+        action_(o.action_),
+        event_(std::move(o.event_)),
+        seat_(std::move(o.seat_)),
+        socket_(o.socket_),
+        started_ms_(o.started_ms_),
+        reason_(std::move(o.reason_)) {}
   AccessTicket& operator=(AccessTicket&& o) noexcept {
     if (this != &o) {
       end();

@@ -30,7 +30,10 @@ void decrement(std::unordered_map<std::string, uint32_t>& map, const std::string
 Seat::~Seat() { release(); }
 
 Seat::Seat(Seat&& o) noexcept
-    : role_(o.role_), app_(std::move(o.app_)), stream_key_(std::move(o.stream_key_)), held_(std::exchange(o.held_, false)) {}
+    : role_(o.role_),
+      app_(std::move(o.app_)),
+      stream_key_(std::move(o.stream_key_)),
+      held_(std::exchange(o.held_, false)) {}
 
 Seat& Seat::operator=(Seat&& o) noexcept {
   if (this != &o) {

@@ -158,7 +158,9 @@ void CurlUvBridge::on_poll(uv_poll_t* poll, int status, int events) noexcept {
   socket->bridge->act(socket->fd, flags);
 }
 
-void CurlUvBridge::on_timer(uv_timer_t* timer) noexcept { static_cast<CurlUvBridge*>(timer->data)->act(CURL_SOCKET_TIMEOUT, 0); }
+void CurlUvBridge::on_timer(uv_timer_t* timer) noexcept {
+  static_cast<CurlUvBridge*>(timer->data)->act(CURL_SOCKET_TIMEOUT, 0);
+}
 
 void CurlUvBridge::act(curl_socket_t fd, int flags) {
   if (multi_ == nullptr) return;

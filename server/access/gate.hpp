@@ -29,11 +29,11 @@ enum class RefusedBy { Nobody, Rules, Hook, Limit };
 
 struct AccessOutcome {
   RefusedBy refused_by = RefusedBy::Nobody;
-  Denial denial = Denial::None;  // for RefusedBy::Rules
-  std::string reason;            // for the client and the log
-  std::string name;              // the stream name to use (the hook may rename)
-  uint64_t lifetime_s = 0;       // 0: no limit
-  Seat seat;                     // held while the session lasts (publish and play)
+  Denial denial = Denial::None;                           // for RefusedBy::Rules
+  std::string reason;                                     // for the client and the log
+  std::string name;                                       // the stream name to use (the hook may rename)
+  uint64_t lifetime_s = 0;                                // 0: no limit
+  Seat seat;                                              // held while the session lasts (publish and play)
   std::vector<std::pair<std::string, std::string>> push;  // the on_publish hook's push targets (url, key)
   bool allowed() const { return refused_by == RefusedBy::Nobody; }
 };

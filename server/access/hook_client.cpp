@@ -248,7 +248,8 @@ void HookClient::start_sweep() {
   }
   if (uv_is_active(reinterpret_cast<uv_handle_t*>(sweep_))) return;
   const auto period = static_cast<uint64_t>(kSweepPeriod.count());
-  uv_timer_start(sweep_, [](uv_timer_t* t) { static_cast<HookClient*>(t->data)->expire_overdue(); }, period, period);
+  uv_timer_start(
+      sweep_, [](uv_timer_t* t) { static_cast<HookClient*>(t->data)->expire_overdue(); }, period, period);
 }
 
 // curl times a transfer from when it gets a connection: one queued behind kMaxConnections others
@@ -330,7 +331,8 @@ void HookClient::post_reliably(HookRequest request, uint32_t attempts, std::chro
 
 void HookClient::start_attempt(Retry& retry) {
   ++retry.attempt;
-  retry.transfer = post(retry.request, [this, id = retry.id](HookReply&& reply) { on_attempt_done(id, std::move(reply)); });
+  retry.transfer =
+      post(retry.request, [this, id = retry.id](HookReply&& reply) { on_attempt_done(id, std::move(reply)); });
 }
 
 void HookClient::on_attempt_done(uint64_t retry_id, HookReply&& reply) {
@@ -340,9 +342,10 @@ void HookClient::on_attempt_done(uint64_t retry_id, HookReply&& reply) {
   retry.transfer = 0;
   const bool delivered = reply.ok();
   if (!delivered) {
-    SLUICE_LOG_WARN("event=hook_attempt_failed url=\"{}\" attempt={}/{} {}", printable(retry.request.url), retry.attempt,
-                    retry.attempts,
-                    reply.completed ? "status=" + std::to_string(reply.status) : "error=\"" + printable(reply.error) + "\"");
+    SLUICE_LOG_WARN(
+        "event=hook_attempt_failed url=\"{}\" attempt={}/{} {}", printable(retry.request.url), retry.attempt,
+        retry.attempts,
+        reply.completed ? "status=" + std::to_string(reply.status) : "error=\"" + printable(reply.error) + "\"");
   }
   if (delivered || retry.attempt >= retry.attempts) {
     auto done = std::move(retry.done);

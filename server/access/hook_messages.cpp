@@ -16,10 +16,9 @@ std::string hook_body(const HookEvent& e) {
   for (auto& [k, v] : query_pairs(e.query)) {
     if (!params.contains(k)) params[k] = v;
   }
-  json j = {{"action", e.action},       {"client_id", e.client_id}, {"address", e.address},
-            {"port", e.port},           {"app", e.app},             {"stream", e.stream},
-            {"query", e.query},         {"params", params},         {"tc_url", e.tc_url},
-            {"user_agent", e.user_agent}, {"protocol", e.protocol}, {"server_id", e.server_id}};
+  json j = {{"action", e.action}, {"client_id", e.client_id},   {"address", e.address},   {"port", e.port},
+            {"app", e.app},       {"stream", e.stream},         {"query", e.query},       {"params", params},
+            {"tc_url", e.tc_url}, {"user_agent", e.user_agent}, {"protocol", e.protocol}, {"server_id", e.server_id}};
   if (e.duration_ms) j["duration_ms"] = *e.duration_ms;
   if (e.bytes_in) j["bytes_in"] = *e.bytes_in;
   if (e.bytes_out) j["bytes_out"] = *e.bytes_out;

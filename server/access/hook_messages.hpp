@@ -17,13 +17,13 @@ struct HookReply;
 // One session event. Strings are as the client sent them (the JSON encoder replaces bytes that
 // are not UTF-8).
 struct HookEvent {
-  std::string action;    // connect, publish, play, publish_done, play_done
+  std::string action;  // connect, publish, play, publish_done, play_done
   uint64_t client_id = 0;
-  std::string address;   // peer IP (no port)
+  std::string address;  // peer IP (no port)
   uint16_t port = 0;
   std::string app;
-  std::string stream;    // without the query
-  std::string query;     // as received; also sent decoded as "params"
+  std::string stream;  // without the query
+  std::string query;   // as received; also sent decoded as "params"
   std::string tc_url;
   std::string user_agent;  // RTMP flashVer, or the HTTP User-Agent
   std::string protocol;    // rtmp, http-flv, http
@@ -35,7 +35,7 @@ struct HookEvent {
   std::string reason;  // why the session ended
   // record_done only.
   std::string path;
-  std::string mp4_path;  // record.mp4: the MP4 copy, when it was written
+  std::string mp4_path;           // record.mp4: the MP4 copy, when it was written
   std::optional<uint64_t> bytes;  // the file's size
   std::optional<int64_t> started_unix;
   std::optional<int64_t> ended_unix;
@@ -53,10 +53,10 @@ void set_hook_peer(HookEvent& e, std::string_view peer_text);
 // fail_open. A JSON "reason" (any status) is what a denied client is told.
 struct HookVerdict {
   bool allowed = false;
-  bool failed = false;        // no usable answer (the fail rule decided)
-  std::string name;           // rename, empty: keep
-  uint64_t lifetime_s = 0;    // 0: no limit
-  std::string reason;         // for the client and the log
+  bool failed = false;      // no usable answer (the fail rule decided)
+  std::string name;         // rename, empty: keep
+  uint64_t lifetime_s = 0;  // 0: no limit
+  std::string reason;       // for the client and the log
   // on_publish: more push targets for this publication, {"push": [{"url": ..., "key": ...}, ...]}
   // (or plain URL strings): (url, key) pairs, checked like apps.NAME.push URLs, at most 16.
   std::vector<std::pair<std::string, std::string>> push;

@@ -18,8 +18,8 @@ std::string url_signature(std::string_view secret, std::string_view action, std:
   message.append(std::to_string(expires));
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(message.data()),
-       message.size(), mac, &len);
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &len);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
   hex.reserve(len * 2);

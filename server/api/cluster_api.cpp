@@ -36,9 +36,9 @@ json cluster_json(ApiView& server, const json& loops) {
   std::sort(owned.begin(), owned.end());
   json advertise{{"rtmp", cfg.advertise_rtmp}};
   if (!cfg.advertise_http.empty()) advertise["http"] = cfg.advertise_http;
-  return json{{"node_id", cfg.node_id},         {"registry", cfg.registry->display()},
-              {"advertise", advertise},         {"lease_ms", cfg.lease.count()},
-              {"connected", connected},         {"rtt_ms", rtt},
+  return json{{"node_id", cfg.node_id}, {"registry", cfg.registry->display()},
+              {"advertise", advertise}, {"lease_ms", cfg.lease.count()},
+              {"connected", connected}, {"rtt_ms", rtt},
               {"owned", owned}};
 }
 

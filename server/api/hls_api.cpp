@@ -53,12 +53,9 @@ json configured_variant(const config::Config& config, const std::string& key) {
   const config::AppConfig* app = config.find_app(key.substr(0, key.find('/')));
   if (!app || !app->hls.enabled) return nullptr;
   switch (app->hls.variant) {
-    case config::HlsVariant::MpegTs:
-      return "mpegts";
-    case config::HlsVariant::Fmp4:
-      return "fmp4";
-    case config::HlsVariant::LowLatency:
-      return "low-latency";
+    case config::HlsVariant::MpegTs: return "mpegts";
+    case config::HlsVariant::Fmp4: return "fmp4";
+    case config::HlsVariant::LowLatency: return "low-latency";
   }
   return nullptr;
 }
@@ -86,9 +83,9 @@ json hls_server_json(ApiView& server, HttpService& http) {
   auto shares = directory.all();
   for (const auto& share : shares)
     if (auto snap = share->snapshot()) held += bytes_held(*snap);
-  return json{{"muxers", shares.size()},        {"viewers", http.hls_sessions().size()},
-              {"requests", t.requests},         {"bytes_out", t.bytes_out},
-              {"bytes_held", held},             {"muxers_started", t.muxers_started}};
+  return json{{"muxers", shares.size()}, {"viewers", http.hls_sessions().size()},
+              {"requests", t.requests},  {"bytes_out", t.bytes_out},
+              {"bytes_held", held},      {"muxers_started", t.muxers_started}};
 }
 
 void hls_metrics(ApiView& server, HttpService& http, std::string& m) {

@@ -31,8 +31,11 @@ json http_loop_json(const HttpService& http) {
   HttpTotals t = http_loop_totals(&http);
   json readers = json::object();
   for (const auto& [key, n] : t.flv_readers) readers[key] = n;
-  return json{{"bytes_in", t.bytes_in}, {"bytes_out", t.bytes_out}, {"requests", t.requests},
-              {"busy", t.busy},         {"flv_readers", readers}};
+  return json{{"bytes_in", t.bytes_in},
+              {"bytes_out", t.bytes_out},
+              {"requests", t.requests},
+              {"busy", t.busy},
+              {"flv_readers", readers}};
 }
 
 HttpTotals http_totals(ApiView& server, const HttpService* http) {

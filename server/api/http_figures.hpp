@@ -17,10 +17,10 @@ class HttpService;
 class ApiView;
 
 struct HttpTotals {
-  uint64_t bytes_in = 0;   // closed and open connections
+  uint64_t bytes_in = 0;  // closed and open connections
   uint64_t bytes_out = 0;
   uint64_t requests = 0;
-  size_t busy = 0;         // connections answering a request (an idle keep-alive one is not)
+  size_t busy = 0;  // connections answering a request (an idle keep-alive one is not)
   std::map<std::string, size_t, std::less<>> flv_readers;  // HTTP-FLV readers per stream key
 };
 

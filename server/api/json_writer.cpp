@@ -34,27 +34,13 @@ constexpr std::array<uint8_t, 256> kByteClass = [] {
 
 void append_escape(std::string& out, unsigned char c) {
   switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\b':
-      out += "\\b";
-      break;
-    case '\f':
-      out += "\\f";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\b': out += "\\b"; break;
+    case '\f': out += "\\f"; break;
+    case '\n': out += "\\n"; break;
+    case '\r': out += "\\r"; break;
+    case '\t': out += "\\t"; break;
     default: {
       static constexpr char kHex[] = "0123456789abcdef";
       const char esc[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
@@ -178,21 +164,14 @@ JsonWriter& JsonWriter::value(const nlohmann::json& j) {
       begin_array();
       for (const auto& e : j) value(e);
       return end_array();
-    case T::string:
-      return string(j.get_ref<const std::string&>());
-    case T::boolean:
-      return boolean(j.get<bool>());
-    case T::number_integer:
-      return signed_number(j.get<int64_t>());
-    case T::number_unsigned:
-      return unsigned_number(j.get<uint64_t>());
-    case T::number_float:
-      return number(j.get<double>());
-    case T::null:
-      return null();
+    case T::string: return string(j.get_ref<const std::string&>());
+    case T::boolean: return boolean(j.get<bool>());
+    case T::number_integer: return signed_number(j.get<int64_t>());
+    case T::number_unsigned: return unsigned_number(j.get<uint64_t>());
+    case T::number_float: return number(j.get<double>());
+    case T::null: return null();
     case T::binary:
-    case T::discarded:
-      break;
+    case T::discarded: break;
   }
   // Not in the API's answers; written as dump() would, indentation aside.
   before_value();

@@ -49,8 +49,7 @@ class JsonWriter {
     return *this;
   }
   template <std::integral T>
-    requires(!std::is_same_v<T, bool>)
-  JsonWriter& number(T v) {
+  requires(!std::is_same_v<T, bool>) JsonWriter& number(T v) {
     if constexpr (std::is_signed_v<T>) return signed_number(v);
     return unsigned_number(v);
   }

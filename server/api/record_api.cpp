@@ -20,8 +20,12 @@ json list_recordings(ApiView& server) {
   for (RtmpConnection* c : server.connections()) {
     if (c->closing()) continue;
     for (const auto& r : c->recordings()) {
-      out.push_back({{"stream", r.stream}, {"path", r.path}, {"bytes", r.bytes},
-                     {"duration_s", r.duration_ms / 1000.0}, {"client_id", c->id()}, {"worker", server.worker()}});
+      out.push_back({{"stream", r.stream},
+                     {"path", r.path},
+                     {"bytes", r.bytes},
+                     {"duration_s", r.duration_ms / 1000.0},
+                     {"client_id", c->id()},
+                     {"worker", server.worker()}});
     }
   }
   server.for_each_other_loop_client([&out](const json& client) {
@@ -44,7 +48,8 @@ HttpApiReply control(ApiView& server, const std::string& key, bool start) {
   const config::AppConfig* app = server.config().find_app(app_name);
   if (!app || app->type != config::AppType::Live) return error_reply(404, "no such live app: " + app_name);
   if (!app->record.enabled()) {
-    return error_reply(409, "app " + app_name + " does not record (set apps." + app_name + ".record: docs/recording.md)");
+    return error_reply(409,
+                       "app " + app_name + " does not record (set apps." + app_name + ".record: docs/recording.md)");
   }
   const json accepted{{"stream", key}, {"action", start ? "start" : "stop"}};
   for (RtmpConnection* c : server.connections()) {
@@ -53,7 +58,8 @@ HttpApiReply control(ApiView& server, const std::string& key, bool start) {
       case RtmpConnection::RecordControl::Done: return json_reply(202, accepted);
       case RtmpConnection::RecordControl::AlreadyRecording: return error_reply(409, key + " is being recorded already");
       case RtmpConnection::RecordControl::NotRecording: return error_reply(409, key + " is not being recorded");
-      case RtmpConnection::RecordControl::AppDoesNotRecord: return error_reply(409, "app " + app_name + " does not record");
+      case RtmpConnection::RecordControl::AppDoesNotRecord:
+        return error_reply(409, "app " + app_name + " does not record");
     }
   }
   // Published on another worker. Its snapshot (a fraction of a second old) answers the common
@@ -81,7 +87,8 @@ HttpApiReply control(ApiView& server, const std::string& key, bool start) {
 HttpApiReply recordings_api(ApiView& server, std::string_view method, const std::string& path) {
   if (path == kPrefix) {
     if (method == "GET" || method == "HEAD") return json_reply(200, list_recordings(server));
-    HttpApiReply r = error_reply(405, "use GET to list recordings, POST or DELETE on /api/v1/recordings/<app>/<stream>");
+    HttpApiReply r =
+        error_reply(405, "use GET to list recordings, POST or DELETE on /api/v1/recordings/<app>/<stream>");
     r.headers = "Allow: GET, HEAD\r\n";
     return r;
   }

@@ -44,8 +44,8 @@ HttpApiReply add_target(ApiView& server, const HttpRequest& req) {
   if (id.empty()) {
     return error_reply(409, "at most " + std::to_string(RuntimeTargets::kMaxTargets) + " push targets through the API");
   }
-  return json_reply(201, json{{"id", id}, {"app", t.app}, {"url", RelayUrl::parse(t.url)->display()},
-                              {"streams", t.streams}});
+  return json_reply(
+      201, json{{"id", id}, {"app", t.app}, {"url", RelayUrl::parse(t.url)->display()}, {"streams", t.streams}});
 }
 
 }  // namespace
@@ -82,7 +82,8 @@ HttpApiReply relays_api(ApiView& server, const HttpRequest& req, const std::stri
   if (path.starts_with(std::string(kPush) + "/")) {
     if (req.method != "DELETE") return error_reply(405, "use DELETE to remove a push target");
     const std::string id = path.substr(kPush.size() + 1);
-    if (!RuntimeTargets::instance().remove(id)) return error_reply(404, "no push target " + id + " added through the API");
+    if (!RuntimeTargets::instance().remove(id))
+      return error_reply(404, "no push target " + id + " added through the API");
     HttpApiReply r;
     r.status = 204;
     return r;
@@ -110,11 +111,13 @@ void relay_metrics(ApiView& server, std::string& m) {
     std::snprintf(buf, sizeof buf, " %.15g\n", v);
     m += series + buf;
   };
-  m += "# HELP sluice_relay_push_targets Push targets of the live streams, by state.\n# TYPE sluice_relay_push_targets gauge\n";
+  m += "# HELP sluice_relay_push_targets Push targets of the live streams, by state.\n# TYPE sluice_relay_push_targets "
+       "gauge\n";
   for (const auto& [state, n] : push_states) line("sluice_relay_push_targets{state=\"" + state + "\"}", n);
   m += "# HELP sluice_relay_pulls Pulls from upstream servers, by state.\n# TYPE sluice_relay_pulls gauge\n";
   for (const auto& [state, n] : pull_states) line("sluice_relay_pulls{state=\"" + state + "\"}", n);
-  m += "# HELP sluice_relay_bytes Bytes the current relays sent (push) and received (pull).\n# TYPE sluice_relay_bytes gauge\n";
+  m += "# HELP sluice_relay_bytes Bytes the current relays sent (push) and received (pull).\n# TYPE sluice_relay_bytes "
+       "gauge\n";
   line("sluice_relay_bytes{direction=\"push\"}", push_bytes);
   line("sluice_relay_bytes{direction=\"pull\"}", pull_bytes);
   m += "# HELP sluice_relay_connects Connection attempts of the current relays.\n# TYPE sluice_relay_connects gauge\n";

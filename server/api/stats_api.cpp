@@ -29,6 +29,7 @@
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
 #include "config/config.hpp"
+#include "server/api/metrics_text.hpp"
 #include "server/api/stream_json.hpp"
 
 namespace sluice::server {
@@ -184,7 +185,8 @@ bool write_streams(ApiView& server, HttpService& http, const std::string* only, 
   auto h = hls.begin();
   for (const StreamRow& r : rows) {
     auto readers = flv.find(r.key);
-    StreamListExtras extras{&h->second.at("hls"), &h->second.at("hls_variant"), readers == flv.end() ? 0 : readers->second};
+    StreamListExtras extras{&h->second.at("hls"), &h->second.at("hls_variant"),
+                            readers == flv.end() ? 0 : readers->second};
     ++h;
     if (r.local != nullptr) {
       StreamFacts f = stream_facts(r.key, *r.local);
@@ -206,15 +208,20 @@ bool write_streams(ApiView& server, HttpService& http, const std::string* only, 
   return true;
 }
 
-json rtmp_client_json(ApiView& server, RtmpConnection& c, const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
-  json j{{"id", c.id()},     {"protocol", c.tls() ? "rtmps" : "rtmp"}, {"address", c.peer()},
-         {"app", c.app()}, {"worker", server.worker()}};
+json rtmp_client_json(ApiView& server, RtmpConnection& c,
+                      const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
+  json j{{"id", c.id()},
+         {"protocol", c.tls() ? "rtmps" : "rtmp"},
+         {"address", c.peer()},
+         {"app", c.app()},
+         {"worker", server.worker()}};
   auto pub = publishing.find(&c);
   j["publishing"] = pub == publishing.end() ? json::array() : json(pub->second);
   j["playing"] = c.playing_streams();
   json recs = json::array();
   for (const auto& r : c.recordings()) {
-    recs.push_back({{"stream", r.stream}, {"path", r.path}, {"bytes", r.bytes}, {"duration_s", r.duration_ms / 1000.0}});
+    recs.push_back(
+        {{"stream", r.stream}, {"path", r.path}, {"bytes", r.bytes}, {"duration_s", r.duration_ms / 1000.0}});
   }
   j["recordings"] = recs;
   j["bytes_in"] = c.bytes_in();
@@ -293,133 +300,12 @@ json server_json(ApiView& server, HttpService& http, const std::map<std::string,
               {"cluster", cluster_json(server, cluster_loops)}};
 }
 
-// Prometheus label values escape backslash, double quote and newline.
-std::string label(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 std::string metrics_text(ApiView& server, HttpService& http) {
-  std::string m;
-  auto metric = [&](const char* name, const char* type, const char* help) {
-    m += "# HELP ";
-    m += name;
-    m += ' ';
-    m += help;
-    m += "\n# TYPE ";
-    m += name;
-    m += ' ';
-    m += type;
-    m += '\n';
-  };
-  auto value = [&](const std::string& series, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " %.15g\n", v);
-    m += series;
-    m += buf;
-  };
   // One merged view of the streams serves both the totals and the per-stream series.
   auto merged = merged_streams(server);
-  json s = server_json(server, http, merged);
-  metric("sluice_uptime_seconds", "gauge", "Seconds since the server started.");
-  value("sluice_uptime_seconds", s["uptime_s"].get<double>());
-  // Loop 0's (the one serving this); a blocked loop shows here first.
-  metric("sluice_loop_lag_seconds", "summary", "How late loop 0 ran a 50 ms timer, over the last minute.");
-  for (const char* q : {"0.5", "0.99", "1"}) {
-    value(std::string("sluice_loop_lag_seconds{quantile=\"") + q + "\"}", server.loop_lag().quantile_seconds(std::stod(q)));
-  }
-  metric("sluice_connections", "gauge", "Open client connections.");
-  value("sluice_connections{protocol=\"rtmp\"}", static_cast<double>(server.connection_count()));
-  value("sluice_connections{protocol=\"http\"}", static_cast<double>(server.http_connection_count()));
-  metric("sluice_streams", "gauge", "Streams known to the server (published or waited for).");
-  value("sluice_streams", s["streams"]["total"].get<double>());
-  metric("sluice_streams_live", "gauge", "Streams with a publisher.");
-  value("sluice_streams_live", s["streams"]["live"].get<double>());
-  metric("sluice_dropped_frames_total", "counter", "Video frames slow players lost (the drop-to-keyframe policy).");
-  value("sluice_dropped_frames_total", s["dropped_frames"].get<double>());
-  metric("sluice_guard_events_total", "counter",
-         "Times a bound refused or ended something, by event (docs/configuration.md, Limits).");
-  for (size_t i = 0; i < kGuardEvents.size(); ++i) {
-    value("sluice_guard_events_total{event=\"" + std::string(kGuardEvents[i].name) + "\"}",
-          static_cast<double>(GuardCounters::get(static_cast<GuardEvent>(i))));
-  }
-  RecordStats& rec = RecordStats::get();
-  metric("sluice_record_files_total", "counter", "Recording files finished (ok) or given up (failed).");
-  value("sluice_record_files_total{result=\"ok\"}", static_cast<double>(rec.files_done.load()));
-  value("sluice_record_files_total{result=\"failed\"}", static_cast<double>(rec.files_failed.load()));
-  metric("sluice_record_bytes_total", "counter", "Bytes written to recordings.");
-  value("sluice_record_bytes_total", static_cast<double>(rec.bytes_written.load()));
-  metric("sluice_record_files_open", "gauge", "Recordings being written or finished now.");
-  value("sluice_record_files_open", static_cast<double>(rec.files_open.load()));
-  metric("sluice_record_files_removed_total", "counter", "Finished recordings removed by record.keep.");
-  value("sluice_record_files_removed_total", static_cast<double>(rec.files_removed.load()));
-  metric("sluice_http_requests_total", "counter", "HTTP requests received.");
-  value("sluice_http_requests_total", s["http_requests"].get<double>());
-  metric("sluice_http_bytes_total", "counter", "Bytes received and sent on HTTP connections.");
-  value("sluice_http_bytes_total{direction=\"in\"}", s["bytes"]["http_in"].get<double>());
-  value("sluice_http_bytes_total{direction=\"out\"}", s["bytes"]["http_out"].get<double>());
-  if (s["bytes"].contains("rtmp_in_open_connections")) {
-    metric("sluice_rtmp_open_connection_bytes", "gauge", "Bytes received and sent by the open RTMP connections.");
-    value("sluice_rtmp_open_connection_bytes{direction=\"in\"}", s["bytes"]["rtmp_in_open_connections"].get<double>());
-    value("sluice_rtmp_open_connection_bytes{direction=\"out\"}",
-          s["bytes"]["rtmp_out_open_connections"].get<double>());
-  }
-  hls_metrics(server, http, m);
-  metric("sluice_write_hold_seconds", "gauge", "How long each loop now holds live media before writing it (adaptive).");
-  for (size_t w = 0; w < s["write_hold_ms"].size(); ++w) {
-    value("sluice_write_hold_seconds{worker=\"" + std::to_string(w) + "\"}", s["write_hold_ms"][w].get<double>() / 1000);
-  }
-  if (const json& c = s["cluster"]; c.is_object()) {
-    metric("sluice_cluster_registry_up", "gauge", "1 while every loop's connection to the cluster registry (Redis) is up.");
-    value("sluice_cluster_registry_up", c["connected"].get<bool>() ? 1 : 0);
-    metric("sluice_cluster_registry_rtt_seconds", "gauge", "The slowest loop's last PING round trip to the registry.");
-    value("sluice_cluster_registry_rtt_seconds", c["rtt_ms"].get<double>() / 1000);
-    metric("sluice_cluster_streams_owned", "gauge", "Streams this node owns in the cluster registry.");
-    value("sluice_cluster_streams_owned", double(c["owned"].size()));
-  }
-  json streams = streams_json(server, std::move(merged), http);
-  struct PerStream {
-    const char* name;
-    const char* type;
-    const char* help;
-    std::function<double(const json&)> get;
-  };
-  const PerStream per_stream[] = {
-      {"sluice_stream_live", "gauge", "1 while the stream has a publisher.",
-       [](const json& j) { return j["live"].get<bool>() ? 1.0 : 0.0; }},
-      {"sluice_stream_players", "gauge", "Players of the stream (RTMP and HTTP-FLV).",
-       [](const json& j) { return j["players"].get<double>(); }},
-      {"sluice_stream_http_flv_players", "gauge", "HTTP-FLV players of the stream.",
-       [](const json& j) { return j["http_flv_players"].get<double>(); }},
-      {"sluice_stream_hls_viewers", "gauge", "HLS viewers of the stream.",
-       [](const json& j) { return j["hls"].is_null() ? 0.0 : j["hls"]["viewers"].get<double>(); }},
-      {"sluice_stream_ingest_bytes_total", "counter", "Media bytes published to the stream.",
-       [](const json& j) { return j["bytes_in"].get<double>(); }},
-      {"sluice_stream_ingest_frames_total", "counter", "Media messages published to the stream.",
-       [](const json& j) { return j["frames_in"].get<double>(); }},
-      {"sluice_stream_ingest_kbps", "gauge", "Ingest bit rate over the last seconds, kbit/s.",
-       [](const json& j) { return j["bitrate_in_kbps"].get<double>(); }},
-      {"sluice_stream_dropped_frames_total", "counter", "Frames the stream's slow players lost.",
-       [](const json& j) { return j["dropped_frames"].get<double>(); }},
-      {"sluice_stream_gop_cache_bytes", "gauge", "Bytes in the stream's GOP cache.",
-       [](const json& j) { return j["gop_cache"]["bytes"].get<double>(); }},
-  };
-  relay_metrics(server, m);
-  for (const auto& ps : per_stream) {
-    if (streams.empty()) break;
-    metric(ps.name, ps.type, ps.help);
-    for (const auto& st : streams)
-      value(std::string(ps.name) + "{stream=\"" + label(st["name"].get<std::string>()) + "\"}", ps.get(st));
-  }
-  return m;
+  const json figures = server_json(server, http, merged);
+  const json streams = streams_json(server, std::move(merged), http);
+  return prometheus_text(server, http, figures, streams);
 }
 
 HttpApiReply delete_client(ApiView& server, HttpService& http, std::string_view id_text, uint64_t self_id) {
@@ -511,7 +397,8 @@ HttpApiReply route(ApiView& server, HttpService& http, const HttpRequest& req, u
     return json_reply(200, view);
   }
   if (path == "/api/v1/relays" || path.starts_with("/api/v1/relays/")) return relays_api(server, req, path);
-  if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/")) return recordings_api(server, req.method, path);
+  if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/"))
+    return recordings_api(server, req.method, path);
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {
     if (!get) return only_get();
     if (path == "/api/v1/streams") {
@@ -544,9 +431,13 @@ json worker_snapshot(ApiView& server) {
     in += c->bytes_in();
     out += c->bytes_out();
   }
-  json snap{{"worker", server.worker()}, {"streams", streams}, {"bytes_in", in},
-            {"bytes_out", out}, {"dropped_frames", server.registry().dropped_frames()},
-            {"relays", server.relays().status()}, {"write_hold_ms", server.write_hold_ms()},
+  json snap{{"worker", server.worker()},
+            {"streams", streams},
+            {"bytes_in", in},
+            {"bytes_out", out},
+            {"dropped_frames", server.registry().dropped_frames()},
+            {"relays", server.relays().status()},
+            {"write_hold_ms", server.write_hold_ms()},
             {"cluster", cluster_loop_json(server)}};
   if (const HttpService* http = server.http()) snap["http"] = http_loop_json(*http);
   return snap;

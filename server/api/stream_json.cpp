@@ -83,7 +83,11 @@ void write_stream(JsonWriter& w, const StreamFacts& f, const StreamListExtras& e
   w.member_number("bytes_in", f.bytes_in);
   w.member_number("dropped_frames", f.dropped_frames);
   w.member_number("frames_in", f.frames_in);
-  w.key("gop_cache").begin_object().member_number("bytes", f.gop_bytes).member_number("frames", f.gop_frames).end_object();
+  w.key("gop_cache")
+      .begin_object()
+      .member_number("bytes", f.gop_bytes)
+      .member_number("frames", f.gop_frames)
+      .end_object();
   json_or_null("hls", extras.hls);
   json_or_null("hls_variant", extras.hls_variant);
   w.member_number("http_flv_players", extras.http_flv_players);

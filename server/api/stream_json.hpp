@@ -17,8 +17,8 @@
 namespace sluice::server {
 
 struct StreamFacts {
-  std::string_view key;  // "app/name"
-  bool live = false;     // the hub has a publisher (on some worker)
+  std::string_view key;        // "app/name"
+  bool live = false;           // the hub has a publisher (on some worker)
   bool has_publisher = false;  // ... on this worker: then publisher_id and publisher_address
   uint64_t publisher_id = 0;
   std::string_view publisher_address;

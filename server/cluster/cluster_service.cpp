@@ -18,7 +18,8 @@ constexpr uint64_t kTickMs = 200;
 // different after a restart (so that a restarted node does not take its old claims for its own).
 uint64_t node_epoch() {
   static const uint64_t epoch = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
   return epoch;
 }
 
@@ -76,7 +77,8 @@ void ClusterService::start(OnLost on_lost) {
   on_lost_ = std::move(on_lost);
   uv_timer_init(loop_, &timer_);
   timer_.data = this;
-  uv_timer_start(&timer_, [](uv_timer_t* t) { static_cast<ClusterService*>(t->data)->tick(); }, kTickMs, kTickMs);
+  uv_timer_start(
+      &timer_, [](uv_timer_t* t) { static_cast<ClusterService*>(t->data)->tick(); }, kTickMs, kTickMs);
   started_ = true;
   client_.start([this](bool up) {
     if (up) book_.refresh_all_soon();
@@ -115,7 +117,8 @@ void ClusterService::claim(const std::string& stream, std::function<void(ClaimOu
           LeaseBook::owner_of(g->str) != config_.node_id) {
         return take_over(stream, g->str, done);
       }
-      if (g && g->type == RegistryReply::Type::String) return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(g->str)});
+      if (g && g->type == RegistryReply::Type::String)
+        return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(g->str)});
       // Gone meanwhile (its owner released it): one more try is the caller's.
       done({ClaimResult::OwnedByOther, "unknown"});
     });

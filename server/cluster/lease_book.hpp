@@ -26,9 +26,9 @@ struct RegistryCommand {
 
 // What a claim came to.
 enum class ClaimResult : uint8_t {
-  Owned,        // ours now
-  OwnedByOther, // another node holds it (its id in `owner`)
-  Unreachable,  // no answer from Redis: the caller decides (a publish is refused, see docs)
+  Owned,         // ours now
+  OwnedByOther,  // another node holds it (its id in `owner`)
+  Unreachable,   // no answer from Redis: the caller decides (a publish is refused, see docs)
 };
 
 class LeaseBook {

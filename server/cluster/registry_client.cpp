@@ -41,8 +41,7 @@ RegistryReply convert(const redisReply* r) {
       out.type = RegistryReply::Type::Array;
       for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
       break;
-    default:
-      out.type = RegistryReply::Type::Nil;
+    default: out.type = RegistryReply::Type::Nil;
   }
   return out;
 }
@@ -68,7 +67,8 @@ void RegistryClient::start(OnState on_state) {
   uv_timer_init(loop_, &ping_timer_);
   ping_timer_.data = this;
   timers_open_ = true;
-  uv_timer_start(&ping_timer_, [](uv_timer_t* t) { static_cast<RegistryClient*>(t->data)->ping(); }, kPingMs, kPingMs);
+  uv_timer_start(
+      &ping_timer_, [](uv_timer_t* t) { static_cast<RegistryClient*>(t->data)->ping(); }, kPingMs, kPingMs);
   connect();
 }
 

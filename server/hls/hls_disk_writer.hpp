@@ -51,10 +51,10 @@ class HlsDiskWriter {
   std::string key_;
   std::shared_ptr<const HlsSnapshot> latest_;
   bool busy_ = false;
-  bool cleaned_ = false;  // rule 3's removal of an earlier run's files happened
-  bool failing_ = false;  // a failure was logged; the next success logs the recovery
-  uint64_t next_msn_ = 0;           // segments before it are written (or skipped)
-  uint32_t inits_written_ = 0;      // init ids up to it are written
+  bool cleaned_ = false;                                  // rule 3's removal of an earlier run's files happened
+  bool failing_ = false;                                  // a failure was logged; the next success logs the recovery
+  uint64_t next_msn_ = 0;                                 // segments before it are written (or skipped)
+  uint32_t inits_written_ = 0;                            // init ids up to it are written
   std::deque<std::pair<uint64_t, std::string>> on_disk_;  // segments written (msn, file), oldest first
   uint64_t files_written_ = 0;
   // The job in flight asks through this whether its writer still exists.

@@ -18,7 +18,6 @@ int64_t wall_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-
 }  // namespace
 
 media::hls::Segmenter::Options hls_segmenter_options(const config::HlsConfig& hls) {
@@ -47,8 +46,9 @@ HlsMuxer::HlsMuxer(LoopContext& loop, StreamRegistry& registry, const config::Ap
     if (config::is_confined_relative_path(key_)) {
       disk_ = std::make_unique<HlsDiskWriter>(loop_.loop(), app.hls.dir + "/" + key_, key_);
     } else {
-      SLUICE_LOG_WARN("proto=hls event=hls_write_failed stream=\"{}\" reason=\"the name cannot be a path below hls.dir\"",
-                      printable(key_));
+      SLUICE_LOG_WARN(
+          "proto=hls event=hls_write_failed stream=\"{}\" reason=\"the name cannot be a path below hls.dir\"",
+          printable(key_));
     }
   }
   hub_ = registry_.find(key_);

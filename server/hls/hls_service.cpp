@@ -49,13 +49,14 @@ void HlsService::start_muxer(const config::AppConfig& app, const std::string& ke
   SLUICE_LOG_INFO("proto=hls event=hls_start stream={} variant={} segment_ms={} part_ms={}", key,
                   app.hls.variant == config::HlsVariant::MpegTs ? "mpegts"
                   : app.hls.variant == config::HlsVariant::Fmp4 ? "fmp4"
-                                                                 : "low-latency",
-                  app.hls.segment.count(), app.hls.variant == config::HlsVariant::LowLatency ? app.hls.part.count() : 0);
+                                                                : "low-latency",
+                  app.hls.segment.count(),
+                  app.hls.variant == config::HlsVariant::LowLatency ? app.hls.part.count() : 0);
   Running r;
   r.app = &app;
   r.last_live_ms = loop_.now_ms();
-  r.muxer = std::make_unique<HlsMuxer>(loop_, registry_, app, key, std::move(share),
-                                       [this](HlsShare& s) { notify(s); });
+  r.muxer =
+      std::make_unique<HlsMuxer>(loop_, registry_, app, key, std::move(share), [this](HlsShare& s) { notify(s); });
   muxers_[key] = std::move(r);
 }
 

@@ -83,7 +83,8 @@ void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::strin
 
 void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string name, std::string file) {
   HlsSessions& sessions = c.service().hls_sessions();
-  std::string viewer = HlsSessions::viewer(c.peer_address(), app.name + "/" + name, hls_carried_query(c.request().query));
+  std::string viewer =
+      HlsSessions::viewer(c.peer_address(), app.name + "/" + name, hls_carried_query(c.request().query));
   if (sessions.known(viewer, c.loop_context().now_ms())) {
     return c.respond<HlsResponder>().start(app, std::move(name), std::move(file));
   }
@@ -104,7 +105,8 @@ void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string
         const uint64_t now = c.loop_context().now_ms();
         SLUICE_LOG_INFO("conn={} proto=hls peer={} event=play app={} stream={}", c.id(), c.peer(), app.name, o.name);
         c.service().hls_sessions().admit(
-            std::move(viewer), AccessTicket(c.service().gate(), AccessAction::Play, event, std::move(o.seat), now), now);
+            std::move(viewer), AccessTicket(c.service().gate(), AccessAction::Play, event, std::move(o.seat), now),
+            now);
         c.respond<HlsResponder>().start(app, o.name, std::move(file));
       });
   if (id != 0) waiting.wait_for(id);

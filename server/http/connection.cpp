@@ -59,9 +59,7 @@ HttpConnection::HttpConnection(HttpService& service, uint64_t id)
   parser_.data = this;
 }
 
-void HttpConnection::on_open() {
-  SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id(), peer());
-}
+void HttpConnection::on_open() { SLUICE_LOG_DEBUG("conn={} proto=http event=accept peer={}", id(), peer()); }
 
 // ---------------------------------------------------------------------------------------------
 // Reading and parsing.
@@ -125,15 +123,14 @@ void HttpConnection::process_input() {
           if (responder_) responder_->on_body_failed(status, why);
           break;
         case RequestState::Finishing:  // an upload that already failed as its body arrived
-        case RequestState::Lingering:
-          break;
+        case RequestState::Lingering: break;
         default:
           // The connection's first bytes, still all in in_, may be a balancer's PROXY header on a
           // listener without http.proxy_protocol: say so.
           const bool proxy = bytes_in() == in_.size() && protocol::looks_like_proxy_header(std::span<const uint8_t>(
-                                     reinterpret_cast<const uint8_t*>(in_.data()), in_.size()));
-          SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}{}\"", id(), peer(),
-                          status, why, proxy ? " (a PROXY header: this listener has no proxy_protocol)" : "");
+                                                             reinterpret_cast<const uint8_t*>(in_.data()), in_.size()));
+          SLUICE_LOG_INFO("conn={} proto=http peer={} event=bad_request status={} error=\"{}{}\"", id(), peer(), status,
+                          why, proxy ? " (a PROXY header: this listener has no proxy_protocol)" : "");
           refuse(status, why);
           break;
       }
@@ -312,12 +309,10 @@ int HttpConnection::on_message_complete() {
 int HttpConnection::parse_error_status() const {
   if (error_status_ != 0) return error_status_;
   switch (HTTP_PARSER_ERRNO(&parser_)) {
-    case HPE_HEADER_OVERFLOW:
-      return 431;
+    case HPE_HEADER_OVERFLOW: return 431;
     // The parser knows every registered method (PUT, PATCH, PROPFIND, ...; those get 405), so an
     // unknown one is as likely garbage (a TLS hello) as a method: 400 either way.
-    default:
-      return 400;
+    default: return 400;
   }
 }
 
@@ -366,9 +361,9 @@ void HttpConnection::finish_response() {
 void HttpConnection::log_request(int status, uint64_t body_bytes) {
   if (req_.method.empty()) return;  // a request that never parsed: logged as bad_request
   const bool routine = responder_ && responder_->routine() && status < 400;
-  SLUICE_LOG_INFO_UNLESS(routine,
-                         "conn={} proto=http peer={} event=request method={} path=\"{}\" status={} bytes={} duration_ms={}",
-                         id(), peer(), req_.method, req_.path, status, body_bytes, loop_.now_ms() - response_started_ms_);
+  SLUICE_LOG_INFO_UNLESS(
+      routine, "conn={} proto=http peer={} event=request method={} path=\"{}\" status={} bytes={} duration_ms={}", id(),
+      peer(), req_.method, req_.path, status, body_bytes, loop_.now_ms() - response_started_ms_);
 }
 
 void HttpConnection::reject_overloaded(const std::string& reason) {
@@ -454,11 +449,8 @@ void HttpConnection::on_nothing_to_write() {
     case RequestState::Responding:
       if (responder_) responder_->on_written();
       break;
-    case RequestState::Finishing:
-      begin_linger();
-      break;
-    default:
-      break;
+    case RequestState::Finishing: begin_linger(); break;
+    default: break;
   }
 }
 
@@ -480,8 +472,7 @@ void HttpConnection::begin_linger() {
   // The client asked for the close and sent its whole request and nothing after it: no unread
   // input can turn the close into a reset that destroys the answer, so close now, as nginx does.
   // Lingering is for answers given while input may still come (refusals, a server stopping).
-  if (request_complete_ && !req_.keep_alive && !cycle_.body_unread() && in_pos_ == in_.size() &&
-      !service_.stopping()) {
+  if (request_complete_ && !req_.keep_alive && !cycle_.body_unread() && in_pos_ == in_.size() && !service_.stopping()) {
     return close(kResponseComplete);
   }
   // Send our FIN, then read and drop whatever the client still sends until it closes too.
@@ -508,25 +499,19 @@ void HttpConnection::on_tick(uint64_t now) {
   std::optional<uint64_t> pending;
   if (write_in_flight() || sendfile_.active() || tls_file_.active()) pending = last_write_ms();
   switch (cycle_.timeout(now, last_read_ms_, pending)) {
-    case HttpTimeout::None:
-      return;
+    case HttpTimeout::None: return;
     case HttpTimeout::Responder:
       if (responder_) responder_->on_tick(now);
       return;
-    case HttpTimeout::NoRequest:
-      return close("no request");
-    case HttpTimeout::KeepAlive:
-      return close("keep-alive timeout");
+    case HttpTimeout::NoRequest: return close("no request");
+    case HttpTimeout::KeepAlive: return close("keep-alive timeout");
     case HttpTimeout::Head:
       SLUICE_LOG_INFO("conn={} proto=http peer={} event=timeout reason=\"request head not complete after {} ms\"", id(),
                       peer(), HttpRequestCycle::kHeaderTimeoutMs);
       return refuse(408, "the request head was not complete in time");
-    case HttpTimeout::Body:
-      return refuse(408, "the request body stalled");
-    case HttpTimeout::Send:
-      return close("send timeout (the client reads nothing)");
-    case HttpTimeout::Linger:
-      return close(kResponseComplete);
+    case HttpTimeout::Body: return refuse(408, "the request body stalled");
+    case HttpTimeout::Send: return close("send timeout (the client reads nothing)");
+    case HttpTimeout::Linger: return close(kResponseComplete);
   }
 }
 
@@ -550,9 +535,9 @@ void HttpConnection::on_close(const std::string& reason) {
   // what a busy server logs. One that ends otherwise (mid-answer, an error) stays at info.
   const bool routine = cycle_.state() != RequestState::Responding &&
                        (reason == kResponseComplete || reason == "peer closed" || reason == "keep-alive timeout");
-  SLUICE_LOG_INFO_UNLESS(routine,
-                         "conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={} tls={}",
-                         id(), peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms(), tls_summary());
+  SLUICE_LOG_INFO_UNLESS(
+      routine, "conn={} proto=http peer={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={} tls={}",
+      id(), peer(), reason, bytes_in(), bytes_out(), loop_.now_ms() - started_ms(), tls_summary());
   if (cycle_.state() == RequestState::Responding && status_ != 0) log_request(status_, response_body_bytes_);
   service_.on_connection_closed(this);
   retain();

@@ -177,7 +177,7 @@ class HttpConnection final : public StreamSocket {
   size_t in_pos_ = 0;
   bool peer_eof_ = false;
   bool request_complete_ = false;  // the last request was parsed to its end (and not refused)
-  bool tcp_keepalive_ = false;  // SO_KEEPALIVE is on (from the first tick after kTcpKeepAliveAfterMs)
+  bool tcp_keepalive_ = false;     // SO_KEEPALIVE is on (from the first tick after kTcpKeepAliveAfterMs)
   uint64_t last_read_ms_ = 0;
 
   // Output.
@@ -198,8 +198,8 @@ class HttpConnection final : public StreamSocket {
   uint64_t response_body_bytes_ = 0;
   std::unique_ptr<HttpResponder> responder_;  // the answer in progress
   std::unique_ptr<HttpResponder> finished_;   // the last one, inert, until the next request
-  HttpSendfile sendfile_;  // the socket's second write path, for file bodies
-  TlsFileSender tls_file_;  // file bodies over HTTPS (sendfile cannot encrypt)
+  HttpSendfile sendfile_;                     // the socket's second write path, for file bodies
+  TlsFileSender tls_file_;                    // file bodies over HTTPS (sendfile cannot encrypt)
   PeerSlot peer_slot_;
 };
 

@@ -64,8 +64,7 @@ void HttpConnection::write_head(int status, std::string_view headers, Body body,
   request_flush();
 }
 
-bool HttpConnection::simple_head(int status, std::string_view content_type, std::string_view headers,
-                                 uint64_t length) {
+bool HttpConnection::simple_head(int status, std::string_view content_type, std::string_view headers, uint64_t length) {
   std::string h;
   if (!content_type.empty()) h = "Content-Type: " + std::string(content_type) + "\r\n";
   h += headers;

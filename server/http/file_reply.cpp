@@ -40,8 +40,7 @@ HttpFileReply http_file_reply(const HttpRequest& req, const HttpFileMeta& meta) 
         out.error = "precondition failed";
         out.headers = meta.lines.substr(meta.validators_at);
         return out;
-      case HttpPrecondition::Proceed:
-        break;
+      case HttpPrecondition::Proceed: break;
     }
   }
   out.headers = meta.lines;
@@ -63,8 +62,7 @@ HttpFileReply http_file_reply(const HttpRequest& req, const HttpFileMeta& meta) 
         out.length = 0;
         out.headers = "Content-Range: bytes */" + std::to_string(meta.size) + "\r\n" + meta.lines;
         return out;
-      case HttpRangeResult::Whole:
-        break;
+      case HttpRangeResult::Whole: break;
     }
   }
   return out;

@@ -121,8 +121,8 @@ void FileResponder::on_opened(OpenJob& job) {
     } else {
       cache.erase(job.root, job.follow_symlinks, job.rel);
     }
-    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", conn_.id(),
-                    conn_.peer(), conn_.request().path, found.error);
+    SLUICE_LOG_INFO("conn={} proto=http peer={} event=file_refused path=\"{}\" reason=\"{}\"", conn_.id(), conn_.peer(),
+                    conn_.request().path, found.error);
     return conn_.send_error(found.status, found.status == 403 ? "forbidden" : "no such file", false, kHttpCors);
   }
   if (found.unchanged) {

@@ -63,13 +63,11 @@ void HlsResponder::start(const config::AppConfig& app, std::string stream, std::
     }
     if (auto v = query_param(query, "_HLS_skip")) skip_ = *v == "YES" || *v == "v2";
     switch (hls->open(app, key_, share_)) {
-      case HlsService::Open::NotLive:
-        return fail(404, "stream is not live");
+      case HlsService::Open::NotLive: return fail(404, "stream is not live");
       case HlsService::Open::Full:
         GuardCounters::bump(GuardEvent::StreamsTotal);
         return fail(503, "the server holds its maximum of streams (rtmp.limits.max_streams)");
-      case HlsService::Open::Ok:
-        break;
+      case HlsService::Open::Ok: break;
     }
     // The first playlist of a stream may wait for its first segment; a blocking reload three
     // target durations (RFC 8216bis 6.2.5.2).
@@ -98,10 +96,8 @@ void HlsResponder::answer() {
     switch (media::hls::block_answer(s->segments, uint64_t(block_msn_), block_part_)) {
       case media::hls::BlockAnswer::BadRequest:
         return fail(400, "_HLS_msn is more than two segments ahead of the playlist");
-      case media::hls::BlockAnswer::Wait:
-        return wait();
-      case media::hls::BlockAnswer::Ready:
-        break;
+      case media::hls::BlockAnswer::Wait: return wait();
+      case media::hls::BlockAnswer::Ready: break;
     }
   }
   answer_playlist(*s);

@@ -4,20 +4,13 @@ namespace sluice::server {
 
 const char* request_state_name(RequestState s) {
   switch (s) {
-    case RequestState::Idle:
-      return "idle";
-    case RequestState::Head:
-      return "head";
-    case RequestState::Body:
-      return "body";
-    case RequestState::Ready:
-      return "ready";
-    case RequestState::Responding:
-      return "responding";
-    case RequestState::Finishing:
-      return "finishing";
-    case RequestState::Lingering:
-      return "lingering";
+    case RequestState::Idle: return "idle";
+    case RequestState::Head: return "head";
+    case RequestState::Body: return "body";
+    case RequestState::Ready: return "ready";
+    case RequestState::Responding: return "responding";
+    case RequestState::Finishing: return "finishing";
+    case RequestState::Lingering: return "lingering";
   }
   return "?";
 }
@@ -68,17 +61,14 @@ HttpTimeout HttpRequestCycle::timeout(uint64_t now, uint64_t last_read_ms,
     case RequestState::Idle:
       if (first_request_) return now - since_ms_ > kHeaderTimeoutMs ? HttpTimeout::NoRequest : HttpTimeout::None;
       return now - since_ms_ > kKeepAliveTimeoutMs ? HttpTimeout::KeepAlive : HttpTimeout::None;
-    case RequestState::Head:
-      return now - since_ms_ > kHeaderTimeoutMs ? HttpTimeout::Head : HttpTimeout::None;
-    case RequestState::Body:
-      return now - last_read_ms > kBodyTimeoutMs ? HttpTimeout::Body : HttpTimeout::None;
+    case RequestState::Head: return now - since_ms_ > kHeaderTimeoutMs ? HttpTimeout::Head : HttpTimeout::None;
+    case RequestState::Body: return now - last_read_ms > kBodyTimeoutMs ? HttpTimeout::Body : HttpTimeout::None;
     case RequestState::Responding:
       // A file being opened or a live stream waiting for its publisher has no limit of its own.
       return HttpTimeout::Responder;
     case RequestState::Ready:
     case RequestState::Finishing:  // it lingers once written; until then the send limit applies
-    case RequestState::Lingering:
-      break;
+    case RequestState::Lingering: break;
   }
   return HttpTimeout::None;
 }

@@ -47,7 +47,8 @@ void http_route(HttpConnection& c) {
   if (req.method == "PUT" && put) return c.respond<UploadResponder>().start(*app, rest);
   if (req.method != "GET" && req.method != "HEAD") return c.respond<SimpleResponder>().method_not_allowed(put);
   std::string decoded;
-  if (!http_percent_decode(rest, decoded)) return c.respond<SimpleResponder>().error(400, "bad percent-encoding", kHttpCors);
+  if (!http_percent_decode(rest, decoded))
+    return c.respond<SimpleResponder>().error(400, "bad percent-encoding", kHttpCors);
   if (app->type == config::AppType::Live) {
     std::string stream, file;
     if (app->hls.enabled && http_hls_target(decoded, stream, file)) {

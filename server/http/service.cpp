@@ -50,11 +50,9 @@ Result<void> HttpService::join(const HttpService& first) {
 }
 
 Result<void> HttpService::listen_on(const config::ListenAddress& addr, bool tls, TcpListener::Sharing sharing) {
-  listeners_.push_back(std::make_unique<TcpListener>(loop_.loop(), tls ? "https" : "http",
-                                                     loop_.config().rtmp.limits.accepts_per_iteration,
-                                                     [this, tls](int fd, const sockaddr_storage& peer) {
-                                                       on_accepted(fd, tls, peer);
-                                                     }));
+  listeners_.push_back(std::make_unique<TcpListener>(
+      loop_.loop(), tls ? "https" : "http", loop_.config().rtmp.limits.accepts_per_iteration,
+      [this, tls](int fd, const sockaddr_storage& peer) { on_accepted(fd, tls, peer); }));
   auto r = listeners_.back()->listen(addr, sharing);
   if (!r) return r;
   bound_.push_back(listeners_.back()->bound_address());
@@ -131,7 +129,7 @@ void HttpService::open(int fd, uint64_t id, bool tls, std::optional<PeerAddress>
   if (stopping_) {
     c->close("server is stopping");
   } else if (std::string refusal = admission_.over_limit(other_connections_() + total_connections() - 1,
-                                                           loop_.config().rtmp.max_connections);
+                                                         loop_.config().rtmp.max_connections);
              !refusal.empty()) {
     c->reject_overloaded(refusal);
   } else if (const uint32_t per_ip = loop_.config().limits.per_ip; !c->take_peer_slot(per_ip)) {

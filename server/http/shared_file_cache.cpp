@@ -4,8 +4,8 @@
 
 namespace sluice::server {
 
-std::optional<CachedFile> SharedFileCache::find_fresh(std::string_view root, bool follow_symlinks,
-                                                      std::string_view rel, uint64_t now_ms) {
+std::optional<CachedFile> SharedFileCache::find_fresh(std::string_view root, bool follow_symlinks, std::string_view rel,
+                                                      uint64_t now_ms) {
   std::lock_guard lock(mutex_);
   const CachedFile* f = cache_.find_fresh(root, follow_symlinks, rel, now_ms);
   if (f == nullptr) return std::nullopt;

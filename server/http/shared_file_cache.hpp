@@ -29,8 +29,7 @@ class SharedFileCache {
                    uint64_t now_ms);
   void erase(std::string_view root, bool follow_symlinks, std::string_view rel);
   void forget(std::string_view root, std::string_view rel);
-  void put_missing(std::string_view root, bool follow_symlinks, std::string_view rel, std::string why,
-                   uint64_t now_ms);
+  void put_missing(std::string_view root, bool follow_symlinks, std::string_view rel, std::string why, uint64_t now_ms);
   void sweep(uint64_t now_ms);
 
  private:

@@ -53,7 +53,7 @@ struct FileIdentity {
 
 struct CachedFile {
   FileIdentity id;
-  Slice body;  // the whole file (id.size bytes), shared with the writes that send it
+  Slice body;                                // the whole file (id.size bytes), shared with the writes that send it
   std::shared_ptr<const HttpFileMeta> meta;  // its head lines (file_reply.hpp)
 };
 
@@ -90,11 +90,9 @@ class SmallFileCache {
 
   // Missing names: a check that started at now_ms found no servable file (why: for the log). The
   // file's entry, if any, goes, unless a later check put it there.
-  void put_missing(std::string_view root, bool follow_symlinks, std::string_view rel, std::string why,
-                   uint64_t now_ms);
+  void put_missing(std::string_view root, bool follow_symlinks, std::string_view rel, std::string why, uint64_t now_ms);
   // Why the name was found missing, if that was less than kValidMs ago; nullptr otherwise.
-  const std::string* known_missing(std::string_view root, bool follow_symlinks, std::string_view rel,
-                                   uint64_t now_ms);
+  const std::string* known_missing(std::string_view root, bool follow_symlinks, std::string_view rel, uint64_t now_ms);
   // Drops the entries not asked for in kIdleMs.
   void sweep(uint64_t now_ms);
 
@@ -121,7 +119,9 @@ class SmallFileCache {
     std::string why;
     uint64_t checked_ms = 0;
   };
-  static bool fresh(uint64_t checked_ms, uint64_t now_ms) { return now_ms >= checked_ms && now_ms - checked_ms < kValidMs; }
+  static bool fresh(uint64_t checked_ms, uint64_t now_ms) {
+    return now_ms >= checked_ms && now_ms - checked_ms < kValidMs;
+  }
 
   List lru_;
   std::unordered_map<std::string_view, List::iterator> index_;  // views of the entries' keys

@@ -52,15 +52,12 @@ int status_for_errno(int err) {
   switch (err) {
     case EACCES:
     case EPERM:
-    case EROFS:
-      return 403;
+    case EROFS: return 403;
     case ENOSPC:
-    case EDQUOT:
-      return 507;
+    case EDQUOT: return 507;
     case ENAMETOOLONG:  // http_judge_upload refuses such names first; a long root may still hit it
       return 414;
-    default:
-      return 500;
+    default: return 500;
   }
 }
 
@@ -127,8 +124,8 @@ struct UploadResponder::Upload {
   uv_file fd = -1;
   std::string final_path;
   std::string temp_path;
-  std::string location;    // the request path, for the Location header and logs
-  std::string root;        // the app's root and the file's path below it (the download cache's key)
+  std::string location;  // the request path, for the Location header and logs
+  std::string root;      // the app's root and the file's path below it (the download cache's key)
   std::string rel;
   bool claimed = false;    // holds the service's claim on final_path
   bool replaced = false;   // the target existed
@@ -418,11 +415,9 @@ void UploadResponder::on_stored(Stage stage, ssize_t result) {
       u.stage = Stage::Rename;
       rc = uv_fs_rename(u.loop, &u.req, u.temp_path.c_str(), u.final_path.c_str(), &UploadResponder::on_fs);
       break;
-    case Stage::Rename:
-      return finish();
+    case Stage::Rename: return finish();
     case Stage::Idle:
-    case Stage::Unlink:
-      return;
+    case Stage::Unlink: return;
   }
   if (rc != 0) {
     u.stage = Stage::Idle;
@@ -460,7 +455,8 @@ void UploadResponder::abort(int status, std::string_view message) {
   }
   Upload::discard(u);
   // Answer at once; the cleanup goes on by itself.
-  if (status != 0 && !conn_.closing() && conn_.state() == RequestState::Responding) conn_.send_error(status, message, true);
+  if (status != 0 && !conn_.closing() && conn_.state() == RequestState::Responding)
+    conn_.send_error(status, message, true);
 }
 
 }  // namespace sluice::server

@@ -30,7 +30,7 @@ class Flushable {
 
   bool in_flush_list = false;
   bool in_delayed_list = false;
-  uint32_t hold_slot = 0;  // picks its hold lane; given on its first hold
+  uint32_t hold_slot = 0;            // picks its hold lane; given on its first hold
   std::string pending_close_reason;  // close at the next drain (set by schedule_close)
 
  protected:
@@ -99,7 +99,7 @@ class FlushScheduler {
   uv_timer_t hold_timer_{};
   WriteHold hold_;
   size_t period_sockets_ = 0;  // sockets given held media since the current period began
-  size_t lane_ = 0;  // the lane the timer writes next
+  size_t lane_ = 0;            // the lane the timer writes next
   size_t max_lanes_ = kDefaultMaxLanes;
   WriteRing* ring_ = nullptr;
   bool draining_ = false;

@@ -14,34 +14,34 @@ namespace sluice::server {
 
 // One entry per bound. Add the enum value and its row in kGuardEvents (same order).
 enum class GuardEvent : size_t {
-  RtmpOutputPaused,       // reading paused: a connection's unsent output passed the soft bound
-  RtmpOutputOverflow,     // closed: unsent output passed the hard bound or stayed above it too long
-  RtmpUnknownStreamId,    // a stream command on a message stream id createStream never returned
+  RtmpOutputPaused,          // reading paused: a connection's unsent output passed the soft bound
+  RtmpOutputOverflow,        // closed: unsent output passed the hard bound or stayed above it too long
+  RtmpUnknownStreamId,       // a stream command on a message stream id createStream never returned
   RtmpStreamsPerConnection,  // createStream refused: the connection holds its maximum of streams
-  StreamsTotal,           // play/publish refused: the server holds its maximum of streams
-  BadStreamName,          // play/publish refused: the name is not a valid stream name
-  ReassemblyBudget,       // closed: partial messages passed the server-wide budget
-  AcceptRefused,          // accept failed (file descriptors exhausted, ...)
-  TimestampJump,          // a publisher's clock jumped (apps.<live>.timestamp_jump): closed up at ingest
-  VodPlaylistFull,        // play(reset=false) refused: the VOD playlist holds playlist_max_entries
-  VodNameTooLong,         // VOD play/getStreamLength refused: the name is longer than name_max_bytes
-  VodOutsideRoot,         // a VOD open refused: the path leads out of the root (or via a refused symlink)
-  UploadBadName,          // upload refused for its name (control characters, overlong, ...)
-  AccessAddress,          // publish/play refused by apps.<app>.publish|play allow/deny
-  AccessKey,              // publish/play refused: key missing or wrong
-  AccessSignature,        // publish/play refused: signed URL missing, malformed, expired or wrong
-  HookDenied,             // a decision hook answered 4xx (or its failure denied, with hooks.fail closed)
-  HookFailed,             // a decision hook gave no usable answer (timeout, refused, 5xx)
-  AppPublishers,          // publish refused at apps.<app>.limits.publishers
-  AppPlayers,             // play refused at apps.<app>.limits.players or players_per_stream
-  PerIpLimit,             // connection refused at limits.per_ip
-  ConnectionLimit,        // connection refused at limits.connections (rtmp.max_connections)
-  SessionLifetime,        // a session closed at the lifetime its hook gave
-  HttpBadRequest,         // HTTP request refused before routing: malformed, bad version, Expect (400, 505, 417)
-  HttpHeaderTooLarge,     // HTTP request head over 16 KiB or 100 fields (431)
-  HttpUrlTooLong,         // HTTP request target too long (414)
-  HttpBodyTooLarge,       // HTTP request body over its limit (413)
-  HttpTimeout,            // HTTP request head or body not complete in time (408)
+  StreamsTotal,              // play/publish refused: the server holds its maximum of streams
+  BadStreamName,             // play/publish refused: the name is not a valid stream name
+  ReassemblyBudget,          // closed: partial messages passed the server-wide budget
+  AcceptRefused,             // accept failed (file descriptors exhausted, ...)
+  TimestampJump,             // a publisher's clock jumped (apps.<live>.timestamp_jump): closed up at ingest
+  VodPlaylistFull,           // play(reset=false) refused: the VOD playlist holds playlist_max_entries
+  VodNameTooLong,            // VOD play/getStreamLength refused: the name is longer than name_max_bytes
+  VodOutsideRoot,            // a VOD open refused: the path leads out of the root (or via a refused symlink)
+  UploadBadName,             // upload refused for its name (control characters, overlong, ...)
+  AccessAddress,             // publish/play refused by apps.<app>.publish|play allow/deny
+  AccessKey,                 // publish/play refused: key missing or wrong
+  AccessSignature,           // publish/play refused: signed URL missing, malformed, expired or wrong
+  HookDenied,                // a decision hook answered 4xx (or its failure denied, with hooks.fail closed)
+  HookFailed,                // a decision hook gave no usable answer (timeout, refused, 5xx)
+  AppPublishers,             // publish refused at apps.<app>.limits.publishers
+  AppPlayers,                // play refused at apps.<app>.limits.players or players_per_stream
+  PerIpLimit,                // connection refused at limits.per_ip
+  ConnectionLimit,           // connection refused at limits.connections (rtmp.max_connections)
+  SessionLifetime,           // a session closed at the lifetime its hook gave
+  HttpBadRequest,            // HTTP request refused before routing: malformed, bad version, Expect (400, 505, 417)
+  HttpHeaderTooLarge,        // HTTP request head over 16 KiB or 100 fields (431)
+  HttpUrlTooLong,            // HTTP request target too long (414)
+  HttpBodyTooLarge,          // HTTP request body over its limit (413)
+  HttpTimeout,               // HTTP request head or body not complete in time (408)
   Count
 };
 

@@ -39,7 +39,8 @@ Result<void> TcpListener::listen(const config::ListenAddress& addr, Sharing shar
   int rc = addr.is_ipv6() ? uv_ip6_addr(addr.host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
                           : uv_ip4_addr(addr.host.c_str(), addr.port, reinterpret_cast<sockaddr_in*>(&ss));
   if (rc != 0) {
-    return Error(Errc::Config, std::string(rtmp ? "bad listen address " : "bad http listen address ") + addr.to_string());
+    return Error(Errc::Config,
+                 std::string(rtmp ? "bad listen address " : "bad http listen address ") + addr.to_string());
   }
   auto fail = [&](int err) {
     if (fd_ >= 0) ::close(fd_);
@@ -51,7 +52,8 @@ Result<void> TcpListener::listen(const config::ListenAddress& addr, Sharing shar
   int one = 1;
   // Where an IPv4 or IPv6 address keeps its port (network order).
   auto port_of = [&](sockaddr_storage& s) -> in_port_t& {
-    return addr.is_ipv6() ? reinterpret_cast<sockaddr_in6*>(&s)->sin6_port : reinterpret_cast<sockaddr_in*>(&s)->sin_port;
+    return addr.is_ipv6() ? reinterpret_cast<sockaddr_in6*>(&s)->sin6_port
+                          : reinterpret_cast<sockaddr_in*>(&s)->sin_port;
   };
   auto open_socket = [&](bool reuse_port) {
     int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -120,9 +122,7 @@ void TcpListener::accept_some() {
         GuardCounters::bump(GuardEvent::AcceptRefused);
         log_refused(r.error, "closed");
         continue;
-      case DescriptorReserve::Outcome::NoRoom:
-        log_refused(r.error, "left waiting");
-        return pause();
+      case DescriptorReserve::Outcome::NoRoom: log_refused(r.error, "left waiting"); return pause();
       case DescriptorReserve::Outcome::Failed:
         SLUICE_LOG_WARN("event=accept_error proto={} error=\"{}\"", proto_, std::strerror(r.error));
         return;

@@ -12,18 +12,10 @@ void init_logging(const config::LogConfig& cfg) {
     logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
   }
   switch (cfg.level) {
-    case config::LogLevel::Error:
-      logger->set_level(spdlog::level::err);
-      break;
-    case config::LogLevel::Warn:
-      logger->set_level(spdlog::level::warn);
-      break;
-    case config::LogLevel::Info:
-      logger->set_level(spdlog::level::info);
-      break;
-    case config::LogLevel::Debug:
-      logger->set_level(spdlog::level::debug);
-      break;
+    case config::LogLevel::Error: logger->set_level(spdlog::level::err); break;
+    case config::LogLevel::Warn: logger->set_level(spdlog::level::warn); break;
+    case config::LogLevel::Info: logger->set_level(spdlog::level::info); break;
+    case config::LogLevel::Debug: logger->set_level(spdlog::level::debug); break;
   }
   // Lines must reach a log collector promptly, not at exit.
   logger->flush_on(spdlog::level::debug);

@@ -24,4 +24,5 @@ std::string printable(std::string_view s, size_t max_bytes = 120);
 #define SLUICE_LOG_INFO(...) spdlog::info(__VA_ARGS__)
 #define SLUICE_LOG_DEBUG(...) spdlog::debug(__VA_ARGS__)
 // Debug when `quiet`, info otherwise: for lines a client can make many times a second.
-#define SLUICE_LOG_INFO_UNLESS(quiet, ...) spdlog::log((quiet) ? spdlog::level::debug : spdlog::level::info, __VA_ARGS__)
+#define SLUICE_LOG_INFO_UNLESS(quiet, ...) \
+  spdlog::log((quiet) ? spdlog::level::debug : spdlog::level::info, __VA_ARGS__)

@@ -75,8 +75,10 @@ void ProxyHeaderReader::start(int fd, uint64_t id, const Family& family) {
   if (!config::cidr_list_allows(family.from, peer.raw)) {
     // Not a balancer: a direct client, whose first bytes are its own (docs/proxy_protocol.md). It
     // cannot choose its address: a header it sends is a bad RTMP handshake or HTTP request.
-    SLUICE_LOG_DEBUG("conn={} proto={} peer={} event=proxy_header_skipped reason=\"direct client (not in "
-                     "proxy_protocol_from)\"", id, family.proto, peer.text);
+    SLUICE_LOG_DEBUG(
+        "conn={} proto={} peer={} event=proxy_header_skipped reason=\"direct client (not in "
+        "proxy_protocol_from)\"",
+        id, family.proto, peer.text);
     on_ready_(fd, id, family.tls, std::move(peer));
     return;
   }
@@ -88,8 +90,8 @@ void ProxyHeaderReader::start(int fd, uint64_t id, const Family& family) {
   p->socket_peer = std::move(peer);
   int rc = uv_poll_init_socket(loop_, &p->poll, fd);
   if (rc != 0) {
-    SLUICE_LOG_WARN("conn={} proto={} peer={} event=accept_error error=\"{}\"", id, family.proto,
-                    p->socket_peer.text, uv_strerror(rc));
+    SLUICE_LOG_WARN("conn={} proto={} peer={} event=accept_error error=\"{}\"", id, family.proto, p->socket_peer.text,
+                    uv_strerror(rc));
     ::close(fd);
     delete p;
     return;
@@ -127,10 +129,9 @@ void ProxyHeaderReader::Pending::on_timeout(uv_timer_t* timer) {
   auto* self = owner_of<Pending>(timer);
   if (self->owner == nullptr) return;
   const auto ms = self->owner->timeout_.count();
-  self->refuse(self->header_bytes == 0
-                   ? "no PROXY header within " + std::to_string(ms) + " ms"
-                   : "PROXY header incomplete after " + std::to_string(ms) + " ms (" +
-                         std::to_string(self->header_bytes) + " bytes came)");
+  self->refuse(self->header_bytes == 0 ? "no PROXY header within " + std::to_string(ms) + " ms"
+                                       : "PROXY header incomplete after " + std::to_string(ms) + " ms (" +
+                                             std::to_string(self->header_bytes) + " bytes came)");
 }
 
 void ProxyHeaderReader::Pending::read_some() {

@@ -27,8 +27,7 @@ class RecordCipher {
   enum class Engine { best, openssl };
   // Null for another suite, a key of the wrong size, or when OpenSSL fails. `best`: intel-ipsec-mb
   // where it can, else OpenSSL; `openssl` always OpenSSL (the tests compare the two).
-  static std::unique_ptr<RecordCipher> make(uint16_t suite, std::span<const uint8_t> key,
-                                            Engine engine = Engine::best);
+  static std::unique_ptr<RecordCipher> make(uint16_t suite, std::span<const uint8_t> key, Engine engine = Engine::best);
   // Which code seals the suite's records in this process, for logs and the benchmarks: "intel-ipsec-mb
   // (avx512)", "openssl".
   static const char* engine(uint16_t suite);
@@ -41,8 +40,7 @@ class RecordCipher {
   // (in place). intel-ipsec-mb reads each piece where it lies and writes the ciphertext once;
   // OpenSSL's EVP gathers the pieces into `out` first, then encrypts there in one call (it is
   // slow on small pieces). False only if the engine fails.
-  virtual bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, Pieces pieces, uint8_t* out,
-                    uint8_t* tag) = 0;
+  virtual bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, Pieces pieces, uint8_t* out, uint8_t* tag) = 0;
   bool seal(const uint8_t* nonce, std::span<const uint8_t> aad, uint8_t* data, size_t length, uint8_t* tag) {
     const std::span<const uint8_t> one[] = {{data, length}};
     return seal(nonce, aad, one, data, tag);

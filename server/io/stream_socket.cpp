@@ -200,7 +200,8 @@ void StreamSocket::send_tls_batch(std::span<const uv_buf_t> bufs) {
   if (ring != nullptr && !writing_ && write_queue_bytes() == 0 && !tls_out_.empty()) {
     tls_ring_bytes_.swap(tls_out_);  // tls_ring_bytes_ is empty here, so tls_out_ becomes empty
     // The ring reads the buffer list at submit time: it lives in the socket, not on this stack.
-    tls_ring_buf_ = uv_buf_init(reinterpret_cast<char*>(tls_ring_bytes_.data()), static_cast<unsigned>(tls_ring_bytes_.size()));
+    tls_ring_buf_ =
+        uv_buf_init(reinterpret_cast<char*>(tls_ring_bytes_.data()), static_cast<unsigned>(tls_ring_bytes_.size()));
     if (ring->queue(as_stream(&tcp_), std::span<const uv_buf_t>(&tls_ring_buf_, 1), this, /*made_for_it=*/true)) {
       ring_queued_ = true;
       return;
@@ -220,7 +221,8 @@ void StreamSocket::finish_tls_ring_write(int result) {
   }
   const size_t done = result > 0 ? static_cast<size_t>(result) : 0;
   if (done < tls_ring_bytes_.size()) {
-    tls_out_.insert(tls_out_.begin(), tls_ring_bytes_.begin() + static_cast<std::ptrdiff_t>(done), tls_ring_bytes_.end());
+    tls_out_.insert(tls_out_.begin(), tls_ring_bytes_.begin() + static_cast<std::ptrdiff_t>(done),
+                    tls_ring_bytes_.end());
   }
   loop_.give_cipher_buffer(tls_ring_bytes_);
   send_tls_output();
@@ -250,8 +252,8 @@ bool StreamSocket::write_or_queue(std::span<const uint8_t> bytes) {
     request_flush();
     return false;
   }
-  uv_buf_t buf = uv_buf_init(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
-                             static_cast<unsigned>(bytes.size()));
+  uv_buf_t buf =
+      uv_buf_init(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())), static_cast<unsigned>(bytes.size()));
   int n = uv_try_write(as_stream(&tcp_), &buf, 1);
   if (n < 0 && n != UV_EAGAIN) {
     schedule_close(std::string("write failed: ") + uv_strerror(n));
@@ -316,8 +318,8 @@ void StreamSocket::finish_write(int result) {
   // The rest waits in libuv's queue; the callback flushes again if anything is left.
   auto rest = batch_.unwritten(done);
   batch_.req.data = this;
-  int rc = uv_write(&batch_.req, as_stream(&tcp_), rest.data(), static_cast<unsigned>(rest.size()),
-                    &StreamSocket::on_write);
+  int rc =
+      uv_write(&batch_.req, as_stream(&tcp_), rest.data(), static_cast<unsigned>(rest.size()), &StreamSocket::on_write);
   if (rc != 0) {
     close(std::string("write failed: ") + uv_strerror(rc));
     return;

@@ -185,10 +185,10 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   static void on_tls_written(uv_write_t* req, int status);
   std::unique_ptr<TlsTransform> tls_;
   ByteBuffer tls_out_;
-  std::vector<uint8_t> tls_plain_;  // the loop's reads, decrypted (reused)
+  std::vector<uint8_t> tls_plain_;                    // the loop's reads, decrypted (reused)
   std::vector<std::span<const uint8_t>> tls_pieces_;  // a batch's pieces, for encryption (reused)
-  ByteBuffer tls_ring_bytes_;  // ciphertext queued on the ring, until its completion
-  uv_buf_t tls_ring_buf_{};              // ... and the one-entry buffer list the ring reads
+  ByteBuffer tls_ring_bytes_;                         // ciphertext queued on the ring, until its completion
+  uv_buf_t tls_ring_buf_{};                           // ... and the one-entry buffer list the ring reads
   bool tcp_initialized_ = false;
   bool peer_given_ = false;  // use_peer(): the socket's own peer is not looked up
   bool handle_closed_ = false;

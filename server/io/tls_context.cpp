@@ -53,7 +53,8 @@ std::vector<std::string> dns_names(SSL_CTX* ctx) {
   }
   if (out.empty()) {
     char cn[256];
-    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn) > 0) out.push_back(lower(cn));
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn) > 0)
+      out.push_back(lower(cn));
   }
   return out;
 }
@@ -133,8 +134,8 @@ Result<std::shared_ptr<TlsContext>> TlsContext::client(bool verify, const std::s
                                    : SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr);
     if (ok != 1) {
       SSL_CTX_free(ctx);
-      return Error(Errc::Config, "TLS CA bundle " + (ca_file.empty() ? std::string("(system)") : ca_file) + ": " +
-                                     openssl_errors());
+      return Error(Errc::Config,
+                   "TLS CA bundle " + (ca_file.empty() ? std::string("(system)") : ca_file) + ": " + openssl_errors());
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
   }

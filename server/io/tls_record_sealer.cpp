@@ -36,8 +36,7 @@ bool expand_label(const EVP_MD* md, std::span<const uint8_t> secret, const std::
       OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, const_cast<char*>(EVP_MD_get0_name(md)), 0),
       OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
       OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<uint8_t*>(secret.data()), secret.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
-      OSSL_PARAM_construct_end()};
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()), OSSL_PARAM_construct_end()};
   const bool ok = EVP_KDF_derive(kctx, out, length, params) == 1;
   EVP_KDF_CTX_free(kctx);
   return ok;
@@ -80,7 +79,8 @@ bool TlsRecordSealer::derive() {
 
 bool TlsRecordSealer::update_key() {
   std::vector<uint8_t> next(secret_.size());
-  if (!expand_label(static_cast<const EVP_MD*>(digest_), secret_, "traffic upd", next.data(), next.size())) return false;
+  if (!expand_label(static_cast<const EVP_MD*>(digest_), secret_, "traffic upd", next.data(), next.size()))
+    return false;
   OPENSSL_cleanse(secret_.data(), secret_.size());
   secret_.swap(next);
   sequence_ = 0;

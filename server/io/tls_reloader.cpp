@@ -62,8 +62,9 @@ bool TlsReloader::reload(const char* why) {
   stamp_ = stamp();
   auto ctx = TlsContext::server(files_, seal_records_);
   if (!ctx) {
-    SLUICE_LOG_ERROR("worker={} event=tls_reload_failed why=\"{}\" error=\"{}\" action=\"keeping the certificate in use\"",
-                     worker_, why, printable(ctx.error().message(), 300));
+    SLUICE_LOG_ERROR(
+        "worker={} event=tls_reload_failed why=\"{}\" error=\"{}\" action=\"keeping the certificate in use\"", worker_,
+        why, printable(ctx.error().message(), 300));
     return false;
   }
   context_ = std::move(*ctx);

@@ -94,7 +94,8 @@ void TlsTransform::on_key_log(const SSL* ssl, const char* line) {
 // Once Sluice seals the records: notes a KeyUpdate that asks for ours (answered after the read).
 void TlsTransform::on_message(int write_p, int, int content_type, const void* buf, size_t len, SSL*, void* arg) {
   const auto* b = static_cast<const uint8_t*>(buf);
-  if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len >= 5 && b[0] == kKeyUpdateType && b[4] == kUpdateRequested) {
+  if (write_p == 0 && content_type == SSL3_RT_HANDSHAKE && len >= 5 && b[0] == kKeyUpdateType &&
+      b[4] == kUpdateRequested) {
     static_cast<TlsTransform*>(arg)->key_update_asked_ = true;
   }
 }
@@ -112,7 +113,7 @@ TlsTransform::TlsTransform(std::shared_ptr<const TlsContext> context, const std:
   // An empty memory BIO means "nothing yet", not end of file.
   BIO_set_mem_eof_return(in_, -1);
   SSL_set_bio(ssl_, in_, out_);  // the SSL owns both now
-  SSL_set_app_data(ssl_, this);   // for the key log callback
+  SSL_set_app_data(ssl_, this);  // for the key log callback
   if (context_->is_server()) {
     SSL_set_accept_state(ssl_);
   } else {
@@ -143,8 +144,8 @@ Error TlsTransform::failure(const char* what, int rc) {
   if (!context_->is_server() && context_->verifies()) {
     const long v = SSL_get_verify_result(ssl_);
     if (v != X509_V_OK) {
-      return Error(Errc::Rejected, std::string("TLS ") + what + ": certificate verify failed: " +
-                                       X509_verify_cert_error_string(v));
+      return Error(Errc::Rejected,
+                   std::string("TLS ") + what + ": certificate verify failed: " + X509_verify_cert_error_string(v));
     }
   }
   return Error(Errc::Malformed, std::string("TLS ") + what + ": " + why);
@@ -168,7 +169,8 @@ Result<void> TlsTransform::advance() {
 
 Result<void> TlsTransform::feed(std::span<const uint8_t> cipher, std::vector<uint8_t>& plain) {
   if (failed_) return Error(Errc::Closed, "TLS: the session has failed");
-  if (!cipher.empty() && BIO_write(in_, cipher.data(), static_cast<int>(cipher.size())) != static_cast<int>(cipher.size())) {
+  if (!cipher.empty() &&
+      BIO_write(in_, cipher.data(), static_cast<int>(cipher.size())) != static_cast<int>(cipher.size())) {
     failed_ = true;
     return Error(Errc::Io, "TLS: cannot buffer the input");
   }
@@ -280,7 +282,9 @@ void TlsTransform::take_over_records(std::span<const uint8_t> plain, size_t firs
   auto sealer = suite ? TlsRecordSealer::make(SSL_CIPHER_get_protocol_id(suite), secret) : nullptr;
   OPENSSL_cleanse(secret.data(), secret.size());
   const std::span<const uint8_t> made = std::span<const uint8_t>(pending_).subspan(first_record);
-  auto record_size = [&made](size_t at) { return TlsRecordSealer::kHeaderSize + (size_t{made[at + 3]} << 8 | made[at + 4]); };
+  auto record_size = [&made](size_t at) {
+    return TlsRecordSealer::kHeaderSize + (size_t{made[at + 3]} << 8 | made[at + 4]);
+  };
   if (!sealer || made.size() < TlsRecordSealer::kHeaderSize || record_size(0) > made.size() ||
       record_size(0) < TlsRecordSealer::kOverhead || record_size(0) - TlsRecordSealer::kOverhead > plain.size()) {
     return;
@@ -313,9 +317,7 @@ void TlsTransform::take_over_records(std::span<const uint8_t> plain, size_t firs
   }
 }
 
-void TlsTransform::take_output(ByteBuffer& out) {
-  drain(pending_, out);
-}
+void TlsTransform::take_output(ByteBuffer& out) { drain(pending_, out); }
 
 void TlsTransform::shutdown() {
   if (!ssl_ || failed_ || closed_) return;

@@ -56,8 +56,8 @@ class TlsTransform {
   std::string protocol() const;  // "TLSv1.3" ...
   // For the close log line: "TLSv1.3/TLS_AES_128_GCM_SHA256/sluice" (who makes the records).
   std::string summary() const;
-  std::string server_name() const;  // the SNI the client sent (server side)
-  std::string peer_subject() const;  // the peer certificate's subject, "" without one
+  std::string server_name() const;             // the SNI the client sent (server side)
+  std::string peer_subject() const;            // the peer certificate's subject, "" without one
   SSL* native_handle() const { return ssl_; }  // for tests: what the transform has no call for
   // Records sealed under one key before Sluice updates it (a KeyUpdate first): 2^23, well inside
   // RFC 8446's limits; lower only for tests.
@@ -71,7 +71,7 @@ class TlsTransform {
   static void capture_secrets(SSL_CTX* ctx);
 
  private:
-  Result<void> advance();  // the handshake, as far as the input allows
+  Result<void> advance();                                      // the handshake, as far as the input allows
   Result<void> write_records(std::span<const uint8_t> plain);  // by OpenSSL, into out_
   Error failure(const char* what, int rc);
   void take_over_records(std::span<const uint8_t> plain, size_t first_record);
@@ -91,7 +91,7 @@ class TlsTransform {
   bool handshake_done_ = false;
   bool failed_ = false;
   std::vector<uint8_t> waiting_;  // plaintext written before the handshake finished
-  ByteBuffer pending_;  // records made for the peer, not yet taken (the output BIO's)
+  ByteBuffer pending_;            // records made for the peer, not yet taken (the output BIO's)
   Records records_ = Records::OpenSsl;
   std::vector<uint8_t> write_secret_;  // from the key log, until the probe
   std::unique_ptr<TlsRecordSealer> sealer_;
@@ -99,7 +99,7 @@ class TlsTransform {
   ByteBuffer dropped_;             // the output BIO's target once Sluice seals the records
   bool key_update_asked_ = false;  // the peer sent KeyUpdate(update_requested)
   uint64_t records_per_key_ = kRecordsPerKey;
-  bool closed_ = false;            // close_notify sealed: nothing more to write
+  bool closed_ = false;  // close_notify sealed: nothing more to write
 };
 
 }  // namespace sluice::server

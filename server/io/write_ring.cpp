@@ -49,7 +49,8 @@ bool WriteRing::queue(int fd, std::span<const uv_buf_t> bufs, RingWriteTarget* t
   if (made_for_it) {
     for (size_t i = 0; i < pieces; ++i) bytes += bufs[i].len;
   }
-  if (queued_ == slots_.size() || (bytes > 0 && submit_bytes_ > 0 && queued_ > 0 && queued_bytes_ + bytes > submit_bytes_)) {
+  if (queued_ == slots_.size() ||
+      (bytes > 0 && submit_bytes_ > 0 && queued_ > 0 && queued_bytes_ + bytes > submit_bytes_)) {
     submit();
     if (!ring_) return false;  // that submit failed and gave up the ring
   }
@@ -102,9 +103,10 @@ void WriteRing::submit() {
   queued_ = 0;
   queued_bytes_ = 0;
   if (submitted < expected) {
-    SLUICE_LOG_WARN("event=io_uring state=off reason=\"io_uring_enter: {}\" (players are written one writev each "
-                    "from now on)",
-                    std::strerror(error < 0 ? -error : EIO));
+    SLUICE_LOG_WARN(
+        "event=io_uring state=off reason=\"io_uring_enter: {}\" (players are written one writev each "
+        "from now on)",
+        std::strerror(error < 0 ? -error : EIO));
     io_uring_queue_exit(ring_.get());
     ring_.reset();
   }

@@ -76,7 +76,8 @@ class StreamRegistry {
   enum class Claim { Claimed, Taken, Full };
   // Claims the name for a publisher: Taken if someone else already publishes it, Full if the
   // stream would pass rtmp.limits.max_streams.
-  Claim claim_publisher(const std::string& key, const StreamSocket* publisher, const media::StreamHub::Options& options);
+  Claim claim_publisher(const std::string& key, const StreamSocket* publisher,
+                        const media::StreamHub::Options& options);
   // Streams (hubs) on every worker together, and the most there may be (0 = no limit). A stream
   // with players on several workers has a hub on each and counts once per worker.
   static uint32_t total_streams();

@@ -10,7 +10,7 @@
 namespace sluice::protocol {
 class ChunkWriter;
 class Session;
-}
+}  // namespace sluice::protocol
 
 namespace sluice::server {
 

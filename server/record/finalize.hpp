@@ -12,14 +12,14 @@ namespace sluice::server {
 
 struct FinalizeReport {
   bool ok = false;
-  std::string error;           // when !ok: the .part is left where it is
+  std::string error;  // when !ok: the .part is left where it is
   std::string final_path;
   uint64_t part_bytes = 0;     // size of the .part
   uint64_t dropped_bytes = 0;  // a torn or inconsistent tail cut off
   uint64_t final_bytes = 0;
   uint64_t duration_ms = 0;
   uint64_t keyframes = 0;
-  std::string stopped_at;      // why the scan stopped early, if it did
+  std::string stopped_at;  // why the scan stopped early, if it did
   // With mp4: the MP4 copy (server/record/mp4_copy.hpp). Its failure leaves the FLV finished.
   bool mp4_wanted = false;
   bool mp4_ok = false;

@@ -61,7 +61,7 @@ Mp4CopyReport write_mp4_copy(const std::string& flv_path, const std::string& mp4
   Mp4CopyReport r;
   r.path = mp4_path;
   Fd in(::open(flv_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  struct stat st{};
+  struct stat st {};
   if (in.get() < 0 || ::fstat(in.get(), &st) != 0) {
     r.error = errno_text("open " + flv_path);
     return r;

@@ -109,15 +109,17 @@ struct RecordFile::FinalizeJob {
 };
 
 RecordFile::RecordFile(uv_loop_t* loop, std::string dir, std::string base_name, OnDone on_done, bool mp4)
-    : loop_(loop), dir_(std::move(dir)), base_(std::move(base_name)), on_done_(std::move(on_done)), mp4_(mp4),
+    : loop_(loop),
+      dir_(std::move(dir)),
+      base_(std::move(base_name)),
+      on_done_(std::move(on_done)),
+      mp4_(mp4),
       started_unix_(static_cast<int64_t>(std::time(nullptr))) {
   ++RecordStats::get().files_open;
 }
 
 // The jobs hold the file until they are done: this runs after the last one.
-RecordFile::~RecordFile() {
-  --RecordStats::get().files_open;
-}
+RecordFile::~RecordFile() { --RecordStats::get().files_open; }
 
 void RecordFile::open() {
   auto* job = new OpenJob;
@@ -209,8 +211,8 @@ void RecordFile::fail(std::string why) {
   failed_ = true;
   error_ = std::move(why);
   pending_.clear();
-  SLUICE_LOG_ERROR("event=record_failed file=\"{}\" error=\"{}\" written={}", part_path_.empty() ? dir_ + "/" + base_ : part_path_,
-                   error_, written_);
+  SLUICE_LOG_ERROR("event=record_failed file=\"{}\" error=\"{}\" written={}",
+                   part_path_.empty() ? dir_ + "/" + base_ : part_path_, error_, written_);
   if (finishing_ || fd_ >= 0) start_finalize();
 }
 
@@ -247,8 +249,15 @@ void RecordFile::start_finalize() {
         RecordFile& f = *j->file;
         (r.ok ? RecordStats::get().files_done : RecordStats::get().files_failed)++;
         if (f.on_done_) {
-          Done d{r.ok, r.ok ? r.final_path : j->part, r.error, r.final_bytes, r.duration_ms, f.started_unix_,
-                 static_cast<int64_t>(std::time(nullptr)), f.end_reason_, r.mp4_ok ? r.mp4_path : std::string()};
+          Done d{r.ok,
+                 r.ok ? r.final_path : j->part,
+                 r.error,
+                 r.final_bytes,
+                 r.duration_ms,
+                 f.started_unix_,
+                 static_cast<int64_t>(std::time(nullptr)),
+                 f.end_reason_,
+                 r.mp4_ok ? r.mp4_path : std::string()};
           f.on_done_(d);
         }
         if (r.ok) {

@@ -22,13 +22,13 @@ class RecordFile : public std::enable_shared_from_this<RecordFile> {
   // What a finished file was, for its done hook (the caller's, e.g. hooks.on_record_done).
   struct Done {
     bool ok = false;
-    std::string path;   // the final file, or the .part left aside when !ok
+    std::string path;  // the final file, or the .part left aside when !ok
     std::string error;
     uint64_t bytes = 0;
     uint64_t duration_ms = 0;
     int64_t started_unix = 0;
     int64_t ended_unix = 0;
-    std::string reason;  // why it ended: unpublish, segment, ...
+    std::string reason;    // why it ended: unpublish, segment, ...
     std::string mp4_path;  // the MP4 copy (record.mp4), when it was written
   };
   using OnDone = std::function<void(const Done&)>;

@@ -12,7 +12,7 @@ struct RecordStats {
   std::atomic<uint64_t> files_done{0};
   std::atomic<uint64_t> files_failed{0};
   std::atomic<uint64_t> bytes_written{0};
-  std::atomic<uint64_t> files_open{0};  // started and not yet finalized
+  std::atomic<uint64_t> files_open{0};     // started and not yet finalized
   std::atomic<uint64_t> files_removed{0};  // by retention (record.keep)
 
   static RecordStats& get() {

@@ -21,8 +21,9 @@ Recorder::Recorder(uv_loop_t* loop, media::StreamHub& hub, Settings settings)
 void Recorder::start_file() {
   int64_t now = static_cast<int64_t>(std::time(nullptr));
   const config::RecordNameParts parts{settings_.app, settings_.stream, segments_ + 1, now};
-  file_ = std::make_shared<RecordFile>(loop_, settings_.dir, config::expand_record_template(settings_.path_template, parts),
-                                       settings_.on_file_done, settings_.mp4);
+  file_ =
+      std::make_shared<RecordFile>(loop_, settings_.dir, config::expand_record_template(settings_.path_template, parts),
+                                   settings_.on_file_done, settings_.mp4);
   file_->open();
   ++segments_;
   file_bytes_ = 0;

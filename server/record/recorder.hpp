@@ -23,21 +23,20 @@ class StreamHub;
 
 namespace sluice::server {
 
-
 class Recorder final : public media::Subscriber {
  public:
   static constexpr uint64_t kMaxQueuedBytes = 64ull << 20;
   static constexpr size_t kBatchBytes = 64 * 1024;  // what a crash can lose at most, roughly
 
   struct Settings {
-    std::string dir;                      // record.dir
-    std::string path_template;            // record.path (config/record_template.hpp)
+    std::string dir;            // record.dir
+    std::string path_template;  // record.path (config/record_template.hpp)
     std::string app;
     std::string stream;
-    bool mp4 = false;                     // record.mp4: an MP4 copy of each finished file
-    uint64_t segment_duration_ms = 0;     // 0: one file for the whole publication
-    uint64_t segment_bytes = 0;           // 0: no size limit
-    RecordFile::OnDone on_file_done;      // each finished (or failed) file, on the loop
+    bool mp4 = false;                  // record.mp4: an MP4 copy of each finished file
+    uint64_t segment_duration_ms = 0;  // 0: one file for the whole publication
+    uint64_t segment_bytes = 0;        // 0: no size limit
+    RecordFile::OnDone on_file_done;   // each finished (or failed) file, on the loop
   };
 
   // Starts the first file below settings.dir and subscribes to hub.
@@ -53,7 +52,7 @@ class Recorder final : public media::Subscriber {
   void stop(const std::string& why);
   bool recording() const { return !stopped_; }
   uint64_t bytes() const;
-  const std::string& path() const;  // the current file's .part ("" until it is created)
+  const std::string& path() const;                        // the current file's .part ("" until it is created)
   uint32_t file_duration_ms() const { return last_ts_; }  // of the current file
 
  private:

@@ -38,10 +38,11 @@ void repair_recordings(uv_loop_t* loop, const std::vector<RepairDir>& dirs) {
         auto* j = static_cast<RepairJob*>(w->data);
         for (const auto& [part, r] : j->done) {
           if (r.ok) {
-            SLUICE_LOG_WARN("event=record_repaired part=\"{}\" file=\"{}\" part_bytes={} dropped_bytes={} bytes={} "
-                            "duration_ms={} keyframes={} stopped_at=\"{}\"",
-                            part, r.final_path, r.part_bytes, r.dropped_bytes, r.final_bytes, r.duration_ms,
-                            r.keyframes, r.stopped_at);
+            SLUICE_LOG_WARN(
+                "event=record_repaired part=\"{}\" file=\"{}\" part_bytes={} dropped_bytes={} bytes={} "
+                "duration_ms={} keyframes={} stopped_at=\"{}\"",
+                part, r.final_path, r.part_bytes, r.dropped_bytes, r.final_bytes, r.duration_ms, r.keyframes,
+                r.stopped_at);
           } else {
             SLUICE_LOG_ERROR("event=record_repair_failed part=\"{}\" error=\"{}\"", part, r.error);
           }

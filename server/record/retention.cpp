@@ -69,7 +69,7 @@ std::vector<RecordingOnDisk> list_recordings(const std::string& dir) {
   for (; !ec && it != end; it.increment(ec)) {
     const std::string path = it->path().string();
     if (!ends_with(path, ".flv") && !ends_with(path, ".mp4")) continue;
-    struct stat st{};
+    struct stat st {};
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     // A .flv (or its .mp4) whose .part is still there is being written or finished.
     const std::string stem = path.substr(0, path.size() - 4);
@@ -87,7 +87,9 @@ std::vector<RetentionRule> merge_retention_rules(std::vector<RetentionRule> rule
     auto [it, fresh] = by_dir.emplace(r.dir, r);
     if (fresh) continue;
     it->second.age = smaller(it->second.age, r.age);
-    it->second.bytes = it->second.bytes == 0 ? r.bytes : r.bytes == 0 ? it->second.bytes : std::min(it->second.bytes, r.bytes);
+    it->second.bytes = it->second.bytes == 0 ? r.bytes
+                       : r.bytes == 0        ? it->second.bytes
+                                             : std::min(it->second.bytes, r.bytes);
   }
   std::vector<RetentionRule> out;
   for (auto& [dir, r] : by_dir) out.push_back(std::move(r));

@@ -4,7 +4,7 @@
 #include <iterator>
 
 #include "server/io/logging.hpp"
-#include "server/live/ingest.hpp"
+#include "server/live/publication.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/relay/push_target.hpp"
 #include "server/relay/relay_services.hpp"
@@ -27,8 +27,7 @@ const char* pull_state_name(Pull::State s) {
 constexpr uint64_t kRelocateMaxMs = 1000;
 }  // namespace
 
-Pull::Pull(RelayServices& services, Settings settings)
-    : services_(services), settings_(std::move(settings)), timestamps_(settings_.timestamp_jump_ms) {}
+Pull::Pull(RelayServices& services, Settings settings) : services_(services), settings_(std::move(settings)) {}
 
 Pull::~Pull() { end("server stopping"); }
 
@@ -98,8 +97,8 @@ namespace {
 // The upstream's own "|RtmpSampleAccess" data message belongs to its play answer, not to the
 // stream: local players get this server's.
 bool is_sample_access(const protocol::Message& m) {
-  static constexpr uint8_t kName[] = {0x02, 0x00, 0x11, '|', 'R', 't', 'm', 'p', 'S', 'a', 'm', 'p', 'l', 'e',
-                                      'A', 'c', 'c', 'e', 's', 's'};
+  static constexpr uint8_t kName[] = {0x02, 0x00, 0x11, '|', 'R', 't', 'm', 'p', 'S', 'a',
+                                      'm',  'p',  'l',  'e', 'A', 'c', 'c', 'e', 's', 's'};
   auto p = m.payload.span();
   return m.type == protocol::msg_type::kDataAmf0 && p.size() >= sizeof kName &&
          std::equal(std::begin(kName), std::end(kName), p.begin());
@@ -108,22 +107,15 @@ bool is_sample_access(const protocol::Message& m) {
 
 void Pull::relay_media(RelayClient&, protocol::Message& m) {
   if (!hub_ || is_sample_access(m)) return;
-  if (!publishing_) {
-    publishing_ = true;
-    timestamps_ = media::TimestampCorrector(settings_.timestamp_jump_ms);
-    hub_->start_publish();
-  }
+  if (!publication_) publication_.emplace(*hub_, settings_.timestamp_jump_ms);
   std::optional<media::TimestampCorrector::Jump> jump;
   ++frames_;
-  hub_->publish(ingest_frame(m, timestamps_, jump));
+  publication_->publish(m.type, m.timestamp, std::move(m.payload), jump);
 }
 
 void Pull::relay_source_end(RelayClient&) { end_publication(); }
 
-void Pull::end_publication() {
-  if (publishing_ && hub_) hub_->end_publish();
-  publishing_ = false;
-}
+void Pull::end_publication() { publication_.reset(); }
 
 // The connection is done for this pull: its bytes are counted, the local publication ends and the
 // name is given back.

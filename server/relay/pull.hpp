@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 
 #include "media/stream_hub.hpp"
 #include "media/timestamp_corrector.hpp"
+#include "server/live/publication.hpp"
 #include "server/relay/backoff.hpp"
 #include "server/relay/relay_client.hpp"
 #include "server/relay/stream_locator.hpp"
@@ -36,8 +38,8 @@ class Pull final : public RelayClient::Owner {
   enum class State : uint8_t { Locating, Connecting, Live, Waiting, Ended };
 
   struct Settings {
-    std::string key;   // "app/name"
-    std::string name;  // the local stream name
+    std::string key;                  // "app/name"
+    std::string name;                 // the local stream name
     std::vector<RelayUrl> upstreams;  // empty for a cluster pull (located each time)
     StreamLocator locate;             // set: a cluster pull
     std::string query;                // appended to the played name ("a=b"), for the token
@@ -81,10 +83,9 @@ class Pull final : public RelayClient::Owner {
   RelayClient* client_ = nullptr;
   const StreamSocket* claimed_by_ = nullptr;  // the connection the name is claimed for
   media::StreamHub* hub_ = nullptr;
-  bool publishing_ = false;
-  media::TimestampCorrector timestamps_;
+  std::optional<Publication> publication_;  // while the upstream sends media
   State state_ = State::Connecting;
-  size_t upstream_ = 0;        // the one tried now
+  size_t upstream_ = 0;         // the one tried now
   size_t failed_in_round_ = 0;  // upstreams failed since one last worked
   Backoff backoff_;
   uint64_t retry_at_ms_ = 0;

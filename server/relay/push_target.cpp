@@ -15,8 +15,9 @@ const char* relay_state_name(PushTarget::State s) {
   return "?";
 }
 
-PushTarget::PushTarget(RelayServices& services, std::string target_id, std::vector<RelayUrl> urls, std::string publish_name,
-                       bool name_is_key, bool verify, std::string source_key, media::StreamHub& hub)
+PushTarget::PushTarget(RelayServices& services, std::string target_id, std::vector<RelayUrl> urls,
+                       std::string publish_name, bool name_is_key, bool verify, std::string source_key,
+                       media::StreamHub& hub)
     : services_(services),
       target_id_(std::move(target_id)),
       urls_(std::move(urls)),
@@ -93,11 +94,11 @@ void PushTarget::set_state(State s, const std::string& why) {
   // A failure is a warning; the normal steps (and the end, whatever its reason) are not.
   const bool failure = !why.empty() && s != State::Stopped;
   if (failure) {
-    SLUICE_LOG_WARN("event=relay_push target={} stream={} url={} state={} attempt={} reason=\"{}\"", target_id_, source_key_, urls_[at_].display(),
-                    relay_state_name(s), connects_, printable(why, 200));
+    SLUICE_LOG_WARN("event=relay_push target={} stream={} url={} state={} attempt={} reason=\"{}\"", target_id_,
+                    source_key_, urls_[at_].display(), relay_state_name(s), connects_, printable(why, 200));
   } else {
-    SLUICE_LOG_INFO("event=relay_push target={} stream={} url={} state={} attempt={}{}", target_id_, source_key_, urls_[at_].display(),
-                    relay_state_name(s), connects_,
+    SLUICE_LOG_INFO("event=relay_push target={} stream={} url={} state={} attempt={}{}", target_id_, source_key_,
+                    urls_[at_].display(), relay_state_name(s), connects_,
                     why.empty() ? std::string() : " reason=\"" + printable(why, 200) + "\"");
   }
 }

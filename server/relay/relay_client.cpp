@@ -38,8 +38,8 @@ void RelayClient::start() {
   resolve_.data = this;
   const std::string port = std::to_string(settings_.url.port);
   retain();  // until on_resolved
-  int rc = uv_getaddrinfo(loop_.loop(), &resolve_, &RelayClient::on_resolved, settings_.url.host.c_str(),
-                          port.c_str(), &hints);
+  int rc = uv_getaddrinfo(loop_.loop(), &resolve_, &RelayClient::on_resolved, settings_.url.host.c_str(), port.c_str(),
+                          &hints);
   if (rc != 0) {
     close(std::string("resolve failed: ") + uv_strerror(rc));
     release();
@@ -202,7 +202,9 @@ void RelayClient::on_written(bool) {
 void RelayClient::on_tick(uint64_t now_ms) {
   if (closing()) return;
   if (!live_ && now_ms - started_ms() > settings_.setup_timeout_ms) {
-    close(connected_ ? "no answer to publish/play" : session_.handshake_done() ? "connect timeout" : "connection timeout");
+    close(connected_                  ? "no answer to publish/play"
+          : session_.handshake_done() ? "connect timeout"
+                                      : "connection timeout");
     return;
   }
   // A pull whose stream was flowing and that hears nothing more is dead (an upstream that waits

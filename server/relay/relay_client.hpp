@@ -56,8 +56,8 @@ class RelayClient final : public StreamSocket {
   struct Settings {
     Role role = Role::Push;
     RelayUrl url;
-    std::string stream_name;                  // published or played there
-    std::shared_ptr<const TlsContext> tls;    // for rtmps:// (a client context)
+    std::string stream_name;                // published or played there
+    std::shared_ptr<const TlsContext> tls;  // for rtmps:// (a client context)
     // Push: the local stream.
     StreamRegistry* registry = nullptr;
     std::string source_key;

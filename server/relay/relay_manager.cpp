@@ -66,7 +66,9 @@ bool relay_selects(const std::vector<std::string>& streams, const std::string& n
 }
 
 RelayManager::RelayManager(LoopContext& loop, StreamRegistry& registry, WorkerMesh* mesh, uint32_t worker)
-    : services_{loop, registry, client_context(true), client_context(false), &draining_}, mesh_(mesh), worker_(worker) {}
+    : services_{loop, registry, client_context(true), client_context(false), &draining_},
+      mesh_(mesh),
+      worker_(worker) {}
 
 RelayManager::~RelayManager() {
   // Targets first: they hold the hubs the pulls publish.
@@ -151,7 +153,8 @@ void RelayManager::on_publish_start(const config::AppConfig& app, const std::str
     if (!relay_selects(t.streams, name)) continue;
     add_push(app.name + "#" + std::to_string(i), {t.url}, t.key.value, t.verify, app, name, hub);
   }
-  if (app.relay.edge) add_push(app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify, app, name, hub);
+  if (app.relay.edge)
+    add_push(app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify, app, name, hub);
   for (const RuntimeTarget& t : RuntimeTargets::instance().list()) {
     if (t.app == app.name && relay_selects(t.streams, name)) add_push(t.id, {t.url}, t.key, true, app, name, hub);
   }
@@ -189,9 +192,8 @@ void RelayManager::sync_runtime_targets() {
     for (const Publication& p : std::vector<Publication>(publications_)) {
       if (p.app != t.app || !relay_selects(t.streams, p.name)) continue;
       const std::string key = p.app + "/" + p.name;
-      const bool running = std::any_of(pushes_.begin(), pushes_.end(), [&](const auto& x) {
-        return x->target_id() == t.id && x->source_key() == key;
-      });
+      const bool running = std::any_of(pushes_.begin(), pushes_.end(),
+                                       [&](const auto& x) { return x->target_id() == t.id && x->source_key() == key; });
       if (!running) add_push(t.id, {t.url}, t.key, true, *app, p.name, *p.hub);
     }
   }
@@ -235,7 +237,8 @@ void RelayManager::start_cluster_pull(const config::AppConfig& app, const std::s
   if (!cluster_ || !cluster_->locate || find_pull(key)) return;
   Pull::Settings s = pull_settings(app, name);
   s.locate = cluster_->locate;
-  if (!cluster_->token.empty()) s.query = std::string(config::kClusterTokenParam) + "=" + percent_encoded(cluster_->token);
+  if (!cluster_->token.empty())
+    s.query = std::string(config::kClusterTokenParam) + "=" + percent_encoded(cluster_->token);
   s.on_demand = true;
   auto p = std::make_unique<Pull>(services_, std::move(s));
   Pull* raw = p.get();

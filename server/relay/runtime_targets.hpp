@@ -12,10 +12,10 @@
 namespace sluice::server {
 
 struct RuntimeTarget {
-  std::string id;   // "r1", "r2", ...
+  std::string id;  // "r1", "r2", ...
   std::string app;
   std::string url;
-  std::string key;  // may be empty
+  std::string key;                   // may be empty
   std::vector<std::string> streams;  // every stream of the app when empty
 };
 

@@ -6,8 +6,7 @@
 
 namespace sluice::server {
 
-void RtmpConnection::ask(const std::function<uint64_t(AccessDone)>& start,
-                         std::function<void(AccessOutcome&&)> then) {
+void RtmpConnection::ask(const std::function<uint64_t(AccessDone)>& start, std::function<void(AccessOutcome&&)> then) {
   waiting_ = true;
   asking_ = true;
   uint64_t id = start([this, then = std::move(then)](AccessOutcome&& o) {
@@ -71,7 +70,8 @@ void RtmpConnection::refuse_admission(uint32_t stream_id, bool publish, const st
                                       const AccessOutcome& o) {
   const char* by = o.refused_by == RefusedBy::Hook ? "hook" : o.refused_by == RefusedBy::Limit ? "limit" : "rules";
   if (publish) {
-    session_.reject_publish(stream_id, protocol::Status::PublishRejected, "Publishing is not allowed: " + o.reason + ".");
+    session_.reject_publish(stream_id, protocol::Status::PublishRejected,
+                            "Publishing is not allowed: " + o.reason + ".");
   } else {
     session_.send_status(stream_id, protocol::Status::PlayFailed, "Playing is not allowed: " + o.reason + ".");
   }

@@ -44,7 +44,8 @@ void RtmpConnection::handle_event(protocol::SessionEvent& event) {
           GuardCounters::bump(GuardEvent::RtmpStreamsPerConnection);
           if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
             SLUICE_LOG_WARN(
-                "conn={} peer={} event=create_stream_refused reason=\"rtmp.limits.streams_per_connection={}\" suppressed={}",
+                "conn={} peer={} event=create_stream_refused reason=\"rtmp.limits.streams_per_connection={}\" "
+                "suppressed={}",
                 id(), peer(), config().rtmp.limits.streams_per_connection, suppressed_logs_);
           }
         } else if constexpr (std::is_same_v<T, protocol::StreamIdRefusedEvent>) {
@@ -106,7 +107,10 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
     return;
   }
   HookEvent ev = hook_event(name, e.publish.query);
-  ask([&](AccessDone done) { return services_.gate.admit(AccessAction::Publish, *app, peer_address(), ev, std::move(done)); },
+  ask(
+      [&](AccessDone done) {
+        return services_.gate.admit(AccessAction::Publish, *app, peer_address(), ev, std::move(done));
+      },
       [this, e](AccessOutcome&& o) { finish_publish(e, std::move(o)); });
 }
 
@@ -115,9 +119,11 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
   const std::string& name = o.name;
   if (std::string_view problem = stream_name_problem(name); !problem.empty()) {  // a hook's rename
     GuardCounters::bump(GuardEvent::BadStreamName);
-    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, "Invalid stream name from the on_publish hook.");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"hook renamed to an invalid name: {}\"",
-                    id(), peer(), app_, printable(name), problem);
+    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
+                            "Invalid stream name from the on_publish hook.");
+    SLUICE_LOG_WARN(
+        "conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"hook renamed to an invalid name: {}\"",
+        id(), peer(), app_, printable(name), problem);
     session_.close_after_flush();
     return;
   }
@@ -162,8 +168,8 @@ void RtmpConnection::publish_here(const protocol::PublishEvent& e, const std::st
   if (claim == StreamRegistry::Claim::Taken) {
     session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
                             "Stream '" + name + "' is already publishing.");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id(), peer(),
-                    app_, name);
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id(),
+                    peer(), app_, name);
     session_.close_after_flush();
     return;
   }
@@ -192,8 +198,9 @@ void RtmpConnection::on_play(protocol::PlayEvent& e) {
     session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound,
                          "Invalid stream name: " + std::string(problem) + ".");
     if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
-      SLUICE_LOG_WARN("conn={} peer={} event=play_rejected app={} stream=\"{}\" reason=\"invalid name: {}\" suppressed={}",
-                      id(), peer(), app_, printable(name), problem, suppressed_logs_);
+      SLUICE_LOG_WARN(
+          "conn={} peer={} event=play_rejected app={} stream=\"{}\" reason=\"invalid name: {}\" suppressed={}", id(),
+          peer(), app_, printable(name), problem, suppressed_logs_);
     }
     return;
   }
@@ -206,7 +213,10 @@ void RtmpConnection::on_play_live(const config::AppConfig& app, protocol::PlayEv
     return;
   }
   HookEvent ev = hook_event(e.play.name, e.play.query);
-  ask([&](AccessDone done) { return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done)); },
+  ask(
+      [&](AccessDone done) {
+        return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
+      },
       [this, e](AccessOutcome&& o) { finish_play_live(e, std::move(o)); });
 }
 
@@ -216,7 +226,8 @@ void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcom
   const std::string& name = o.name;
   if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
     GuardCounters::bump(GuardEvent::BadStreamName);
-    session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "Invalid stream name from the on_play hook.");
+    session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound,
+                         "Invalid stream name from the on_play hook.");
     return;
   }
   std::string key = app_ + "/" + name;
@@ -238,7 +249,9 @@ void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcom
   players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, *h));
   players_.back()->ticket = ticket_for(AccessAction::Play, name, e.play.query, std::move(o.seat));
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id(), peer(), app_, name,
-                  live ? "yes" : pulled ? "pulling" : "waiting");
+                  live     ? "yes"
+                  : pulled ? "pulling"
+                           : "waiting");
 }
 
 void RtmpConnection::refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish) {
@@ -250,9 +263,9 @@ void RtmpConnection::refuse_for_streams_total(uint32_t stream_id, const std::str
     session_.send_status(stream_id, protocol::Status::PlayFailed, why);
   }
   if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
-    SLUICE_LOG_WARN("conn={} peer={} event={}_rejected app={} stream={} reason=\"rtmp.limits.max_streams={}\" suppressed={}",
-                    id(), peer(), publish ? "publish" : "play", app_, name, config().rtmp.limits.max_streams,
-                    suppressed_logs_);
+    SLUICE_LOG_WARN(
+        "conn={} peer={} event={}_rejected app={} stream={} reason=\"rtmp.limits.max_streams={}\" suppressed={}", id(),
+        peer(), publish ? "publish" : "play", app_, name, config().rtmp.limits.max_streams, suppressed_logs_);
   }
 }
 
@@ -296,11 +309,15 @@ void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEve
   }
   // Checked before anything keeps the name: the playlist, the logs, the file lookup.
   if (e.play.name.size() > app.name_max_bytes) {
-    return refuse_vod_play(e.stream_id, GuardEvent::VodNameTooLong, e.play.name,
-                           "Stream name longer than " + std::to_string(app.name_max_bytes) + " bytes (name_max_bytes).");
+    return refuse_vod_play(
+        e.stream_id, GuardEvent::VodNameTooLong, e.play.name,
+        "Stream name longer than " + std::to_string(app.name_max_bytes) + " bytes (name_max_bytes).");
   }
   HookEvent ev = hook_event(e.play.name, e.play.query);
-  ask([&](AccessDone done) { return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done)); },
+  ask(
+      [&](AccessDone done) {
+        return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
+      },
       [this, e](AccessOutcome&& o) { finish_play_vod(e, std::move(o)); });
 }
 
@@ -320,9 +337,9 @@ void RtmpConnection::finish_play_vod(const protocol::PlayEvent& e, AccessOutcome
   // FFmpeg sends start -2000 (live or recorded) for VOD too: anything negative means "from the start".
   VodPlayer::Item item{o.name, e.play.start, e.play.duration};
   if (!player->play(std::move(item), e.play.reset)) {
-    return refuse_vod_play(e.stream_id, GuardEvent::VodPlaylistFull, e.play.name,
-                           "Playlist full: at most " + std::to_string(app.playlist_max_entries) +
-                               " queued items (playlist_max_entries).");
+    return refuse_vod_play(
+        e.stream_id, GuardEvent::VodPlaylistFull, e.play.name,
+        "Playlist full: at most " + std::to_string(app.playlist_max_entries) + " queued items (playlist_max_entries).");
   }
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream=\"{}\" start_ms={} duration_ms={} reset={}", id(), peer(),
                   app_, printable(o.name), e.play.start, e.play.duration, e.play.reset);
@@ -354,11 +371,12 @@ void RtmpConnection::on_get_stream_length(const protocol::GetStreamLengthEvent& 
     session_.reply_stream_length(txn, 0);
     return;
   }
-  services_.vod_files.open(VodRoot{app->root, app->follow_symlinks}, name, [this, ref = Ref(this), txn](Result<VodFilePtr> f) {
-    if (closing()) return;
-    session_.reply_stream_length(txn, f ? (*f)->index.duration_ms / 1000.0 : 0);
-    request_flush();
-  });
+  services_.vod_files.open(VodRoot{app->root, app->follow_symlinks}, name,
+                           [this, ref = Ref(this), txn](Result<VodFilePtr> f) {
+                             if (closing()) return;
+                             session_.reply_stream_length(txn, f ? (*f)->index.duration_ms / 1000.0 : 0);
+                             request_flush();
+                           });
 }
 
 void RtmpConnection::on_receive_media(const protocol::ReceiveMediaEvent& e) {
@@ -366,23 +384,26 @@ void RtmpConnection::on_receive_media(const protocol::ReceiveMediaEvent& e) {
 }
 
 void RtmpConnection::on_close_stream(uint32_t stream_id, const char* why) {
-  auto pub = std::find_if(publishers_.begin(), publishers_.end(),
-                          [&](const auto& p) { return p->stream_id() == stream_id; });
+  auto pub =
+      std::find_if(publishers_.begin(), publishers_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
   if (pub != publishers_.end()) {
     SLUICE_LOG_INFO("conn={} peer={} event=unpublish app={} stream={} reason={}", id(), peer(), app_, (*pub)->name(),
                     why);
     (*pub)->ticket.set_end_reason(why);
     publishers_.erase(pub);
   }
-  auto play = std::find_if(players_.begin(), players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
+  auto play =
+      std::find_if(players_.begin(), players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
   if (play != players_.end()) {
     SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream={} reason={}", id(), peer(), app_, (*play)->name(), why);
     (*play)->ticket.set_end_reason(why);
     players_.erase(play);
   }
-  auto vod = std::find_if(vod_players_.begin(), vod_players_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
+  auto vod = std::find_if(vod_players_.begin(), vod_players_.end(),
+                          [&](const auto& p) { return p->stream_id() == stream_id; });
   if (vod != vod_players_.end()) {
-    SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream=\"{}\" reason={}", id(), peer(), app_, (*vod)->name(), why);
+    SLUICE_LOG_INFO("conn={} peer={} event=stop app={} stream=\"{}\" reason={}", id(), peer(), app_, (*vod)->name(),
+                    why);
     vod_players_.erase(vod);
   }
 }

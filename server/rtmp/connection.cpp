@@ -122,7 +122,8 @@ void RtmpConnection::check_output() {
       const auto& limits = config().rtmp.limits;
       std::string why = unsent > limits.output_hard_bytes
                             ? "unsent output " + std::to_string(unsent) + " bytes over rtmp.limits.output_hard_bytes"
-                            : "output not read for " + std::to_string(output_guard_.paused_for_ms(loop_.now_ms()) / 1000) +
+                            : "output not read for " +
+                                  std::to_string(output_guard_.paused_for_ms(loop_.now_ms()) / 1000) +
                                   " s (rtmp.limits.output_timeout)";
       SLUICE_LOG_WARN("conn={} peer={} event=output_overflow unsent={} reason=\"{}\"", id(), peer(), unsent, why);
       close(why);
@@ -236,8 +237,8 @@ void RtmpConnection::on_close(const std::string& reason) {
   for (auto& p : vod_players_) p->ticket.set_end_reason(reason);
   end_streams();
   uint64_t duration = loop_.now_ms() - started_ms();
-  SLUICE_LOG_INFO("conn={} peer={} app={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={} tls={}", id(),
-                  peer(), app_.empty() ? "-" : app_, reason, bytes_in(), bytes_out(), duration, tls_summary());
+  SLUICE_LOG_INFO("conn={} peer={} app={} event=close reason=\"{}\" bytes_in={} bytes_out={} duration_ms={} tls={}",
+                  id(), peer(), app_.empty() ? "-" : app_, reason, bytes_in(), bytes_out(), duration, tls_summary());
 }
 
 }  // namespace sluice::server

@@ -35,7 +35,6 @@ class LivePlayer final : public LiveSubscriber {
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return name_; }
 
-
   // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
   AccessTicket ticket;
 

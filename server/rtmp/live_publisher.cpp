@@ -4,7 +4,6 @@
 #include "server/hls/hls_service.hpp"
 
 #include "media/frame.hpp"
-#include "server/live/ingest.hpp"
 #include "media/stream_hub.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/rtmp/connection.hpp"
@@ -17,14 +16,10 @@ namespace sluice::server {
 
 LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name,
                              uint32_t timestamp_jump_ms)
-    : conn_(conn),
-      stream_id_(stream_id),
-      key_(std::move(key)),
-      name_(std::move(name)),
-      timestamps_(timestamp_jump_ms) {
+    : conn_(conn), stream_id_(stream_id), key_(std::move(key)), name_(std::move(name)) {
   // The registry created the hub when the name was claimed.
   hub_ = conn_.registry().find(key_);
-  hub_->start_publish();
+  publication_.emplace(*hub_, timestamp_jump_ms);
 }
 
 void LivePublisher::start_relays(const config::AppConfig& app,
@@ -38,20 +33,19 @@ LivePublisher::~LivePublisher() {
   if (recorder_) recorder_->stop("unpublish");
   recorder_.reset();
   if (RelayManager* relays = conn_.relays()) relays->on_publish_end(key_);
-  hub_->end_publish();
-  SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_,
-                  frames_, bytes_, timestamps_.jumps());
+  const uint64_t frames = publication_->frames(), bytes = publication_->bytes();
+  const uint64_t jumps = publication_->timestamp_jumps();
+  publication_.reset();
+  SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_, frames,
+                  bytes, jumps);
   conn_.registry().release_publisher(key_, &conn_);
   if (cluster::ClusterService* c = conn_.cluster()) c->release(key_);
 }
 
 void LivePublisher::on_message(protocol::Message& m) {
   std::optional<media::TimestampCorrector::Jump> jump;
-  media::FramePtr frame = ingest_frame(m, timestamps_, jump);
-  ++frames_;
-  bytes_ += frame->payload.size();
+  media::FramePtr frame = publication_->publish(m.type, m.timestamp, std::move(m.payload), jump);
   if (jump) log_jump(*jump);
-  hub_->publish(frame);
   if (!logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
     logged_codecs_ = true;
     SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", conn_.id(), key_, hub_->info().summary());

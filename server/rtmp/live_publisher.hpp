@@ -1,17 +1,19 @@
-// LivePublisher: one published live stream on a connection. Turns the publisher's messages into
-// frames for the stream's hub, with timestamps made continuous once here (a jump of the
-// publisher's clock never reaches the GOP cache or a player's queue: media/timestamp_corrector.hpp);
-// ends the publication when destroyed.
+// LivePublisher: one published live stream on an RTMP connection. Its messages feed the stream's
+// hub through a Publication (server/live/publication.hpp: continuous timestamps, counts, the
+// publication's start and end); it starts what a publish brings with it (push targets, HLS, the
+// recording) and gives the name back when destroyed.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "server/access/access_ticket.hpp"
 #include "media/timestamp_corrector.hpp"
+#include "server/live/publication.hpp"
 #include "protocol/message.hpp"
 #include "server/io/guard_counters.hpp"
 
@@ -50,7 +52,6 @@ class LivePublisher {
   bool recording() const;
   const Recorder* recorder() const { return recorder_.get(); }
 
-
   // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
   AccessTicket ticket;
 
@@ -62,10 +63,8 @@ class LivePublisher {
   void log_jump(const media::TimestampCorrector::Jump& j);
 
   media::StreamHub* hub_;
-  media::TimestampCorrector timestamps_;
-  LogRateLimit jump_log_;  // a publisher whose clock jumps on every message must not flood the log
-  uint64_t frames_ = 0;
-  uint64_t bytes_ = 0;
+  std::optional<Publication> publication_;  // ended in the destructor, before the name is given back
+  LogRateLimit jump_log_;                   // a publisher whose clock jumps on every message must not flood the log
   bool logged_codecs_ = false;
   std::unique_ptr<Recorder> recorder_;
 };

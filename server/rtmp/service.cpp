@@ -20,9 +20,7 @@ RtmpService::RtmpService(LoopContext& loop, RtmpServices& services, WorkerMesh* 
 
 RtmpService::~RtmpService() { services_.on_destroyed = nullptr; }
 
-size_t RtmpService::connection_count() const {
-  return mesh_ ? mesh_->rtmp_connections.load() : connections_.size();
-}
+size_t RtmpService::connection_count() const { return mesh_ ? mesh_->rtmp_connections.load() : connections_.size(); }
 
 // Every worker has the TLS context: RTMPS connections are handed round like RTMP ones (before
 // their handshake, so no TLS state ever moves between loops), and every worker reads the PROXY
@@ -30,8 +28,7 @@ size_t RtmpService::connection_count() const {
 Result<void> RtmpService::start() {
   const config::Config& cfg = loop_.config();
   if (cfg.rtmps.enabled()) {
-    tls_ = std::make_unique<TlsReloader>(loop_.loop(), cfg.rtmps.certificates, loop_.worker(),
-                                         cfg.rtmps.seal_records);
+    tls_ = std::make_unique<TlsReloader>(loop_.loop(), cfg.rtmps.certificates, loop_.worker(), cfg.rtmps.seal_records);
     if (auto r = tls_->start(); !r) return r.error();
   }
   if (expects_proxy_header(false) || expects_proxy_header(true)) {
@@ -67,10 +64,9 @@ Result<void> RtmpService::listen(std::vector<std::string>& bound) {
 void RtmpService::on_accepted(int fd, bool tls, const sockaddr_storage& peer) {
   // Sockets still waiting for their PROXY header hold descriptors: they count too.
   const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
-  const std::string refusal =
-      stopping_ ? std::string()
-                : admission_.over_limit(connection_count() + other_connections_() + waiting,
-                                        loop_.config().rtmp.max_connections);
+  const std::string refusal = stopping_ ? std::string()
+                                        : admission_.over_limit(connection_count() + other_connections_() + waiting,
+                                                                loop_.config().rtmp.max_connections);
   const bool refuse = stopping_ || !refusal.empty();
   if (!refuse && hand_over(fd, tls)) return;
   if (!refuse && expects_proxy_header(tls)) return read_proxy_header(fd, loop_.next_connection_id(), tls);

@@ -109,7 +109,8 @@ void VodPlayer::on_file(Result<VodFilePtr> result, uint64_t generation) {
   } else {
     s.start_play(stream_id_, current_.name, true, true);
   }
-  if (!index.metadata.empty()) s.send_media(stream_id_, protocol::msg_type::kDataAmf0, first_dts + ts_offset_, index.metadata);
+  if (!index.metadata.empty())
+    s.send_media(stream_id_, protocol::msg_type::kDataAmf0, first_dts + ts_offset_, index.metadata);
   if (!index.video_sequence_header.empty())
     s.send_media(stream_id_, protocol::msg_type::kVideo, first_dts + ts_offset_, index.video_sequence_header);
   if (!index.audio_sequence_header.empty())
@@ -127,13 +128,9 @@ void VodPlayer::pump() {
       case Pace::Idle:     // paused: resume() pumps
       case Pace::Blocked:  // on_drain resumes
         return;
-      case Pace::Finished:
-        finish_item();
-        return;
+      case Pace::Finished: finish_item(); return;
       case Pace::Wait:
-      case Pace::Yield:
-        uv_timer_start(timer_, &VodPlayer::on_timer, next.wake_at_ms - now, 0);
-        return;
+      case Pace::Yield: uv_timer_start(timer_, &VodPlayer::on_timer, next.wake_at_ms - now, 0); return;
       case Pace::Read:
         if (!read_plan(next.plan)) return;  // a read in flight, or bytes queued: on_read / on_drain go on
         break;

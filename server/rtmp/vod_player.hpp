@@ -51,7 +51,6 @@ class VodPlayer {
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return current_.name; }
 
-
   // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
   AccessTicket ticket;
 

@@ -35,10 +35,8 @@ Error from_errno(int err) {
     case ELOOP:  // a symlink loop (refused symlinks are told apart before this)
       return Error(Errc::NotFound, "no such file");
     case EACCES:
-    case EPERM:
-      return Error(Errc::Io, std::string(kConfinedPermissionDenied));
-    default:
-      return Error(Errc::Io, std::string("cannot open: ") + std::strerror(err));
+    case EPERM: return Error(Errc::Io, std::string(kConfinedPermissionDenied));
+    default: return Error(Errc::Io, std::string("cannot open: ") + std::strerror(err));
   }
 }
 

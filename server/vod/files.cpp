@@ -190,7 +190,8 @@ void VodFiles::on_loaded(const std::string& key, Result<std::shared_ptr<VodFile>
 void VodFiles::evict_unused() {
   if (entries_.size() <= kMaxIdleEntries) return;
   for (auto it = entries_.begin(); it != entries_.end();) {
-    bool idle = !it->second.loading && it->second.waiters.empty() && it->second.file && it->second.file.use_count() == 1;
+    bool idle =
+        !it->second.loading && it->second.waiters.empty() && it->second.file && it->second.file.use_count() == 1;
     it = idle ? entries_.erase(it) : std::next(it);
   }
 }

@@ -15,7 +15,9 @@
 namespace sluice::server {
 
 // A file's modification time in nanoseconds: part of its identity for ETags and index refreshes.
-inline int64_t file_mtime_ns(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec; }
+inline int64_t file_mtime_ns(const struct stat& st) {
+  return int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
 
 enum class VodContainer { Flv, Mp4 };
 

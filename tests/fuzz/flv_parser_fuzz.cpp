@@ -55,7 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const FlvTag& t = whole.tags[i];
     write_tag_header(t.type, static_cast<uint32_t>(t.body.size()), t.timestamp, header);
     auto back = parse_tag_header(header);
-    if (!back || back->type != t.type || back->timestamp != t.timestamp || back->data_size != t.body.size()) std::abort();
+    if (!back || back->type != t.type || back->timestamp != t.timestamp || back->data_size != t.body.size())
+      std::abort();
   }
   return 0;
 }

@@ -41,7 +41,8 @@ bool same(const RecordingSummary& a, const RecordingSummary& b) {
     return false;
   }
   for (size_t i = 0; i < a.keyframes.size(); ++i) {
-    if (a.keyframes[i].tag_offset != b.keyframes[i].tag_offset || a.keyframes[i].timestamp_ms != b.keyframes[i].timestamp_ms) {
+    if (a.keyframes[i].tag_offset != b.keyframes[i].tag_offset ||
+        a.keyframes[i].timestamp_ms != b.keyframes[i].timestamp_ms) {
       return false;
     }
   }
@@ -85,7 +86,8 @@ void check_final(const RecordingSummary& part, const FinalizePlan& plan, std::sp
   if (final_file.size() != plan.final_size) fail("final size");
   const RecordingSummary s = scan_recording(final_file);
   if (!s.flv_header_ok || s.valid_bytes != final_file.size() || !s.stop_reason.empty()) fail("final file not valid");
-  if (s.tag_count != plan.tag_count || plan.tag_count != part.tag_count - (part.metadata ? 1 : 0) + 1) fail("tag count");
+  if (s.tag_count != plan.tag_count || plan.tag_count != part.tag_count - (part.metadata ? 1 : 0) + 1)
+    fail("tag count");
   if (!s.metadata || s.metadata->tag.offset != s.tags_offset || s.metadata->tag.end() != plan.head.size()) {
     fail("new onMetaData is not the first tag");
   }

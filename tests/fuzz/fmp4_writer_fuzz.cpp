@@ -82,8 +82,8 @@ hls::StreamSetup read_setup(Input& in) {
 void check_init(const hls::StreamSetup& s) {
   const std::vector<uint8_t> bytes = init_segment(s);
   const bool video = s.video.present(), audio = s.audio.present();
-  const bool valid = (video || audio) && (!video || s.video.codec != hls::Codec::Aac) &&
-                     (!audio || s.audio.codec == hls::Codec::Aac);
+  const bool valid =
+      (video || audio) && (!video || s.video.codec != hls::Codec::Aac) && (!audio || s.audio.codec == hls::Codec::Aac);
   if (bytes.empty() != !valid) fail("init segment refused wrongly");
   if (!valid) return;
   t::Init init;
@@ -112,7 +112,8 @@ void check_init(const hls::StreamSetup& s) {
         fail("video entry");
       }
       if (tr.config != setup->config) fail("avcC/hvcC payload");
-      if (tr.width != std::min<uint32_t>(setup->width, 0xFFFF) || tr.height != std::min<uint32_t>(setup->height, 0xFFFF)) {
+      if (tr.width != std::min<uint32_t>(setup->width, 0xFFFF) ||
+          tr.height != std::min<uint32_t>(setup->height, 0xFFFF)) {
         fail("picture size");
       }
     }
@@ -129,7 +130,8 @@ std::vector<hls::Sample> read_samples(Input& in, size_t n, bool video, uint64_t&
     s.keyframe = b & 1;
     s.duration = static_cast<uint32_t>(in.be(b & 2 ? 4 : 2));
     // Any int32, or a few frames either way.
-    if (video) s.cts = b & 4 ? static_cast<int32_t>(static_cast<uint32_t>(in.be(4))) : static_cast<int8_t>(in.u8()) * 3600;
+    if (video)
+      s.cts = b & 4 ? static_cast<int32_t>(static_cast<uint32_t>(in.be(4))) : static_cast<int8_t>(in.u8()) * 3600;
     s.dts = dts;
     s.data = in.take(b & 8 ? in.be(2) : in.u8() % 64);
     dts += s.duration;

@@ -10,12 +10,12 @@
 
 // A property a fuzz target checks: aborts (what libFuzzer reports as a crash) with the failed
 // condition and its line, so that the report says which one.
-#define FUZZ_CHECK(ok)                                                                 \
-  do {                                                                                 \
-    if (!(ok)) {                                                                       \
+#define FUZZ_CHECK(ok)                                                                   \
+  do {                                                                                   \
+    if (!(ok)) {                                                                         \
       std::fprintf(stderr, "%s: check failed: %s (line %d)\n", __FILE__, #ok, __LINE__); \
-      std::abort();                                                                    \
-    }                                                                                  \
+      std::abort();                                                                      \
+    }                                                                                    \
   } while (0)
 
 namespace sluice::fuzz {

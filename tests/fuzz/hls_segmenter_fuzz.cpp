@@ -36,8 +36,23 @@ StreamSetup setup_for(bool video, bool audio, bool alternate) {
   StreamSetup s;
   if (video) {
     s.video.codec = Codec::Avc;
-    s.video.config = {0x01, 0x64, 0x00, 0x1E, 0xFF, 0xE1, 0x00, 0x04, 0x67, 0x64, 0x00, 0x1E,
-                      0x01, 0x00, 0x02, 0x68, static_cast<uint8_t>(alternate ? 0xEF : 0xEE)};
+    s.video.config = {0x01,
+                      0x64,
+                      0x00,
+                      0x1E,
+                      0xFF,
+                      0xE1,
+                      0x00,
+                      0x04,
+                      0x67,
+                      0x64,
+                      0x00,
+                      0x1E,
+                      0x01,
+                      0x00,
+                      0x02,
+                      0x68,
+                      static_cast<uint8_t>(alternate ? 0xEF : 0xEE)};
     s.video.width = 320;
     s.video.height = 240;
   }
@@ -111,8 +126,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     now += 40;
     const size_t n = 1 + data[i + 3];
     switch (op & 7) {
-      case 0: case 1: case 2: case 3:
-      case 4: case 5: {
+      case 0:
+      case 1:
+      case 2:
+      case 3:
+      case 4:
+      case 5: {
         Sample s;
         s.video = (op & 7) < 4;
         s.keyframe = !s.video || (op & 8) != 0;

@@ -65,7 +65,8 @@ std::vector<Origin> origins(const MediaIndex& flv_index, const Mp4Layout& layout
     if (j == flv_index.samples.size()) fail("a sample is not the end of an FLV tag body, in order");
     const Sample& s = flv_index.samples[j++];
     const uint64_t prefix = r.offset - s.file_offset;
-    if (r.offset <= s.file_offset || (prefix != 1 && prefix != 2 && prefix != 5 && prefix != 8)) fail("FLV header size");
+    if (r.offset <= s.file_offset || (prefix != 1 && prefix != 2 && prefix != 5 && prefix != 8))
+      fail("FLV header size");
     if (s.type == kSampleScript || s.sequence_header) fail("sample type");
     const int t = s.type == kSampleVideo ? 0 : 1;
     last_dts[t] = started[t] ? std::max(s.dts_ms, last_dts[t]) : s.dts_ms;
@@ -101,7 +102,8 @@ void check_samples(const MediaIndex& flv_index, std::span<const uint8_t> file, c
     const ByteRange& r = layout.copy[k];
     if (m.file_offset != at || m.size != r.size || m.size == 0) fail("samples not back to back after the head");
     if (m.type != s.type) fail("sample type");
-    if (!std::equal(mp4.begin() + static_cast<ptrdiff_t>(m.file_offset), mp4.begin() + static_cast<ptrdiff_t>(m.file_offset + m.size),
+    if (!std::equal(mp4.begin() + static_cast<ptrdiff_t>(m.file_offset),
+                    mp4.begin() + static_cast<ptrdiff_t>(m.file_offset + m.size),
                     file.begin() + static_cast<ptrdiff_t>(r.offset))) {
       fail("sample bytes");
     }

@@ -47,10 +47,10 @@ struct Outcome {
   ProxyHeader header;
 
   bool same(const Outcome& o) const {
-    return done == o.done && failed == o.failed && code == o.code && message == o.message &&
-           consumed == o.consumed && header.version == o.header.version && header.kind == o.header.kind &&
-           header.size == o.header.size && header.source == o.header.source &&
-           header.destination == o.header.destination && header.tlv_count == o.header.tlv_count;
+    return done == o.done && failed == o.failed && code == o.code && message == o.message && consumed == o.consumed &&
+           header.version == o.header.version && header.kind == o.header.kind && header.size == o.header.size &&
+           header.source == o.header.source && header.destination == o.header.destination &&
+           header.tlv_count == o.header.tlv_count;
   }
 };
 

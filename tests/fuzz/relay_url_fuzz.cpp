@@ -36,8 +36,8 @@ void check_parsed(std::string_view in, const RelayUrl& u) {
   if (!tc.ends_with("/" + u.app)) std::abort();
   // A host outside brackets with ':', '[' or ']' is the second known bug above.
   const bool bracketed = in.substr(u.tls ? 8 : 7).starts_with('[');
-  const bool odd_host = u.host.find_first_of("[]") != std::string::npos ||
-                        (!bracketed && u.host.find(':') != std::string::npos);
+  const bool odd_host =
+      u.host.find_first_of("[]") != std::string::npos || (!bracketed && u.host.find(':') != std::string::npos);
   if (odd_host && kCheckKnownBugs) std::abort();
   if (!odd_host) {
     // The tcUrl is the URL without its name: it must read back as the same place.

@@ -106,8 +106,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static constexpr uint16_t kSuites[] = {0x1301, 0x1302, 0x1303};
   const uint16_t suite = kSuites[r.be(1) % 3];
   const uint8_t content_type = static_cast<uint8_t>(r.be(1));
-  Opener opener{suite == 0x1301 ? EVP_aes_128_gcm() : suite == 0x1302 ? EVP_aes_256_gcm() : EVP_chacha20_poly1305(),
-                suite == 0x1302 ? EVP_sha384() : EVP_sha256(), {}, {}, {}, 0};
+  Opener opener{suite == 0x1301   ? EVP_aes_128_gcm()
+                : suite == 0x1302 ? EVP_aes_256_gcm()
+                                  : EVP_chacha20_poly1305(),
+                suite == 0x1302 ? EVP_sha384() : EVP_sha256(),
+                {},
+                {},
+                {},
+                0};
   const size_t secret_size = suite == 0x1302 ? 48 : 32;
   for (size_t i = 0; i < secret_size; ++i) opener.secret.push_back(static_cast<uint8_t>(r.be(1)));
   // A secret of another size is refused.

@@ -42,7 +42,6 @@ struct Expected {
 
 }  // namespace
 
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sluice::fuzz::FuzzInput r{std::span(data, size)};
   const uint8_t setup_byte = static_cast<uint8_t>(r.be(1));

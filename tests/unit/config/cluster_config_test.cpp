@@ -77,19 +77,24 @@ TEST_CASE("cluster: what is missing or wrong is said, and a password is never ec
   CHECK(contains(error_of(head + "  registry: redis://h\n  token: t\n"), "needs advertise"));
   CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n"), "needs token"));
   CHECK(contains(error_of(head + "  registry: rediss://h\n  advertise: rtmp://h:1\n  token: t\n"), "not supported"));
-  const std::string bad_port = error_of(head + "  registry: redis://:pw-secret@h:99999\n  advertise: rtmp://h:1\n  token: t\n");
+  const std::string bad_port =
+      error_of(head + "  registry: redis://:pw-secret@h:99999\n  advertise: rtmp://h:1\n  token: t\n");
   CHECK(contains(bad_port, "1..65535"));
   CHECK_FALSE(contains(bad_port, "pw-secret"));
   CHECK(contains(error_of(head + "  registry: redis://h/99\n  advertise: rtmp://h:1\n  token: t\n"), "0..15"));
   CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: http://h:1\n  token: t\n"), "rtmp://HOST:PORT"));
-  CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1/app\n  token: t\n"), "rtmp://HOST:PORT"));
+  CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1/app\n  token: t\n"),
+                 "rtmp://HOST:PORT"));
   CHECK(contains(error_of(head + "  registry: redis://h\n  node_id: a b\n  advertise: rtmp://h:1\n  token: t\n"),
                  "node_id"));
-  CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  lease: 1s\n"), "lease"));
-  CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  duplicate_publish: x\n"),
-                 "refuse or takeover"));
-  CHECK(contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  duplicate_publish: takeover\n"),
-                 "not available yet"));
+  CHECK(
+      contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  lease: 1s\n"), "lease"));
+  CHECK(
+      contains(error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  duplicate_publish: x\n"),
+               "refuse or takeover"));
+  CHECK(contains(
+      error_of(head + "  registry: redis://h\n  advertise: rtmp://h:1\n  token: t\n  duplicate_publish: takeover\n"),
+      "not available yet"));
 }
 
 TEST_CASE("RedisUrl: IPv6 hosts, users, defaults") {

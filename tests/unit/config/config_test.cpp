@@ -21,7 +21,6 @@ using namespace sluice::config::test;
 
 namespace {
 
-
 constexpr std::string_view kMinimalApps = "apps:\n  live: { type: live }\n";
 
 // The minimum schema, verbatim.
@@ -115,11 +114,13 @@ TEST_CASE("listen: a single address or a list, in every accepted spelling") {
   REQUIRE_MESSAGE(one.ok(), one.error().message());
   CHECK(one->rtmp.listen == std::vector<ListenAddress>{{"127.0.0.1", 0}});
 
-  auto list = load(std::string(kMinimalApps) +
-                   "rtmp:\n  listen:\n    - 0.0.0.0:1935\n    - \"[::]:1935\"\n    - :1936\n    - 1937\n    - \"[::1]:19350\"\n");
+  auto list = load(
+      std::string(kMinimalApps) +
+      "rtmp:\n  listen:\n    - 0.0.0.0:1935\n    - \"[::]:1935\"\n    - :1936\n    - 1937\n    - \"[::1]:19350\"\n");
   REQUIRE_MESSAGE(list.ok(), list.error().message());
-  CHECK(list->rtmp.listen == std::vector<ListenAddress>{
-                                 {"0.0.0.0", 1935}, {"::", 1935}, {"0.0.0.0", 1936}, {"0.0.0.0", 1937}, {"::1", 19350}});
+  CHECK(list->rtmp.listen ==
+        std::vector<ListenAddress>{
+            {"0.0.0.0", 1935}, {"::", 1935}, {"0.0.0.0", 1936}, {"0.0.0.0", 1937}, {"::1", 19350}});
 
   auto flow = load(std::string(kMinimalApps) + "rtmp:\n  listen: [10.0.0.1:1935, \"[::]:1935\"]\n");
   REQUIRE_MESSAGE(flow.ok(), flow.error().message());
@@ -194,7 +195,8 @@ TEST_CASE("durations") {
   CHECK(*parse_duration("0s") == 0ms);
   CHECK(*parse_duration("7d") == std::chrono::hours(24 * 7));
   CHECK(*parse_duration("1d12h") == 36h);
-  for (const char* bad : {"", "30", "s", "-5s", "1.5s", "30 s", "5w", "30s5m", "1s1s", "1h1d", "3651d", "99999999999999999999s"}) {
+  for (const char* bad :
+       {"", "30", "s", "-5s", "1.5s", "30 s", "5w", "30s5m", "1s1s", "1h1d", "3651d", "99999999999999999999s"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_duration(bad).ok());
   }
@@ -254,7 +256,8 @@ TEST_CASE("validation errors name file, line, column and key") {
   CHECK(error_of("apps:\n  vod: { type: vod }\n") ==
         "sluice.yaml:2:3: apps.vod.root: missing: vod apps need the directory of their files");
   CHECK(error_of("apps:\n  v: { root: /x }\n") == "sluice.yaml:2:3: apps.v.type: missing (live, edge or vod)");
-  CHECK(error_of("apps:\n  v: { type: stream }\n") == "sluice.yaml:2:14: apps.v.type: must be live, edge or vod (got \"stream\")");
+  CHECK(error_of("apps:\n  v: { type: stream }\n") ==
+        "sluice.yaml:2:14: apps.v.type: must be live, edge or vod (got \"stream\")");
   CHECK(error_of("apps:\n  vod: { type: vod, root: ./v, gop_cache: true }\n") ==
         "sluice.yaml:2:32: apps.vod.gop_cache: only valid for live apps (this app is vod)");
   CHECK(error_of("apps:\n  live: { type: live, root: ./v }\n") ==
@@ -277,8 +280,9 @@ TEST_CASE("vod apps: symlinks, playlist and name bounds") {
   CHECK(d->apps[0].follow_symlinks);
   CHECK(d->apps[0].playlist_max_entries == 64);
   CHECK(d->apps[0].name_max_bytes == 1024);
-  auto r = load("apps:\n  vod: { type: vod, root: ./v, follow_symlinks: false, playlist_max_entries: 1, "
-                "name_max_bytes: 4000 }\n");
+  auto r = load(
+      "apps:\n  vod: { type: vod, root: ./v, follow_symlinks: false, playlist_max_entries: 1, "
+      "name_max_bytes: 4000 }\n");
   REQUIRE_MESSAGE(r.ok(), r.error().message());
   CHECK_FALSE(r->apps[0].follow_symlinks);
   CHECK(r->apps[0].playlist_max_entries == 1);
@@ -300,8 +304,8 @@ TEST_CASE("cross-field checks") {
   REQUIRE_MESSAGE(lanes.ok(), lanes.error().message());
   CHECK(lanes->rtmp.player_queue.write_lanes == 1);
   CHECK(load(std::string(kMinimalApps))->rtmp.player_queue.write_lanes == 8);
-  CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  player_queue: { write_lanes: 0 }\n").find(
-            "rtmp.player_queue.write_lanes") != std::string::npos);
+  CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  player_queue: { write_lanes: 0 }\n")
+            .find("rtmp.player_queue.write_lanes") != std::string::npos);
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  player_queue: { soft_bytes: 32MiB }\n") ==
         "sluice.yaml:4:31: rtmp.player_queue.soft_bytes: soft_bytes (32MiB) must not exceed hard_bytes (16MiB)");
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  listen: 0.0.0.0:8080\nhttp:\n  listen: 127.0.0.1:8080\n") ==
@@ -341,7 +345,8 @@ TEST_CASE("wrong types are errors") {
         "sluice.yaml:3:7: rtmp: must be a map of settings, not a single value");
   CHECK(error_of("apps: [live, vod]\n") ==
         "sluice.yaml:1:7: apps: must be a map of app name to settings (e.g. live: { type: live }), not a list");
-  CHECK(error_of("apps:\n  live: live\n") == "sluice.yaml:2:9: apps.live: must be a map of settings, not a single value");
+  CHECK(error_of("apps:\n  live: live\n") ==
+        "sluice.yaml:2:9: apps.live: must be a map of settings, not a single value");
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  listen: { host: x }\n") ==
         "sluice.yaml:4:11: rtmp.listen: must be an address:port or a list of them, not a map");
   CHECK(error_of("- a\n- b\n") ==
@@ -363,7 +368,8 @@ TEST_CASE("wrong types are errors") {
 }
 
 TEST_CASE("several errors are reported at once") {
-  std::string e = error_of("apps:\n  live: { type: live }\nrtmp:\n  chunk_size: 1\n  idle_timeout: soon\nlog: { level: x }\n");
+  std::string e =
+      error_of("apps:\n  live: { type: live }\nrtmp:\n  chunk_size: 1\n  idle_timeout: soon\nlog: { level: x }\n");
   CHECK(contains(e, "sluice.yaml:4:15: rtmp.chunk_size:"));
   CHECK(contains(e, "\nsluice.yaml:5:17: rtmp.idle_timeout:"));
   CHECK(contains(e, "\nsluice.yaml:6:15: log.level:"));
@@ -381,9 +387,10 @@ TEST_CASE("YAML syntax errors carry the line") {
 }
 
 TEST_CASE("relative paths resolve against base_dir") {
-  auto r = load("apps:\n  vod: { type: vod, root: ../media/./files/ }\n  abs: { type: vod, root: /var/media }\n"
-                "  live: { type: live, record: true, record_path: rec }\n",
-                "/etc/sluice");
+  auto r = load(
+      "apps:\n  vod: { type: vod, root: ../media/./files/ }\n  abs: { type: vod, root: /var/media }\n"
+      "  live: { type: live, record: true, record_path: rec }\n",
+      "/etc/sluice");
   REQUIRE_MESSAGE(r.ok(), r.error().message());
   CHECK(r->find_app("vod")->root == "/etc/media/files");
   CHECK(r->find_app("abs")->root == "/var/media");
@@ -483,9 +490,20 @@ log: { level: debug, format: json }
 }
 
 TEST_CASE("loading never throws, whatever the input") {
-  const std::vector<std::string> inputs = {"", "~", "[", "{a: b", "!!binary x", "*alias", "&a [*a]", "? [a, b]\n: c",
-                          "apps:\n  ? [x]\n  : { type: live }\n", "apps:\n  live: { type: live, publish_allow: [[1]] }\n",
-                          "\t", "apps: !!map {}", std::string(5000, '['), std::string(5000, '-') + " x"};
+  const std::vector<std::string> inputs = {"",
+                                           "~",
+                                           "[",
+                                           "{a: b",
+                                           "!!binary x",
+                                           "*alias",
+                                           "&a [*a]",
+                                           "? [a, b]\n: c",
+                                           "apps:\n  ? [x]\n  : { type: live }\n",
+                                           "apps:\n  live: { type: live, publish_allow: [[1]] }\n",
+                                           "\t",
+                                           "apps: !!map {}",
+                                           std::string(5000, '['),
+                                           std::string(5000, '-') + " x"};
   for (const std::string& in : inputs) {
     CAPTURE(in);
     Result<Config> r = Error(Errc::Config);
@@ -597,8 +615,10 @@ TEST_CASE("record: the short form and the map with segments") {
   REQUIRE_MESSAGE(short_form.ok(), short_form.error().message());
   CHECK(short_form->apps[0].record.mode == RecordMode::All);
   CHECK(short_form->apps[0].record.dir == "/srv/sluice/rec");
-  CHECK(contains(error_of("apps:\n  live: { type: live, record: { segment: { duration: 1m } } }\n"), "record needs dir"));
-  CHECK(contains(error_of("apps:\n  live: { type: live, record: { mode: some, dir: x } }\n"), "must be off, all or manual"));
+  CHECK(
+      contains(error_of("apps:\n  live: { type: live, record: { segment: { duration: 1m } } }\n"), "record needs dir"));
+  CHECK(contains(error_of("apps:\n  live: { type: live, record: { mode: some, dir: x } }\n"),
+                 "must be off, all or manual"));
   CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: x, segment: { size: 10KiB } } }\n"),
                  "at least 1MiB"));
   CHECK(contains(error_of("apps:\n  live: { type: live, record: { dir: x }, record_path: y }\n"), "record.dir"));
@@ -636,8 +656,9 @@ TEST_CASE("record: manual mode, a path template, keep and mp4") {
 }
 
 TEST_CASE("rtmps: listen with one certificate or several, and what is missing") {
-  auto c = load("rtmps: { listen: 127.0.0.1:1936, cert: tls/cert.pem, key: tls/key.pem }\n"
-                "apps:\n  live: { type: live }\n");
+  auto c = load(
+      "rtmps: { listen: 127.0.0.1:1936, cert: tls/cert.pem, key: tls/key.pem }\n"
+      "apps:\n  live: { type: live }\n");
   REQUIRE_MESSAGE(c.ok(), c.error().message());
   REQUIRE(c->rtmps.enabled());
   CHECK(c->rtmps.listen.size() == 1);
@@ -646,8 +667,9 @@ TEST_CASE("rtmps: listen with one certificate or several, and what is missing") 
   auto again = load_string(to_yaml(*c, Secrets::Show), "printed", "/elsewhere");
   REQUIRE_MESSAGE(again.ok(), again.error().message());
   CHECK(again->rtmps == c->rtmps);
-  auto many = load("rtmps:\n  listen: 127.0.0.1:1936\n  certificates:\n    - { cert: a.pem, key: a.key }\n"
-                   "    - { cert: b.pem, key: b.key }\napps:\n  live: { type: live }\n");
+  auto many = load(
+      "rtmps:\n  listen: 127.0.0.1:1936\n  certificates:\n    - { cert: a.pem, key: a.key }\n"
+      "    - { cert: b.pem, key: b.key }\napps:\n  live: { type: live }\n");
   REQUIRE_MESSAGE(many.ok(), many.error().message());
   CHECK(many->rtmps.certificates.size() == 2);
   CHECK_FALSE(load("apps:\n  live: { type: live }\n")->rtmps.enabled());
@@ -656,8 +678,9 @@ TEST_CASE("rtmps: listen with one certificate or several, and what is missing") 
                  "both cert and key"));
   // record_layer: Sluice's by default, OpenSSL's on request, printed and read back.
   CHECK(c->rtmps.seal_records);
-  auto openssl = load("rtmps: { listen: 127.0.0.1:1936, cert: a.pem, key: a.key, record_layer: openssl }\n"
-                      "apps:\n  live: { type: live }\n");
+  auto openssl = load(
+      "rtmps: { listen: 127.0.0.1:1936, cert: a.pem, key: a.key, record_layer: openssl }\n"
+      "apps:\n  live: { type: live }\n");
   REQUIRE_MESSAGE(openssl.ok(), openssl.error().message());
   CHECK_FALSE(openssl->rtmps.seal_records);
   auto printed = load_string(to_yaml(*openssl, Secrets::Show), "printed", "/elsewhere");

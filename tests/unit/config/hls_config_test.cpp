@@ -29,7 +29,8 @@ TEST_CASE("hls: true is low-latency with the defaults, started on demand, memory
 
 TEST_CASE("hls: the map form, dir relative to the configuration file") {
   auto c = load(
-      "apps:\n  tv:\n    type: live\n    hls: { variant: ts, segment: 4s, window: 10, idle_close: 30s, dir: hls/out/ }\n");
+      "apps:\n  tv:\n    type: live\n    hls: { variant: ts, segment: 4s, window: 10, idle_close: 30s, dir: hls/out/ "
+      "}\n");
   REQUIRE(c.ok());
   const HlsConfig& h = c->apps[0].hls;
   CHECK(h.enabled);
@@ -54,7 +55,8 @@ TEST_CASE("hls: on_demand false starts at publish") {
 }
 
 TEST_CASE("hls: errors name the key") {
-  CHECK(contains(error_of("apps:\n  live: { type: live, hls: { variant: dash } }\n"), "must be mpegts, fmp4 or low-latency"));
+  CHECK(contains(error_of("apps:\n  live: { type: live, hls: { variant: dash } }\n"),
+                 "must be mpegts, fmp4 or low-latency"));
   CHECK(contains(error_of("apps:\n  live: { type: live, hls: { segment: 2s, part: 1500ms } }\n"),
                  "must be at most half the segment duration"));
   CHECK(contains(error_of("apps:\n  live: { type: live, hls: { window: 1 } }\n"), "window"));

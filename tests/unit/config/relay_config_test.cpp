@@ -19,7 +19,6 @@ using namespace sluice::config::test;
 
 namespace {
 
-
 // Printed with the keys shown, the config reads back equal.
 void check_round_trip(const Config& c) {
   std::string text = to_yaml(c, Secrets::Show);
@@ -161,8 +160,9 @@ TEST_CASE("type: edge: a live app that pulls on demand from its origins") {
 TEST_CASE("relay errors name the offending key") {
   const std::string live = "apps:\n  live:\n    type: live\n";
   // pull on an edge: the origins are its upstreams.
-  CHECK(contains(error_of("apps:\n  e: { type: edge, origins: [rtmp://o/live], pull: { upstreams: [rtmp://o/live] } }\n"),
-                 "apps.e.pull: an edge pulls from its origins"));
+  CHECK(
+      contains(error_of("apps:\n  e: { type: edge, origins: [rtmp://o/live], pull: { upstreams: [rtmp://o/live] } }\n"),
+               "apps.e.pull: an edge pulls from its origins"));
   // origins on a live app.
   CHECK(contains(error_of(live + "    origins: [rtmp://o/live]\n"), "apps.live.origins: only valid for edge apps"));
   // An edge without origins, and with an empty list.

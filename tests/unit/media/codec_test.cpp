@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "unit/test_bytes.hpp"
 #include "media/codec/aac.hpp"
 #include "media/codec/avc.hpp"
 #include "media/codec/bit_reader.hpp"
@@ -20,32 +21,14 @@ using namespace sluice;
 using namespace sluice::media;
 using sluice::Errc;
 using sluice::Slice;
-using Bytes = std::vector<uint8_t>;
+using sluice::test::be16;
+using sluice::test::be24;
+using sluice::test::be32;
+using sluice::test::Bytes;
+using sluice::test::cat;
+using sluice::test::hex;
 
 namespace {
-
-Bytes hex(std::string_view s) {
-  Bytes out;
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-  for (size_t i = 0; i + 1 < s.size();) {
-    if (s[i] == ' ') {
-      ++i;
-      continue;
-    }
-    out.push_back(static_cast<uint8_t>(nibble(s[i]) << 4 | nibble(s[i + 1])));
-    i += 2;
-  }
-  return out;
-}
-
-Bytes cat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-Bytes be24(uint32_t v) { return {uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)}; }
-Bytes be16(uint32_t v) { return {uint8_t(v >> 8), uint8_t(v)}; }
 
 const Bytes kSps720 = hex("6764001facd9405005bb011000000300100000030320f1831960");
 const Bytes kSps1080 = hex("67640028acd940780227e5c044000003000400000300c83c60c658");
@@ -61,9 +44,8 @@ Bytes avc_record(const Bytes& sps) {
 }
 
 Bytes hevc_record() {
-  return cat({hex("01 01 60000000 900000000000 78 f000 fc fd f8 f8 0000 0f 03"),
-              hex("20 0001"), be16(uint32_t(kHevcVps.size())), kHevcVps,
-              hex("21 0001"), be16(uint32_t(kHevcSps.size())), kHevcSps,
+  return cat({hex("01 01 60000000 900000000000 78 f000 fc fd f8 f8 0000 0f 03"), hex("20 0001"),
+              be16(uint32_t(kHevcVps.size())), kHevcVps, hex("21 0001"), be16(uint32_t(kHevcSps.size())), kHevcSps,
               hex("22 0001"), be16(uint32_t(kHevcPps.size())), kHevcPps});
 }
 
@@ -331,7 +313,8 @@ TEST_CASE("E-RTMP video multitrack") {
     CHECK_FALSE(parse_video_tag(std::span(msg).first(msg.size() - 1)).ok());
   }
   SUBCASE("ManyTracksManyCodecs") {
-    const Bytes msg = cat({hex("96 23"), str("avc1"), hex("00"), be24(2), hex("aabb"), str("av01"), hex("01"), be24(1), hex("cc")});
+    const Bytes msg =
+        cat({hex("96 23"), str("avc1"), hex("00"), be24(2), hex("aabb"), str("av01"), hex("01"), be24(1), hex("cc")});
     auto h = parse_video_tag(msg);
     REQUIRE(h.ok());
     CHECK(h->packet_type == VideoPacketType::CodedFramesX);
@@ -512,6 +495,7 @@ TEST_CASE("CodecInfo learns from sequence headers") {
 
   // Non-default tracks do not change the summary.
   CodecInfo tracks;
-  tracks.update(*make_frame(msg_type::kVideo, 0, Slice::copy_of(cat({hex("96 00"), str("avc1"), hex("01"), avc_record(kSps720)}))));
+  tracks.update(*make_frame(msg_type::kVideo, 0,
+                            Slice::copy_of(cat({hex("96 00"), str("avc1"), hex("01"), avc_record(kSps720)}))));
   CHECK_FALSE(tracks.has_video());
 }

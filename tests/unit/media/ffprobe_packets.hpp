@@ -33,8 +33,10 @@ struct ProbedPacket {
 // Each stream's packets ("video", "audio"), in the order ffprobe reads them. Records are split at
 // "codec_type=", as side data may break one over several lines.
 inline std::map<std::string, std::vector<ProbedPacket>> probe_packets(const std::string& path) {
-  auto out = run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
-                 "packet=codec_type,pts_time,dts_time,size,flags,data_hash '" + path + "'");
+  auto out =
+      run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
+          "packet=codec_type,pts_time,dts_time,size,flags,data_hash '" +
+          path + "'");
   REQUIRE(out.has_value());
   std::map<std::string, std::vector<ProbedPacket>> streams;
   ProbedPacket* p = nullptr;

@@ -69,8 +69,8 @@ struct FakeSubscriber : Subscriber {
 TEST_CASE("late joiner gets metadata, sequence headers, then the GOP from its key frame") {
   StreamHub hub("live/a");
   hub.start_publish();
-  std::vector<FramePtr> sent = {video_seq(), audio_seq(), key(0), audio(10), inter(40), meta(), audio(33),
-                                key(80), audio(56), inter(120)};
+  std::vector<FramePtr> sent = {video_seq(), audio_seq(), key(0),  audio(10), inter(40),
+                                meta(),      audio(33),   key(80), audio(56), inter(120)};
   FakeSubscriber early;
   hub.add_subscriber(&early);
   for (const auto& f : sent) hub.publish(f);
@@ -197,7 +197,7 @@ TEST_CASE("payload refcounts return to 1 once subscribers drop their frames") {
     hub.add_subscriber(&b);
     hub.publish(make_frame(mt::kVideo, 0, seq.share()));
     hub.publish(make_frame(mt::kVideo, 0, payload.share()));
-    hub.add_subscriber(&c);  // replayed from the caches
+    hub.add_subscriber(&c);           // replayed from the caches
     CHECK(payload.use_count() == 2);  // one Frame, however many subscribers hold it
     CHECK(a.frames[1].get() == c.frames[1].get());
     hub.remove_subscriber(&a);

@@ -34,8 +34,12 @@ FramePtr cue(uint32_t ts) {
   Bytes b = {0x02, 0, 10, 'o', 'n', 'C', 'u', 'e', 'P', 'o', 'i', 'n', 't'};
   return sized(b, 100, mt::kDataAmf0, ts);
 }
-FramePtr track_inter(uint8_t track, uint32_t ts) { return frame(mt::kVideo, ts, {0xa6, 0x03, 'a', 'v', 'c', '1', track, 0}); }
-FramePtr track_key(uint8_t track, uint32_t ts) { return frame(mt::kVideo, ts, {0x96, 0x03, 'a', 'v', 'c', '1', track, 0}); }
+FramePtr track_inter(uint8_t track, uint32_t ts) {
+  return frame(mt::kVideo, ts, {0xa6, 0x03, 'a', 'v', 'c', '1', track, 0});
+}
+FramePtr track_key(uint8_t track, uint32_t ts) {
+  return frame(mt::kVideo, ts, {0x96, 0x03, 'a', 'v', 'c', '1', track, 0});
+}
 
 std::vector<FramePtr> drain(SubscriberQueue& q) {
   std::vector<FramePtr> out;
@@ -126,8 +130,8 @@ TEST_CASE("bytes already handed to the socket count") {
   SubscriberQueue q({250, 1000, 0, 0});
   CHECK(q.push(key(0)) == R::Queued);
   CHECK(q.push(inter(40)) == R::Queued);
-  CHECK(q.push(inter(80), 100) == R::Dropped);  // 200 queued + 100 in the socket + 100 > 250
-  CHECK(q.push(key(120), 100) == R::Queued);  // a key frame is kept anyway
+  CHECK(q.push(inter(80), 100) == R::Dropped);    // 200 queued + 100 in the socket + 100 > 250
+  CHECK(q.push(key(120), 100) == R::Queued);      // a key frame is kept anyway
   CHECK(q.push(audio(130), 700) == R::Overflow);  // 300 + 700 + 100 > 1000
 }
 

@@ -161,9 +161,18 @@ TEST_CASE("a constant skew between the audio and video clocks is no jump") {
 
 TEST_CASE("a kind that jumps a few messages after the other follows the same offset") {
   TimestampCorrector c(1000);
-  std::vector<In> in = {{V, 1000}, {A, 1010}, {V, 1040}, {A, 1033},
+  std::vector<In> in = {{V, 1000},
+                        {A, 1010},
+                        {V, 1040},
+                        {A, 1033},
                         // video jumps first; two audio messages of the old clock are still late
-                        {V, 61080}, {A, 1056}, {A, 1079}, {V, 61120}, {A, 61102}, {V, 61160}, {A, 61125}};
+                        {V, 61080},
+                        {A, 1056},
+                        {A, 1079},
+                        {V, 61120},
+                        {A, 61102},
+                        {V, 61160},
+                        {A, 61125}};
   std::vector<uint32_t> out = run(c, in);
   CHECK(c.jumps() == 1);
   CHECK(out[4] == 1040 + TimestampCorrector::kStepMs);  // the latest time so far was 1040

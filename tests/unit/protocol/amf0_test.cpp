@@ -94,8 +94,7 @@ TEST_CASE("amf0 object, ECMA array, strict array, typed object") {
   check_both_ways(kObjectATrue, Value::object({{"a", Value::boolean(true)}}));
   check_both_ways(B().hex({0x03, 0x00, 0x00, 0x09}), Value::object());
 
-  const Bytes ecma = B()
-                         .hex({0x08, 0x00, 0x00, 0x00, 0x02})
+  const Bytes ecma = B().hex({0x08, 0x00, 0x00, 0x00, 0x02})
                          .hex({0x00, 0x08})
                          .text("duration")
                          .hex({0x00, 0x40, 0x24, 0, 0, 0, 0, 0, 0})
@@ -105,15 +104,13 @@ TEST_CASE("amf0 object, ECMA array, strict array, typed object") {
                          .hex({0x00, 0x00, 0x09});
   check_both_ways(ecma, Value::ecma_array({{"duration", Value::number(10.0)}, {"stereo", Value::boolean(false)}}));
 
-  const Bytes strict = B()
-                           .hex({0x0A, 0x00, 0x00, 0x00, 0x03})
+  const Bytes strict = B().hex({0x0A, 0x00, 0x00, 0x00, 0x03})
                            .hex({0x00, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0})
                            .hex({0x02, 0x00, 0x01, 'a'})
                            .hex({0x05});
   check_both_ways(strict, Value::strict_array({Value::number(1), Value::string("a"), Value::null()}));
 
-  const Bytes typed = B()
-                          .hex({0x10, 0x00, 0x03})
+  const Bytes typed = B().hex({0x10, 0x00, 0x03})
                           .text("Foo")
                           .hex({0x00, 0x01, 'x', 0x00, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0})
                           .hex({0x00, 0x00, 0x09});
@@ -149,8 +146,7 @@ TEST_CASE("amf0 date, XML document and long string") {
 }
 
 TEST_CASE("amf0 ffmpeg-style connect command") {
-  const Bytes connect = B()
-                            .hex({0x02, 0x00, 0x07})
+  const Bytes connect = B().hex({0x02, 0x00, 0x07})
                             .text("connect")
                             .hex({0x00, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0})
                             .hex({0x03})

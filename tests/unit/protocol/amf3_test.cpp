@@ -69,12 +69,12 @@ void check_both_ways(const Bytes& bytes, const Value& expected) {
 
 // [{a: 1}, {a: 2}]: the second object refers to the first one's traits (01) and to the string
 // "a" (00).
-const Bytes kTraitRefs = hex({0x09, 0x05, 0x01,                                //
+const Bytes kTraitRefs = hex({0x09, 0x05, 0x01,                               //
                               0x0A, 0x0B, 0x01, 0x03, 'a', 0x04, 0x01, 0x01,  //
                               0x0A, 0x01, 0x00, 0x04, 0x02, 0x01});
 // [P{x: 1, y: 2}, P{x: 3, y: 4}] with sealed members x and y; the second refers to the traits.
-const Bytes kSealed = hex({0x09, 0x05, 0x01,                                                       //
-                           0x0A, 0x23, 0x03, 'P', 0x03, 'x', 0x03, 'y', 0x04, 0x01, 0x04, 0x02,  //
+const Bytes kSealed = hex({0x09, 0x05, 0x01,                                                      //
+                           0x0A, 0x23, 0x03, 'P',  0x03, 'x', 0x03, 'y', 0x04, 0x01, 0x04, 0x02,  //
                            0x0A, 0x01, 0x04, 0x03, 0x04, 0x04});
 // ["ab", "ab"]: the second string is a reference (00) to the first.
 const Bytes kStringRefs = hex({0x09, 0x05, 0x01, 0x06, 0x05, 'a', 'b', 0x06, 0x00});
@@ -198,8 +198,7 @@ TEST_CASE("amf3 date, XML, byte array") {
 }
 
 TEST_CASE("amf3 vectors and dictionary") {
-  check_both_ways(hex({0x0D, 0x05, 0x00, 0x00, 0x00, 0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF}),
-                  Value::vector_int({1, -1}));
+  check_both_ways(hex({0x0D, 0x05, 0x00, 0x00, 0x00, 0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF}), Value::vector_int({1, -1}));
   check_both_ways(hex({0x0E, 0x03, 0x01, 0xFF, 0xFF, 0xFF, 0xFF}), Value::vector_uint({0xFFFFFFFFu}, true));
   check_both_ways(hex({0x0F, 0x03, 0x00, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0}), Value::vector_double({1.0}));
   check_both_ways(hex({0x10, 0x05, 0x00, 0x03, 'T', 0x06, 0x05, 'a', 'b', 0x01}),
@@ -280,10 +279,14 @@ TEST_CASE("amf3 limits on tables and items") {
 TEST_CASE("amf3 unknown marker is Malformed") { CHECK(decode_error(hex({0x12})) == Errc::Malformed); }
 
 TEST_CASE("amf3 decode -> encode -> decode round trips") {
-  const std::vector<Bytes> encodings = {kTraitRefs, kSealed, kStringRefs, kDate,
-                                        hex({0x0A, 0x1B, 0x03, 'P', 0x03, 'x', 0x04, 0x01, 0x03, 'z', 0x04, 0x05, 0x01}),
-                                        hex({0x09, 0x05, 0x01, 0x0A, 0x0B, 0x01, 0x01, 0x0A, 0x02}),
-                                        hex({0x0A, 0x13, 0x01, 0x01, 0x02})};  // sealed member named ""
+  const std::vector<Bytes> encodings = {
+      kTraitRefs,
+      kSealed,
+      kStringRefs,
+      kDate,
+      hex({0x0A, 0x1B, 0x03, 'P', 0x03, 'x', 0x04, 0x01, 0x03, 'z', 0x04, 0x05, 0x01}),
+      hex({0x09, 0x05, 0x01, 0x0A, 0x0B, 0x01, 0x01, 0x0A, 0x02}),
+      hex({0x0A, 0x13, 0x01, 0x01, 0x02})};  // sealed member named ""
   for (const auto& bytes : encodings) {
     Value first = decode_ok(bytes);
     Value second = decode_ok(encode(first));

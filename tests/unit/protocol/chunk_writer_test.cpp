@@ -1,5 +1,6 @@
 // ChunkWriter: header selection, extended timestamps, writer -> reader round trips and the
 // shared-body fan-out form.
+#include "unit/test_bytes.hpp"
 #include "protocol/chunk_writer.hpp"
 
 #include <doctest/doctest.h>
@@ -15,18 +16,13 @@ using namespace sluice::protocol;
 
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using sluice::test::Bytes;
+using sluice::test::cat;
 
 Bytes pattern(size_t n, uint8_t seed) {
   Bytes p(n);
   for (size_t i = 0; i < n; ++i) p[i] = uint8_t(seed * 31 + i * 7 + (i >> 8));
   return p;
-}
-
-Bytes cat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
 }
 
 Bytes slice(const Bytes& b, size_t from, size_t n) { return Bytes(b.begin() + long(from), b.begin() + long(from + n)); }
@@ -81,18 +77,18 @@ TEST_CASE("header compression follows the per-csid state") {
     w.write(csid, type, ts, msid, p, out);
     return fmt_of(out, 0);
   };
-  CHECK(fmt_for(4, 9, 0, 1, p10) == 0);    // first use
-  CHECK(fmt_for(4, 9, 40, 1, p10) == 2);   // only the delta is new (no fmt 3 right after fmt 0)
-  CHECK(fmt_for(4, 9, 80, 1, p10) == 3);   // same delta again
+  CHECK(fmt_for(4, 9, 0, 1, p10) == 0);   // first use
+  CHECK(fmt_for(4, 9, 40, 1, p10) == 2);  // only the delta is new (no fmt 3 right after fmt 0)
+  CHECK(fmt_for(4, 9, 80, 1, p10) == 3);  // same delta again
   CHECK(fmt_for(4, 9, 120, 1, p10) == 3);
   CHECK(fmt_for(4, 9, 150, 1, p10) == 2);  // delta changed
   CHECK(fmt_for(4, 9, 190, 1, p12) == 1);  // length changed
   CHECK(fmt_for(4, 8, 230, 1, p12) == 1);  // type changed
   CHECK(fmt_for(4, 8, 230, 1, p12) == 2);  // delta 0 differs from 40
   CHECK(fmt_for(4, 8, 230, 1, p12) == 3);
-  CHECK(fmt_for(4, 8, 200, 1, p12) == 0);  // time went backwards
-  CHECK(fmt_for(4, 8, 240, 2, p12) == 0);  // message stream id changed
-  CHECK(fmt_for(5, 8, 240, 2, p12) == 0);  // other csids have their own state
+  CHECK(fmt_for(4, 8, 200, 1, p12) == 0);             // time went backwards
+  CHECK(fmt_for(4, 8, 240, 2, p12) == 0);             // message stream id changed
+  CHECK(fmt_for(5, 8, 240, 2, p12) == 0);             // other csids have their own state
   CHECK(fmt_for(4, 8, 240 + 0xFFFFFF, 2, p12) == 0);  // a delta needing the extended field
   // Forward across the 2^32 wrap is a small delta, not a jump backwards.
   CHECK(fmt_for(6, 8, 0xFFFFFFF0u, 1, p12) == 0);
@@ -121,12 +117,13 @@ TEST_CASE("extended timestamp on fmt 0 and on every continuation (hand-written b
   Bytes out;
   const Bytes p = pattern(300, 1);
   w.write(4, 9, 0x01000000, 1, p, out);
-  const Bytes want = cat({{0x04, 0xFF, 0xFF, 0xFF, 0x00, 0x01, 0x2C, 0x09, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00},
-                          slice(p, 0, 128),
-                          {0xC4, 0x01, 0x00, 0x00, 0x00},
-                          slice(p, 128, 128),
-                          {0xC4, 0x01, 0x00, 0x00, 0x00},
-                          slice(p, 256, 44)});
+  const Bytes want =
+      cat({{0x04, 0xFF, 0xFF, 0xFF, 0x00, 0x01, 0x2C, 0x09, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00},
+           slice(p, 0, 128),
+           {0xC4, 0x01, 0x00, 0x00, 0x00},
+           slice(p, 128, 128),
+           {0xC4, 0x01, 0x00, 0x00, 0x00},
+           slice(p, 256, 44)});
   CHECK(out == want);
   // The next message has a small delta: fmt 2 without the extended field.
   out.clear();
@@ -151,8 +148,8 @@ TEST_CASE("a payload given as head + body is written exactly as the joined paylo
   // split may fall anywhere relative to chunk boundaries, with and without extended timestamps.
   const Bytes payload = pattern(300, 9);
   for (uint32_t timestamp : {40u, 0x01000000u}) {
-    for (size_t split : {size_t(0), size_t(1), size_t(5), size_t(127), size_t(128), size_t(129), size_t(299),
-                         size_t(300)}) {
+    for (size_t split :
+         {size_t(0), size_t(1), size_t(5), size_t(127), size_t(128), size_t(129), size_t(299), size_t(300)}) {
       ChunkWriter joined(128), parts(128);
       Bytes a, b;
       joined.write(6, 9, timestamp, 1, payload, a);

@@ -155,8 +155,8 @@ TEST_CASE("status_info encodes level, code, description, then the extra properti
 TEST_CASE("a typed onStatus is the same message on the wire as before") {
   Handshaken h;
   h.server.send_status(1, Status::PlayStreamNotFound, "No such stream: a b.mp4.", {{"details", str("a b.mp4")}});
-  amf::Value info = literal_info("error", "NetStream.Play.StreamNotFound", "No such stream: a b.mp4.",
-                                 {{"details", str("a b.mp4")}});
+  amf::Value info =
+      literal_info("error", "NetStream.Play.StreamNotFound", "No such stream: a b.mp4.", {{"details", str("a b.mp4")}});
   auto payload = build_command("onStatus", 0, amf::Value::null(), std::span(&info, 1));
   CHECK(h.take_server_output() == first_stream_message(msg_type::kCommandAmf0, 1, payload));
 }

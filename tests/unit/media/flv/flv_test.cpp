@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "unit/test_bytes.hpp"
 #include "media/flv/flv.hpp"
 #include "media/flv/flv_parser.hpp"
 #include "media/frame.hpp"
@@ -14,19 +15,14 @@ using namespace sluice;
 using namespace sluice::media;
 using sluice::Errc;
 using sluice::Slice;
-using Bytes = std::vector<uint8_t>;
+using sluice::test::Bytes;
+using sluice::test::cat;
 
 namespace {
 
 Bytes amf0_string(std::string_view s) {
   Bytes out{0x02, uint8_t(s.size() >> 8), uint8_t(s.size())};
   out.insert(out.end(), s.begin(), s.end());
-  return out;
-}
-
-Bytes cat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
   return out;
 }
 
@@ -45,7 +41,7 @@ std::vector<SampleTag> sample_tags() {
       {9, 0, {0x17, 0, 0, 0, 0, 1, 0x64, 0, 0x1f}},
       {8, 0, {0xaf, 0, 0x12, 0x10}},
       {9, 40, Bytes(300, 0x27)},
-      {8, 23, {}},                       // empty body: the legacy silence marker
+      {8, 23, {}},                          // empty body: the legacy silence marker
       {9, 0x12345678, {0x27, 1, 0, 0, 0}},  // a timestamp that needs TimestampExtended
   };
 }

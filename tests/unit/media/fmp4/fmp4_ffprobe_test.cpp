@@ -34,8 +34,8 @@ using namespace sluice::media;
 using Buffer = std::vector<uint8_t>;
 using sluice::test::ffmpeg;
 using sluice::test::read_file;
-using sluice::test::skipped_without;
 using sluice::test::run;
+using sluice::test::skipped_without;
 using sluice::test::TempDir;
 using sluice::test::write_file;
 
@@ -50,8 +50,8 @@ struct Stream {
 
 // The body of an FLV sequence header past its codec header: the avcC/hvcC or the ASC.
 std::span<const uint8_t> config_of(uint8_t type, std::span<const uint8_t> body) {
-  const auto p = read_flv_tag_head(type, body.first(std::min(body.size(), kFlvTagHeadBytes)),
-                                   static_cast<uint32_t>(body.size()));
+  const auto p =
+      read_flv_tag_head(type, body.first(std::min(body.size(), kFlvTagHeadBytes)), static_cast<uint32_t>(body.size()));
   REQUIRE(p.kind == FlvPacketKind::Config);
   return body.subspan(p.prefix);
 }
@@ -100,7 +100,8 @@ Stream stream_of(const Buffer& flv) {
     (out.video ? s.video : s.audio).push_back(out);
   }
   for (auto* track : {&s.video, &s.audio}) {
-    for (size_t i = 0; i + 1 < track->size(); ++i) (*track)[i].duration = static_cast<uint32_t>((*track)[i + 1].dts - (*track)[i].dts);
+    for (size_t i = 0; i + 1 < track->size(); ++i)
+      (*track)[i].duration = static_cast<uint32_t>((*track)[i + 1].dts - (*track)[i].dts);
     if (track->size() >= 2) track->back().duration = (*track)[track->size() - 2].duration;
   }
   return s;
@@ -120,8 +121,8 @@ Buffer write_fmp4(const Stream& s, size_t& parts) {
     size_t a_end = a;
     const bool last = v_end == s.video.size();
     while (a_end < s.audio.size() && (last || s.audio[a_end].dts < s.video[v_end].dts)) ++a_end;
-    const Buffer f = fmp4::fragment(sequence++, std::span(s.video).subspan(v, v_end - v),
-                                    std::span(s.audio).subspan(a, a_end - a));
+    const Buffer f =
+        fmp4::fragment(sequence++, std::span(s.video).subspan(v, v_end - v), std::span(s.audio).subspan(a, a_end - a));
     REQUIRE(!f.empty());
     out.insert(out.end(), f.begin(), f.end());
     v = v_end;
@@ -199,8 +200,10 @@ TEST_CASE("ffprobe: H.264 (B-frames) + AAC from an ffmpeg FLV") {
 TEST_CASE("ffprobe: HEVC + AAC, by way of an ffmpeg HEVC MP4") {
   if (skipped_without(enabled(), "SLUICE_FMP4_FFPROBE (tests/CMakeLists.txt sets it)")) return;
   TempDir dir("sluice-fmp4");
-  ffmpeg("-f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i sine -c:v libx265 -x265-params "
-         "log-level=error:bframes=2 -g 25 -c:a aac -t 3 " + kBitexact + "'" + dir.file("x.mp4") + "'");
+  ffmpeg(
+      "-f lavfi -i testsrc=size=320x240:rate=25 -f lavfi -i sine -c:v libx265 -x265-params "
+      "log-level=error:bframes=2 -g 25 -c:a aac -t 3 " +
+      kBitexact + "'" + dir.file("x.mp4") + "'");
   const Buffer source = read_file(dir.file("x.mp4"));
   auto index = vod::demux_mp4(source);
   REQUIRE(index.ok());

@@ -22,8 +22,8 @@ using Bytes = std::span<const uint8_t>;
 
 constexpr uint32_t fourcc(std::string_view s) {
   return s.size() != 4 ? 0
-                       : uint32_t(uint8_t(s[0])) << 24 | uint32_t(uint8_t(s[1])) << 16 |
-                             uint32_t(uint8_t(s[2])) << 8 | uint32_t(uint8_t(s[3]));
+                       : uint32_t(uint8_t(s[0])) << 24 | uint32_t(uint8_t(s[1])) << 16 | uint32_t(uint8_t(s[2])) << 8 |
+                             uint32_t(uint8_t(s[3]));
 }
 
 inline std::string fourcc_name(uint32_t t) {
@@ -102,19 +102,19 @@ struct Trex {
 
 struct InitTrack {
   uint32_t id = 0;
-  uint32_t timescale = 0;  // mdhd
-  uint32_t handler = 0;    // 'vide', 'soun'
-  uint32_t entry = 0;      // 'avc1', 'hvc1', 'mp4a'
+  uint32_t timescale = 0;      // mdhd
+  uint32_t handler = 0;        // 'vide', 'soun'
+  uint32_t entry = 0;          // 'avc1', 'hvc1', 'mp4a'
   std::vector<uint32_t> stbl;  // child types, in order
   bool tables_empty = false;   // stts, stsc, stsz, stco without entries
   // Video: the avcC/hvcC payload; audio: the esds DecoderSpecificInfo (has_specific says if any).
   std::vector<uint8_t> config;
   uint32_t config_box = 0;  // 'avcC', 'hvcC', 'esds'
   bool has_specific = false;
-  uint8_t object_type = 0;  // esds objectTypeIndication
+  uint8_t object_type = 0;         // esds objectTypeIndication
   uint16_t width = 0, height = 0;  // visual entry
   uint16_t channels = 0;
-  uint32_t sample_rate = 0;        // audio entry, 16.16
+  uint32_t sample_rate = 0;  // audio entry, 16.16
 };
 
 struct Init {

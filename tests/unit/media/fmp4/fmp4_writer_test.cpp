@@ -20,8 +20,8 @@ using Buffer = std::vector<uint8_t>;
 namespace {
 
 // A short but well-formed avcC (High, level 3.0, 4-byte lengths, one SPS and one PPS).
-const Buffer kAvcc = {0x01, 0x64, 0x00, 0x1E, 0xFF, 0xE1, 0x00, 0x04, 0x67, 0x64, 0x00, 0x1E,
-                      0x01, 0x00, 0x04, 0x68, 0xEB, 0xE3, 0xCB};
+const Buffer kAvcc = {0x01, 0x64, 0x00, 0x1E, 0xFF, 0xE1, 0x00, 0x04, 0x67, 0x64,
+                      0x00, 0x1E, 0x01, 0x00, 0x04, 0x68, 0xEB, 0xE3, 0xCB};
 const Buffer kHvcc = {0x01, 0x01, 0x60, 0x00, 0x00, 0x00, 0x90, 0x00, 0x00, 0x00, 0x00, 0x00,
                       0x5A, 0xF0, 0x00, 0xFC, 0xFD, 0xF8, 0xF8, 0x00, 0x00, 0x0F, 0x00};
 const Buffer kAsc = {0x12, 0x10};  // AAC-LC, 44100 Hz, stereo
@@ -248,8 +248,8 @@ TEST_CASE("init segment: edge values") {
   }
   SUBCASE("refused") {
     CHECK(init_segment({}).empty());
-    CHECK(init_segment({audio_setup(), {}}).empty());                      // AAC as video
-    CHECK(init_segment({{}, video_setup()}).empty());                      // H.264 as audio
+    CHECK(init_segment({audio_setup(), {}}).empty());  // AAC as video
+    CHECK(init_segment({{}, video_setup()}).empty());  // H.264 as audio
     hls::TrackSetup big = video_setup();
     big.config.assign(kMaxConfigBytes + 1, 0);
     CHECK(init_segment({big, audio_setup()}).empty());
@@ -291,14 +291,14 @@ TEST_CASE("fragment: exact bytes of one video sample") {
   Samples v;
   v.add(true, true, 0x0102030405, -1500, 3000, {0xAA, 0xBB, 0xCC});
   const Buffer want = from_hex(
-      "00000068 6d6f6f66"                                      // moof, 104 bytes
-      "00000010 6d666864 00000000 00000001"                    // mfhd, sequence 1
-      "00000050 74726166"                                      // traf
-      "00000010 74666864 00020000 00000001"                    // tfhd default-base-is-moof, track 1
-      "00000014 74666474 01000000 00000001 02030405"           // tfdt v1
-      "00000024 7472756e 01000f01 00000001 00000070"           // trun v1, 1 sample, data at 112
-      "00000bb8 00000003 02000000 fffffa24"                    // duration, size, sync, cts -1500
-      "0000000b 6d646174 aabbcc");                             // mdat
+      "00000068 6d6f6f66"                             // moof, 104 bytes
+      "00000010 6d666864 00000000 00000001"           // mfhd, sequence 1
+      "00000050 74726166"                             // traf
+      "00000010 74666864 00020000 00000001"           // tfhd default-base-is-moof, track 1
+      "00000014 74666474 01000000 00000001 02030405"  // tfdt v1
+      "00000024 7472756e 01000f01 00000001 00000070"  // trun v1, 1 sample, data at 112
+      "00000bb8 00000003 02000000 fffffa24"           // duration, size, sync, cts -1500
+      "0000000b 6d646174 aabbcc");                    // mdat
   CHECK(fragment(1, v.span(), {}) == want);
 }
 

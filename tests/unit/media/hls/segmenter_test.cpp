@@ -20,8 +20,8 @@ StreamSetup av_setup(bool video = true, bool audio = true) {
   if (video) {
     s.video.codec = Codec::Avc;
     // avcC: version 1, High profile, level 3.0, 4-byte lengths, one SPS, one PPS.
-    s.video.config = {0x01, 0x64, 0x00, 0x1E, 0xFF, 0xE1, 0x00, 0x04, 0x67, 0x64, 0x00, 0x1E,
-                      0x01, 0x00, 0x02, 0x68, 0xEE};
+    s.video.config = {0x01, 0x64, 0x00, 0x1E, 0xFF, 0xE1, 0x00, 0x04, 0x67,
+                      0x64, 0x00, 0x1E, 0x01, 0x00, 0x02, 0x68, 0xEE};
     s.video.width = 320;
     s.video.height = 240;
   }
@@ -151,6 +151,43 @@ TEST_CASE("parts stay within the part target, add up to their segment and are in
   CHECK(seg.longest_part() <= 200 * kMs);
   // The segment being written has its parts already.
   CHECK(!seg.segments().back().complete);
+}
+
+// The publisher leaves (finish) wherever its stream happens to end: the last part ends where the
+// later track ends, and when the audio's last frame reaches past the part target the part is cut
+// once more at the last video frame, so no part is longer than the target (an LL-HLS player may
+// refuse a playlist with one). Every end point of a 240 ms stretch is tried.
+TEST_CASE("the last part before the publisher leaves stays within the part target") {
+  for (uint64_t to = 4000; to < 4240; ++to) {
+    CAPTURE(to);
+    Segmenter seg({Container::Fmp4, 2000, 200, 6, 1000});
+    seg.set_setup(av_setup());
+    Feed f{seg};
+    f.av(0, to, 1000);
+    seg.finish();
+    uint64_t end = 0;
+    for (const Segment& s : seg.segments()) {
+      uint64_t sum = 0;
+      for (const Part& p : s.parts) {
+        CHECK(p.duration <= 200 * kMs);
+        CHECK(p.start == s.start + sum);
+        CHECK(p.bytes.size() > 0);
+        sum += p.duration;
+      }
+      CHECK(sum == s.duration);
+      end = s.start + s.duration;
+    }
+    CHECK(seg.longest_part() <= 200 * kMs);
+    // The next publication still continues where this one ended.
+    seg.mark_discontinuity();
+    f.av(0, 3000, 1000);
+    const Segment* next = nullptr;
+    for (const Segment& s : seg.segments()) {
+      if (s.discontinuity) next = &s;
+    }
+    REQUIRE(next != nullptr);
+    CHECK(next->start == end);
+  }
 }
 
 TEST_CASE("a part waits for the audio to reach its end, unless the audio stalls") {

@@ -21,8 +21,8 @@ using namespace sluice::media;
 using namespace sluice::media::record;
 using namespace sluice::media::record::test;
 using sluice::test::read_file;
-using sluice::test::skipped_without;
 using sluice::test::run;
+using sluice::test::skipped_without;
 using sluice::test::TempDir;
 using sluice::test::write_file;
 namespace amf = sluice::protocol::amf;
@@ -52,8 +52,10 @@ double probe_duration(const std::string& path, std::string* errors = nullptr) {
 
 // codec_type|pts_time|size|pos|flags|data_hash per packet (ffprobe's order).
 std::vector<std::vector<std::string>> probe_packets(const std::string& path) {
-  auto out = run("ffprobe -v error -show_data_hash md5 -of compact=p=0:nk=1 -show_entries "
-                 "packet=codec_type,pts_time,size,flags,data_hash,pos '" + path + "'");
+  auto out =
+      run("ffprobe -v error -show_data_hash md5 -of compact=p=0:nk=1 -show_entries "
+          "packet=codec_type,pts_time,size,flags,data_hash,pos '" +
+          path + "'");
   REQUIRE(out.has_value());
   std::vector<std::vector<std::string>> packets;
   std::istringstream lines(*out);
@@ -91,9 +93,11 @@ TEST_CASE("an ffmpeg FLV torn like a crashed .part: same packets, ffmpeg's own k
   if (skipped_without(have_tool("ffmpeg") && have_tool("ffprobe"), "ffmpeg/ffprobe")) return;
   TempDir dir("sluice-record");
   const std::string source = dir.file("source.flv");
-  const std::string cmd = "ffmpeg -v error -y -f lavfi -i testsrc=size=64x48:rate=10 -f lavfi -i sine=sample_rate=8000 "
-                          "-t 6 -c:v libx264 -g 10 -threads 1 -c:a aac -fflags +bitexact -flags:v +bitexact "
-                          "-flvflags add_keyframe_index '" + source + "' 2>&1";
+  const std::string cmd =
+      "ffmpeg -v error -y -f lavfi -i testsrc=size=64x48:rate=10 -f lavfi -i sine=sample_rate=8000 "
+      "-t 6 -c:v libx264 -g 10 -threads 1 -c:a aac -fflags +bitexact -flags:v +bitexact "
+      "-flvflags add_keyframe_index '" +
+      source + "' 2>&1";
   INFO(cmd);
   REQUIRE(run(cmd).has_value());
   const Bytes whole = read_file(source);

@@ -85,7 +85,8 @@ void check_final_file(const Finalized& f) {
     auto h = parse_tag_header(std::span(f.file).subspan(at));
     REQUIRE(h.ok());
     CHECK(h->type == 9);
-    CHECK(read_flv_tag_head(9, std::span(f.file).subspan(at + 11, std::min<size_t>(16, h->data_size)), h->data_size).keyframe);
+    CHECK(read_flv_tag_head(9, std::span(f.file).subspan(at + 11, std::min<size_t>(16, h->data_size)), h->data_size)
+              .keyframe);
     CHECK(times[i] == doctest::Approx(h->timestamp / 1000.0));
     CHECK(s.keyframes[i].tag_offset == at);
   }
@@ -143,7 +144,8 @@ TEST_CASE("a torn recording loses only its torn tag") {
   const auto tags = recording_tags(120);
   std::vector<uint64_t> offsets;
   const Bytes whole = part_bytes(tags, &offsets);
-  for (uint64_t cut : {offsets.back() + 1, offsets.back() + 11, uint64_t(whole.size() - 1), offsets[offsets.size() - 2] + 3}) {
+  for (uint64_t cut :
+       {offsets.back() + 1, offsets.back() + 11, uint64_t(whole.size() - 1), offsets[offsets.size() - 2] + 3}) {
     CAPTURE(cut);
     const auto part = std::span(whole).first(cut);
     const RecordingSummary s = scan_recording(part);
@@ -225,7 +227,8 @@ TEST_CASE("an audio-only recording") {
 
 TEST_CASE("undecodable publisher metadata is replaced by a fresh one") {
   auto tags = recording_tags(30);
-  tags[0].body = {0x02, 0x00, 0x0A, 'o', 'n', 'M', 'e', 't', 'a', 'D', 'a', 't', 'a', 0x08, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 'x', 0xFE};
+  tags[0].body = {0x02, 0x00, 0x0A, 'o',  'n',  'M',  'e',  't',  'a',  'D', 'a',
+                  't',  'a',  0x08, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 'x', 0xFE};
   const Finalized f = finalize(part_bytes(tags));
   check_final_file(f);
   CHECK(f.metadata.find("width") == nullptr);
@@ -243,7 +246,8 @@ TEST_CASE("nothing playable left: an error, the .part is kept aside") {
   CHECK(r2.error().code == Errc::Malformed);
 
   const Bytes torn_first_frame = part_bytes(recording_tags(1));
-  auto r3 = plan_finalize(scan_recording(std::span(torn_first_frame).first(13 + 11 + publisher_metadata().size() + 4 + 5)));
+  auto r3 =
+      plan_finalize(scan_recording(std::span(torn_first_frame).first(13 + 11 + publisher_metadata().size() + 4 + 5)));
   CHECK_FALSE(r3.ok());
 }
 

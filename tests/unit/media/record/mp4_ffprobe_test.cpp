@@ -26,12 +26,12 @@ using namespace sluice::media;
 using namespace sluice::media::record;
 using namespace sluice::media::vod;
 using Bytes = std::vector<uint8_t>;
+using sluice::test::ffmpeg;
 using sluice::test::have_ffmpeg_tools;
 using sluice::test::index_to_flv;
-using sluice::test::ffmpeg;
 using sluice::test::read_file;
-using sluice::test::skipped_without;
 using sluice::test::run;
+using sluice::test::skipped_without;
 using sluice::test::TempDir;
 using sluice::test::write_file;
 
@@ -52,7 +52,8 @@ std::vector<std::string> top_level_boxes(const Bytes& file) {
   std::vector<std::string> types;
   for (uint64_t pos = 0; pos + 8 <= file.size();) {
     uint64_t size = load_u32be(file.data() + pos);
-    if (size == 1 && pos + 16 <= file.size()) size = uint64_t{load_u32be(file.data() + pos + 8)} << 32 | load_u32be(file.data() + pos + 12);
+    if (size == 1 && pos + 16 <= file.size())
+      size = uint64_t{load_u32be(file.data() + pos + 8)} << 32 | load_u32be(file.data() + pos + 12);
     types.emplace_back(reinterpret_cast<const char*>(file.data() + pos + 4), 4);
     if (size < 8) break;
     pos += size;
@@ -133,10 +134,10 @@ void check_ffmpeg_flv(const std::string& codecs, const char* what) {
   const double flv_ms = probe_duration(flv_path), mp4_ms = probe_duration(mp4_path);
   CHECK(std::abs(flv_ms - mp4_ms) <= kFrameMs);
   MESSAGE(std::string(what) << ": " << f.video << " video and " << f.audio << " audio packets identical; duration FLV "
-               << flv_ms << " ms, MP4 " << mp4_ms << " ms; FLV " << flv.size() << " bytes, MP4 " << layout.final_size
-               << " (head " << layout.head.size() << "); audio starts at " << f.first_audio_ms << " ms");
+                            << flv_ms << " ms, MP4 " << mp4_ms << " ms; FLV " << flv.size() << " bytes, MP4 "
+                            << layout.final_size << " (head " << layout.head.size() << "); audio starts at "
+                            << f.first_audio_ms << " ms");
 }
-
 
 }  // namespace
 
@@ -155,7 +156,8 @@ TEST_CASE("HEVC: an FLV made from an ffmpeg HEVC MP4 copies back to the same pac
   TempDir dir("sluice-mp4");
   const std::string source = dir.file("source.mp4");
   const std::string copy = dir.file("copy.mp4");
-  ffmpeg(kSource + "-c:v libx265 -x265-params log-level=error:bframes=2 -g 25 -c:a aac " + kBitexact + "'" + source + "'");
+  ffmpeg(kSource + "-c:v libx265 -x265-params log-level=error:bframes=2 -g 25 -c:a aac " + kBitexact + "'" + source +
+         "'");
   const Bytes mp4 = read_file(source);
   auto source_index = demux_mp4(mp4);
   REQUIRE(source_index.ok());

@@ -198,7 +198,8 @@ TEST_CASE("an AVC + AAC recording: ftyp, moov, mdat, and every frame round-trips
   CHECK(u32_at(mp4, 4) == fourcc_of("ftyp"));
   const Span ftyp = only(mp4, "ftyp");
   CHECK(u32_at(ftyp, 0) == fourcc_of("isom"));
-  for (size_t i = 0; i < 4; ++i) CHECK(u32_at(ftyp, 8 + 4 * i) == fourcc_of(std::string_view("isomiso2avc1mp41").substr(4 * i, 4)));
+  for (size_t i = 0; i < 4; ++i)
+    CHECK(u32_at(ftyp, 8 + 4 * i) == fourcc_of(std::string_view("isomiso2avc1mp41").substr(4 * i, 4)));
   CHECK(u32_at(mp4, ftyp.size() + 8 + 4) == fourcc_of("moov"));
   const size_t mdat_at = c.layout.head.size() - 8;
   CHECK(u32_at(mp4, mdat_at + 4) == fourcc_of("mdat"));
@@ -289,7 +290,7 @@ TEST_CASE("composition offsets: none gives no ctts, negative ones ctts version 1
     CHECK(u32_at(only(video, "stsz"), 4) == 50);  // sample_size
     CHECK(u32_at(only(video, "stts"), 4) == 1);   // one run of 40 ms
     CHECK(u32_at(only(video, "stsc"), 4) == 1);
-    CHECK(u32_at(only(video, "stco"), 4) == 1);   // one chunk: nothing between the frames
+    CHECK(u32_at(only(video, "stco"), 4) == 1);  // one chunk: nothing between the frames
   }
   SUBCASE("negative") {
     tags.push_back({8, 0, kAacSequenceHeader});
@@ -326,7 +327,8 @@ TEST_CASE("a track that starts late is delayed by an edit list; the other one is
   CHECK(boxes(trak(c.mp4, 0), "edts").empty());
   CHECK(u32_at(only(only(trak(c.mp4, 1), "edts"), "elst"), 8) == 523);
   const MediaIndex m = demux(c.mp4);
-  const auto first_audio = std::find_if(m.samples.begin(), m.samples.end(), [](const Sample& s) { return s.type == kSampleAudio; });
+  const auto first_audio =
+      std::find_if(m.samples.begin(), m.samples.end(), [](const Sample& s) { return s.type == kSampleAudio; });
   REQUIRE(first_audio != m.samples.end());
   CHECK(first_audio->dts_ms == 523);
 }
@@ -388,7 +390,12 @@ TEST_CASE("past 4 GiB: a 64-bit mdat size, and co64 for the tracks with chunks t
       offset += 100 + 15;
       ++audio;
     }
-    const Sample v{.file_offset = offset, .size = kFrame, .dts_ms = i * 40, .cts_ms = 0, .type = kSampleVideo, .keyframe = i % 25 == 0};
+    const Sample v{.file_offset = offset,
+                   .size = kFrame,
+                   .dts_ms = i * 40,
+                   .cts_ms = 0,
+                   .type = kSampleVideo,
+                   .keyframe = i % 25 == 0};
     REQUIRE(builder.add(v, video_head).ok());
     expected.push_back(payload);
     payload += kFrame - 5;
@@ -445,7 +452,8 @@ TEST_CASE("codecs an MP4 copy cannot hold: the track is left out and said so") {
     CHECK(layout->audio_samples == 0);
     CHECK(layout->left_out == audio_frames);
     REQUIRE(layout->notes.size() == 1);
-    CHECK(layout->notes[0] == "audio: Speex cannot go in an MP4; track left out (" + std::to_string(audio_frames) + " frames)");
+    CHECK(layout->notes[0] ==
+          "audio: Speex cannot go in an MP4; track left out (" + std::to_string(audio_frames) + " frames)");
     const Bytes flv = part_bytes(tags);
     const Copy c = copy_of(flv);
     const MediaIndex m = demux(c.mp4);
@@ -578,7 +586,8 @@ TEST_CASE("the builder's contract: head sizes, short heads, the sample limit, on
   MediaIndex index;
   index.video_sequence_header = kAvcSequenceHeader;
   const Bytes frame = avc_frame(true, 30);
-  const Sample v{.file_offset = 100, .size = static_cast<uint32_t>(frame.size()), .type = kSampleVideo, .keyframe = true};
+  const Sample v{
+      .file_offset = 100, .size = static_cast<uint32_t>(frame.size()), .type = kSampleVideo, .keyframe = true};
   const Sample script{.file_offset = 10, .size = 300, .type = kSampleScript};
   const Sample header{.file_offset = 10, .size = 300, .type = kSampleVideo, .sequence_header = true};
   const Sample tiny{.file_offset = 10, .size = 3, .type = kSampleAudio};

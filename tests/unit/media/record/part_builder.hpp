@@ -30,14 +30,15 @@ struct FoundTag {
 inline Bytes publisher_metadata(bool stale_index = false) {
   namespace amf = protocol::amf;
   amf::Properties props = {
-      {"duration", amf::Value::number(0)},        {"width", amf::Value::number(1280)},
-      {"height", amf::Value::number(720)},        {"videocodecid", amf::Value::number(7)},
-      {"audiocodecid", amf::Value::number(10)},   {"encoder", amf::Value::string("obs-output module")},
+      {"duration", amf::Value::number(0)},      {"width", amf::Value::number(1280)},
+      {"height", amf::Value::number(720)},      {"videocodecid", amf::Value::number(7)},
+      {"audiocodecid", amf::Value::number(10)}, {"encoder", amf::Value::string("obs-output module")},
       {"filesize", amf::Value::number(0)},
   };
   if (stale_index) {
-    props.emplace_back("keyframes", amf::Value::object({{"filepositions", amf::Value::strict_array({amf::Value::number(1)})},
-                                                       {"times", amf::Value::strict_array({amf::Value::number(0)})}}));
+    props.emplace_back("keyframes",
+                       amf::Value::object({{"filepositions", amf::Value::strict_array({amf::Value::number(1)})},
+                                           {"times", amf::Value::strict_array({amf::Value::number(0)})}}));
     props.emplace_back("lastkeyframelocation", amf::Value::number(12345));
   }
   Bytes out;

@@ -126,7 +126,8 @@ TEST_CASE("a torn last tag is dropped, at every byte of the last two tags") {
     CHECK(s.valid_bytes == expected);
     CHECK(s.torn_bytes == cut - expected);
     size_t complete = 0;
-    for (size_t i = 0; i < offsets.size(); ++i) complete += (i + 1 < offsets.size() ? offsets[i + 1] : part.size()) <= cut;
+    for (size_t i = 0; i < offsets.size(); ++i)
+      complete += (i + 1 < offsets.size() ? offsets[i + 1] : part.size()) <= cut;
     CHECK(s.tag_count == complete);
     if (cut == expected) {
       CHECK(s.stop_reason.empty());

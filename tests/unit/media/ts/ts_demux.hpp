@@ -132,8 +132,8 @@ class Demuxer {
         size_t q = 6;
         if (flags & 0x10) {
           if (len < 7) return error("PCR past the adaptation field" + at);
-          const uint64_t base = uint64_t{p[6]} << 25 | uint64_t{p[7]} << 17 | uint64_t{p[8]} << 9 |
-                                uint64_t{p[9]} << 1 | p[10] >> 7;
+          const uint64_t base =
+              uint64_t{p[6]} << 25 | uint64_t{p[7]} << 17 | uint64_t{p[8]} << 9 | uint64_t{p[9]} << 1 | p[10] >> 7;
           if ((p[10] & 0x7E) != 0x7E) error("PCR reserved bits" + at);
           pcr = {base, static_cast<uint16_t>((p[10] & 1) << 8 | p[11])};
           q += 6;
@@ -241,8 +241,8 @@ class Demuxer {
 
   static std::optional<uint64_t> timestamp(std::span<const uint8_t> b, uint8_t prefix) {
     if (b.size() < 5 || (b[0] >> 4) != prefix || !(b[0] & 1) || !(b[2] & 1) || !(b[4] & 1)) return std::nullopt;
-    return uint64_t{(b[0] >> 1) & 7u} << 30 | uint64_t{b[1]} << 22 | uint64_t(b[2] >> 1) << 15 |
-           uint64_t{b[3]} << 7 | b[4] >> 1;
+    return uint64_t{(b[0] >> 1) & 7u} << 30 | uint64_t{b[1]} << 22 | uint64_t(b[2] >> 1) << 15 | uint64_t{b[3]} << 7 |
+           b[4] >> 1;
   }
 
   void finish_pes(uint16_t pid, Pes& pes) {
@@ -254,7 +254,8 @@ class Demuxer {
     if (raw.size() < 9 || raw[0] != 0 || raw[1] != 0 || raw[2] != 1) return error("PES start code" + where);
     u.stream_id = raw[3];
     u.pes_length = static_cast<uint16_t>(raw[4] << 8 | raw[5]);
-    if (u.pes_length != 0 && raw.size() != 6 + size_t{u.pes_length}) return error("PES shorter than its length" + where);
+    if (u.pes_length != 0 && raw.size() != 6 + size_t{u.pes_length})
+      return error("PES shorter than its length" + where);
     if ((raw[6] & 0xC0) != 0x80) return error("PES header marker bits" + where);
     const uint8_t flags = raw[7] >> 6;
     const size_t header_length = raw[8];
@@ -292,7 +293,8 @@ inline std::vector<std::vector<uint8_t>> split_annexb(std::span<const uint8_t> e
   for (size_t k = 0; k < starts.size(); ++k) {
     size_t end = k + 1 < starts.size() ? starts[k + 1] - 3 : es.size();
     while (end > starts[k] && es[end - 1] == 0) --end;
-    nals.emplace_back(es.begin() + static_cast<std::ptrdiff_t>(starts[k]), es.begin() + static_cast<std::ptrdiff_t>(end));
+    nals.emplace_back(es.begin() + static_cast<std::ptrdiff_t>(starts[k]),
+                      es.begin() + static_cast<std::ptrdiff_t>(end));
   }
   return nals;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "unit/test_bytes.hpp"
 #include "media/ts/adts.hpp"
 #include "media/ts/annexb.hpp"
 #include "media/ts/crc32.hpp"
@@ -15,36 +16,19 @@
 
 using namespace sluice::media;
 using namespace sluice::media::ts;
+using sluice::test::be16;
+using sluice::test::be24;
+using sluice::test::be32;
+using sluice::test::Bytes;
+using sluice::test::cat;
+using sluice::test::hex;
 using sluice::test::ts::Demuxer;
 using sluice::test::ts::EsUnit;
 using sluice::test::ts::parse_adts;
 using sluice::test::ts::split_annexb;
-using Bytes = std::vector<uint8_t>;
 
 namespace {
 
-Bytes hex(std::string_view s) {
-  Bytes out;
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-  for (size_t i = 0; i + 1 < s.size();) {
-    if (s[i] == ' ') {
-      ++i;
-      continue;
-    }
-    out.push_back(static_cast<uint8_t>(nibble(s[i]) << 4 | nibble(s[i + 1])));
-    i += 2;
-  }
-  return out;
-}
-
-Bytes cat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-Bytes be16(size_t v) { return {uint8_t(v >> 8), uint8_t(v)}; }
-Bytes be32(size_t v) { return {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)}; }
 const Bytes kStart = {0, 0, 0, 1};
 
 const Bytes kSps = hex("6764001facd9405005bb011000000300100000030320f1831960");
@@ -60,7 +44,9 @@ Bytes avc_record() {
   return cat({hex("01 64 00 1f ff e1"), be16(kSps.size()), kSps, hex("01"), be16(kPps.size()), kPps});
 }
 
-Bytes hevc_array(uint8_t type, const Bytes& nal) { return cat({Bytes{uint8_t(0x80 | type)}, hex("0001"), be16(nal.size()), nal}); }
+Bytes hevc_array(uint8_t type, const Bytes& nal) {
+  return cat({Bytes{uint8_t(0x80 | type)}, hex("0001"), be16(nal.size()), nal});
+}
 
 // The arrays in the order given; lengthSizeMinusOne 3.
 Bytes hevc_record(std::initializer_list<Bytes> arrays) {
@@ -179,7 +165,11 @@ TEST_CASE("TsMuxer: tracks that are None are left out, PCR follows") {
   SUBCASE("HEVC only") {
     s.video.codec = hls::Codec::Hevc;
     s.audio = {};
-    Demuxer d = demux([&] { Bytes o; TsMuxer(s).write_tables(o); return o; }());
+    Demuxer d = demux([&] {
+      Bytes o;
+      TsMuxer(s).write_tables(o);
+      return o;
+    }());
     REQUIRE(d.streams.size() == 1);
     CHECK(d.streams[0].stream_type == 0x24);
     CHECK(d.pcr_pid == 0x100);
@@ -205,7 +195,11 @@ TEST_CASE("TsMuxer: tracks that are None are left out, PCR follows") {
   }
   SUBCASE("nothing") {
     s = {};
-    Demuxer d = demux([&] { Bytes o; TsMuxer(s).write_tables(o); return o; }());
+    Demuxer d = demux([&] {
+      Bytes o;
+      TsMuxer(s).write_tables(o);
+      return o;
+    }());
     CHECK(d.streams.empty());
     CHECK(d.pcr_pid == 0x1FFF);
   }
@@ -285,7 +279,7 @@ TEST_CASE("TsMuxer: HEVC access units get VPS, SPS, PPS in that order") {
   setup.video.codec = hls::Codec::Hevc;
   const Bytes vps = hevc_array(32, kHevcVps), sps = hevc_array(33, kHevcSps), pps = hevc_array(34, kHevcPps);
   const Bytes sei_array = hevc_array(39, hex("4e01 0504 01020304 80"));
-  const Bytes idr = cat({hex("2601"), nal(0xAF, 800)});   // IDR_W_RADL
+  const Bytes idr = cat({hex("2601"), nal(0xAF, 800)});    // IDR_W_RADL
   const Bytes trail = cat({hex("0201"), nal(0xD0, 300)});  // TRAIL_R
   for (const Bytes& record : {hevc_record({vps, sps, pps}), hevc_record({pps, sei_array, sps, vps})}) {
     setup.video.config = record;
@@ -464,7 +458,7 @@ TEST_CASE("TsMuxer: continuity counters run on across calls and segments") {
   CHECK(whole.pat_count == 5);
   CHECK(whole.units.size() == 70);
   CHECK(whole.packets_per_pid[0] == 5);
-  CHECK(segments[1][3] == 0x11);  // the second PAT has counter 1
+  CHECK(segments[1][3] == 0x11);             // the second PAT has counter 1
   CHECK(whole.packets_per_pid[0x100] > 16);  // the video counter wrapped
   for (const EsUnit& u : whole.units) {
     if (u.pid != 0x100) continue;
@@ -491,7 +485,7 @@ TEST_CASE("TsMuxer: payloads round trip for every size around the packet boundar
     audio_in.push_back(nal(0x21, n, uint8_t(n)));
     video_in.push_back(nal(n % 3 == 0 ? 0x65 : 0x41, n, uint8_t(n)));
   }
-  video_in.push_back(nal(0x41, 70000));  // PES_packet_length 0
+  video_in.push_back(nal(0x41, 70000));           // PES_packet_length 0
   video_in.push_back(nal(0x41, 65535 - 8 - 10));  // exactly 0xFFFF
   uint64_t t = 0;
   for (const Bytes& a : audio_in) m.write_sample(audio(a, t += 1920), out);

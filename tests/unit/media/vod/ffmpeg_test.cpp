@@ -33,8 +33,8 @@ using Bytes = std::vector<uint8_t>;
 using sluice::test::have_ffmpeg_tools;
 using sluice::test::index_to_flv;
 using sluice::test::read_file;
-using sluice::test::skipped_without;
 using sluice::test::run;
+using sluice::test::skipped_without;
 using sluice::test::TempDir;
 using sluice::test::write_file;
 
@@ -66,8 +66,10 @@ struct Packet {
 // Parses `ffprobe -of compact=p=0` key=value records. Side data may break a record over several
 // lines, so records are split at "codec_type=" rather than at newlines.
 std::vector<Packet> probe(const std::string& path) {
-  auto out = run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
-                 "packet=codec_type,pts_time,dts_time,size,pos,flags,data_hash '" + path + "'");
+  auto out =
+      run("ffprobe -v error -show_data_hash md5 -of compact=p=0 -show_entries "
+          "packet=codec_type,pts_time,dts_time,size,pos,flags,data_hash '" +
+          path + "'");
   REQUIRE(out.has_value());
   std::vector<Packet> packets;
   std::string token;
@@ -101,8 +103,7 @@ void ffmpeg(const std::string& args) {
   REQUIRE(out.has_value());
 }
 
-const std::string kTestSource =
-    "-f lavfi -i testsrc=duration=3:size=320x240:rate=25 -f lavfi -i sine=duration=3 ";
+const std::string kTestSource = "-f lavfi -i testsrc=duration=3:size=320x240:rate=25 -f lavfi -i sine=duration=3 ";
 
 // Reads every sample through plan_read, as the server will, and checks it against its packet.
 void check_mp4(const Bytes& file, const MediaIndex& index, const std::vector<Packet>& packets) {
@@ -164,7 +165,6 @@ void check_tag_bodies(const Bytes& file, const MediaIndex& index) {
     }
   }
 }
-
 
 MediaIndex demux_file_in_pieces(const Bytes& file) {
   // As the server does it: box headers one by one, then the moov, never the mdat.

@@ -242,7 +242,8 @@ TEST_CASE("Enhanced RTMP HEVC tags") {
   const Bytes seq = {0x90, 'h', 'v', 'c', '1', 1, 2, 3};
   const Bytes key = {0x91, 'h', 'v', 'c', '1', 0, 0, 40, 0, 0, 0, 1, 0x26};
   const Bytes inter_x = {0xA3, 'h', 'v', 'c', '1', 0, 0, 0, 1, 0x02};
-  const MediaIndex index = index_ok(flv({{9, 0, seq}, {9, 0, key}, {9, 40, inter_x}, {9, 80, Bytes{0x93, 'h', 'v', 'c', '1', 0}}}));
+  const MediaIndex index =
+      index_ok(flv({{9, 0, seq}, {9, 0, key}, {9, 40, inter_x}, {9, 80, Bytes{0x93, 'h', 'v', 'c', '1', 0}}}));
   CHECK(index.video_codec == VideoCodec::Hevc);
   CHECK(index.video_sequence_header == seq);
   REQUIRE(index.samples.size() == 3);
@@ -257,9 +258,9 @@ TEST_CASE("Enhanced RTMP HEVC tags") {
 TEST_CASE("header details: DataOffset, extended timestamps, unknown tags, big script tags") {
   Bytes file = {'F', 'L', 'V', 1, 5, 0, 0, 0, 15, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0, 0, 0, 0};
   append_tag(9, 0x12345678, avc_frame(true, 0), file);
-  append_tag(7, 0, Bytes(30, 1), file);      // not a known tag type: skipped
+  append_tag(7, 0, Bytes(30, 1), file);                                // not a known tag type: skipped
   append_tag(18, 0x12345678, Bytes{0x02, 0, 3, 'a', 'b', 'c'}, file);  // a cue point, not metadata
-  append_tag(8, 0x12345679, Bytes{0x2F, 1, 2, 3}, file);  // MP3
+  append_tag(8, 0x12345679, Bytes{0x2F, 1, 2, 3}, file);               // MP3
   const MediaIndex index = index_ok(file);
   REQUIRE(index.samples.size() == 3);
   CHECK(index.samples[0].file_offset == 15 + 4 + 11);
@@ -278,7 +279,9 @@ TEST_CASE("header details: DataOffset, extended timestamps, unknown tags, big sc
 }
 
 TEST_CASE("not FLV, empty, header only, and the feeding contract") {
-  const std::string mp4 = "\0\0\0\x18" "ftypisom\0\0\0\0isomavc1";
+  const std::string mp4 =
+      "\0\0\0\x18"
+      "ftypisom\0\0\0\0isomavc1";
   CHECK(index_flv(Bytes(mp4.begin(), mp4.end())).error().code == Errc::Malformed);
   CHECK_FALSE(index_flv(Bytes{}).ok());
   CHECK_FALSE(index_flv(Bytes{'F', 'L', 'V'}).ok());

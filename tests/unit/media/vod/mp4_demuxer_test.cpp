@@ -118,8 +118,8 @@ struct TrackSpec {
   std::optional<std::pair<uint32_t, int32_t>> edit;  // (empty duration in movie units, media_time)
   bool co64 = false;
   uint8_t stz2_bits = 0;  // 4, 8 or 16: write the sizes as a compact stz2
-  Bytes entry;  // sample entry box; default avc1 or mp4a
-  uint8_t fill = 0;  // first byte value of this track's samples
+  Bytes entry;            // sample entry box; default avc1 or mp4a
+  uint8_t fill = 0;       // first byte value of this track's samples
 };
 
 TrackSpec video_track(uint32_t n = 5) {
@@ -185,8 +185,8 @@ Bytes sample_table(const TrackSpec& t, const std::vector<uint64_t>& chunk_offset
   }
   put32(stco, uint32_t(chunk_offsets.size()));
   for (uint64_t o : chunk_offsets) t.co64 ? put64(stco, o) : put32(stco, uint32_t(o));
-  Bytes stbl = cat({full("stsd", 0, stsd), full("stts", 0, stts), full("stsc", 0, stsc), full(t.stz2_bits ? "stz2" : "stsz", 0, stsz),
-                    full(t.co64 ? "co64" : "stco", 0, stco)});
+  Bytes stbl = cat({full("stsd", 0, stsd), full("stts", 0, stts), full("stsc", 0, stsc),
+                    full(t.stz2_bits ? "stz2" : "stsz", 0, stsz), full(t.co64 ? "co64" : "stco", 0, stco)});
   if (!t.ctts.empty()) {
     put32(ctts, uint32_t(t.ctts.size()));
     for (auto [c, o] : t.ctts) put32(ctts, c), put32(ctts, uint32_t(o));
@@ -227,7 +227,7 @@ struct MovieSpec {
   std::vector<TrackSpec> tracks;
   bool moov_first = false;
   uint32_t movie_timescale = 1000;
-  Bytes extra_moov;  // appended inside moov (e.g. mvex)
+  Bytes extra_moov;             // appended inside moov (e.g. mvex)
   bool largesize_mdat = false;  // a 16-byte mdat header (size 1 + 64-bit largesize)
 };
 
@@ -424,7 +424,6 @@ TEST_CASE("co64 chunk offsets and a 64-bit largesize mdat") {
   check_offsets(index, kSampleVideo, b.sample_offsets[0], m.tracks[0].sizes);
   check_offsets(index, kSampleAudio, b.sample_offsets[1], m.tracks[1].sizes);
 
-
   // The same movie with a 16-byte largesize mdat header, moov first and last.
   for (bool moov_first : {false, true}) {
     MovieSpec large = m;
@@ -454,7 +453,8 @@ TEST_CASE("compact sample sizes (stz2) with 4, 8 and 16-bit fields") {
   v.stz2_bits = 8;
   m.tracks = {v};
   Built b = build(m);
-  const auto at = std::search(b.file.begin(), b.file.end(), std::begin("stz2"), std::begin("stz2") + 4) - b.file.begin();
+  const auto at =
+      std::search(b.file.begin(), b.file.end(), std::begin("stz2"), std::begin("stz2") + 4) - b.file.begin();
   b.file[at + 4 + 4 + 3] = 12;  // field size 12 does not exist
   CHECK(demux_error(b.file).code == Errc::Malformed);
 }
@@ -701,7 +701,8 @@ TEST_CASE("a box whose size exceeds its parent is malformed") {
   m.tracks = {video_track()};
   Built b = build(m);
   // The moov is last: make its first child (mvhd) claim more than the moov holds.
-  const auto pos = std::search(b.file.begin(), b.file.end(), std::begin("mvhd") , std::begin("mvhd") + 4) - b.file.begin() - 4;
+  const auto pos =
+      std::search(b.file.begin(), b.file.end(), std::begin("mvhd"), std::begin("mvhd") + 4) - b.file.begin() - 4;
   b.file[pos] = 0x7F;
   const auto e = demux_error(b.file);
   CHECK(e.code == Errc::Malformed);
@@ -712,7 +713,8 @@ TEST_CASE("a box size smaller than its header is malformed") {
   MovieSpec m;
   m.tracks = {video_track()};
   Built b = build(m);
-  const auto pos = std::search(b.file.begin(), b.file.end(), std::begin("stts"), std::begin("stts") + 4) - b.file.begin() - 4;
+  const auto pos =
+      std::search(b.file.begin(), b.file.end(), std::begin("stts"), std::begin("stts") + 4) - b.file.begin() - 4;
   b.file[pos] = 0, b.file[pos + 1] = 0, b.file[pos + 2] = 0, b.file[pos + 3] = 4;
   CHECK(demux_error(b.file).code == Errc::Malformed);
   // A largesize below 16 too.
@@ -745,7 +747,8 @@ TEST_CASE("top-level boxes: lying sizes, size 0, no moov, too many boxes") {
     MovieSpec m;
     m.tracks = {video_track()};
     Built b = build(m);
-    const auto pos = std::search(b.file.begin(), b.file.end(), std::begin("moov"), std::begin("moov") + 4) - b.file.begin() - 4;
+    const auto pos =
+        std::search(b.file.begin(), b.file.end(), std::begin("moov"), std::begin("moov") + 4) - b.file.begin() - 4;
     std::memset(&b.file[pos], 0, 4);
     CHECK(demux_ok(b.file).samples.size() == 5);
   }
@@ -818,12 +821,12 @@ TEST_CASE("absurd counts are errors, never giant allocations") {
     CHECK(e.message().find("declares") != std::string::npos);
   };
   Bytes huge;
-  put32(huge, 0);            // variable sizes
-  put32(huge, 0x10000000);   // 268M samples in a 12-byte box
+  put32(huge, 0);           // variable sizes
+  put32(huge, 0x10000000);  // 268M samples in a 12-byte box
   declares_too_many(demux_error(with_table("stsz", huge)));
 
   Bytes constant;
-  put32(constant, 1);        // constant size 1 byte
+  put32(constant, 1);  // constant size 1 byte
   put32(constant, 0x7FFFFFFF);
   const auto e = demux_error(with_table("stsz", constant));
   CHECK(e.message().find("more samples than the file holds") != std::string::npos);
@@ -848,14 +851,15 @@ TEST_CASE("more than 50M samples is refused before anything is reserved") {
   TrackSpec v = video_track(1);
   m.tracks = {v};
   const Built b = build(m);
-  const auto moov_at = std::search(b.file.begin(), b.file.end(), std::begin("moov"), std::begin("moov") + 4) - b.file.begin();
+  const auto moov_at =
+      std::search(b.file.begin(), b.file.end(), std::begin("moov"), std::begin("moov") + 4) - b.file.begin();
   Bytes moov(b.file.begin() + moov_at + 4, b.file.end());
   const auto stsz = std::search(moov.begin(), moov.end(), std::begin("stsz"), std::begin("stsz") + 4) - moov.begin();
   // stsz payload: version/flags, sample_size, sample_count.
   moov[stsz + 8 + 3] = 1;
   const uint32_t count = 60'000'000;
   moov[stsz + 12] = uint8_t(count >> 24), moov[stsz + 13] = uint8_t(count >> 16), moov[stsz + 14] = uint8_t(count >> 8),
-  moov[stsz + 15] = uint8_t(count);
+              moov[stsz + 15] = uint8_t(count);
   auto r = parse_mp4_movie(moov, uint64_t{1} << 40);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Errc::LimitExceeded);

@@ -33,8 +33,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Paths: /ok echoes what it got, /close answers and closes the connection, /status/500, /slow (2 s), /flaky* (500 twice per path, then 200),
-// /big and /big-chunked (100 KiB). It prints its port, and exits when its stdin closes, so a
+// Paths: /ok echoes what it got, /close answers and closes the connection, /status/500, /slow (2 s), /flaky* (500 twice
+// per path, then 200), /big and /big-chunked (100 KiB). It prints its port, and exits when its stdin closes, so a
 // crashed test leaves no server behind.
 const char* const kServerScript = R"PY(
 import http.server, json, os, sys, threading, time
@@ -213,7 +213,9 @@ struct Fixture {
     uv_timer_stop(&tick);
     return until();
   }
-  void run_for(uint64_t ms) { run_until([] { return false; }, ms); }
+  void run_for(uint64_t ms) {
+    run_until([] { return false; }, ms);
+  }
 
   // What the server does at shutdown: close, let the handles go, close the loop (0 = none left).
   int shut() {
@@ -272,7 +274,7 @@ TEST_CASE("connections the server closes: the next request's socket may reuse th
   }
   // Back to back, with no loop iteration between the close and the next connect.
   int done = 0;
-  std::function<void(HookReply&&)> again = [&](HookReply&& r) {
+  std::function<void(HookReply &&)> again = [&](HookReply&& r) {
     CHECK(r.ok());
     if (++done < 5) f.client->post(request(server().url("/close")), again);
   };
@@ -375,7 +377,7 @@ TEST_CASE("cancel: the callback never runs, whether the transfer is queued, runn
   // Cancelled before the loop ran at all.
   uint64_t first = f.client->post(request(server().url("/ok")), [&](HookReply&&) { ++calls; });
   f.client->cancel(first);
-  f.client->cancel(first);     // twice: no-op
+  f.client->cancel(first);      // twice: no-op
   f.client->cancel(987654321);  // unknown: no-op
   CHECK(f.client->in_flight() == 0);
 
@@ -429,7 +431,7 @@ TEST_CASE("50 concurrent posts all complete, each with its own reply") {
 TEST_CASE("a callback may post again, and one that throws does not stop the others") {
   Fixture f;
   std::vector<long> chain;
-  std::function<void(HookReply&&)> next = [&](HookReply&& r) {
+  std::function<void(HookReply &&)> next = [&](HookReply&& r) {
     chain.push_back(r.status);
     if (chain.size() < 3) f.client->post(request(server().url("/ok")), next);
   };
@@ -460,7 +462,7 @@ TEST_CASE("post_reliably: retries a flaky hook until it answers 2xx") {
   CHECK(delivered);
   CHECK(last.status == 200);
   CHECK(nlohmann::json::parse(last.body)["count"] == 3);  // the third request
-  CHECK(uv_now(&f.loop) - start >= 300);                   // waited 100 ms, then 200 ms
+  CHECK(uv_now(&f.loop) - start >= 300);                  // waited 100 ms, then 200 ms
   CHECK(f.client->in_flight() == 0);
   CHECK(f.shut() == 0);
 }

@@ -51,6 +51,7 @@ TEST_CASE("check_url_signature") {
         SignatureCheck::Malformed);
   CHECK(check_url_signature(kSecret, "publish", "live", "cam", "expires=1767225600&sign=abc", 0, 0) ==
         SignatureCheck::Malformed);
-  CHECK(check_url_signature(kSecret, "publish", "live", "cam", "expires=99999999999999999999&sign=" + std::string(kVector),
-                            0, 0) == SignatureCheck::Malformed);
+  CHECK(check_url_signature(kSecret, "publish", "live", "cam",
+                            "expires=99999999999999999999&sign=" + std::string(kVector), 0,
+                            0) == SignatureCheck::Malformed);
 }

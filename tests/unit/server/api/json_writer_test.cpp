@@ -80,8 +80,9 @@ TEST_CASE("numbers, booleans and null as nlohmann writes them") {
       .boolean(false)
       .null()
       .end_array();
-  CHECK(out == "[\n  0,\n  18446744073709551615,\n  -42,\n  -9223372036854775808,\n  31,\n  3.0,\n  0.1,\n"
-               "  -0.0,\n  1234.5,\n  1e+20,\n  1e-07,\n  null,\n  null,\n  true,\n  false,\n  null\n]");
+  CHECK(out ==
+        "[\n  0,\n  18446744073709551615,\n  -42,\n  -9223372036854775808,\n  31,\n  3.0,\n  0.1,\n"
+        "  -0.0,\n  1234.5,\n  1e+20,\n  1e-07,\n  null,\n  null,\n  true,\n  false,\n  null\n]");
   for (double d : {0.0, 3.0, 0.1, 1234.5, 64.2, 1e20, 1e-7, 123456789012345.6, 2.5e-300}) {
     CAPTURE(d);
     CHECK(written(json(d)) == json(d).dump());
@@ -108,8 +109,9 @@ TEST_CASE("layout: objects and arrays, nested and empty, as dump(2)") {
       .end_object()
       .member_string("f\n", "g")
       .end_object();
-  CHECK(out == "{\n  \"a\": 1,\n  \"b\": [\n    {},\n    [],\n    \"x\"\n  ],\n  \"c\": {\n    \"d\": null,\n"
-               "    \"e\": true\n  },\n  \"f\\n\": \"g\"\n}");
+  CHECK(out ==
+        "{\n  \"a\": 1,\n  \"b\": [\n    {},\n    [],\n    \"x\"\n  ],\n  \"c\": {\n    \"d\": null,\n"
+        "    \"e\": true\n  },\n  \"f\\n\": \"g\"\n}");
 
   json j = json::parse(R"({"streams": [{"name": "live/a", "hls": null, "n": -3, "kbps": 64.2,
     "video": {"codec": "H264", "level": 31}, "list": [1, [2, []], {}], "empty": {}}], "total": 1})");

@@ -66,7 +66,7 @@ TEST_CASE("a live stream with video, audio and a publisher, with and without HLS
   StreamFacts f = full();
   StreamListExtras none;
   CHECK(written(f, none, false) == dumped(expected(f, none)));
-  json hls{{"worker", 0}, {"viewers", 4}, {"ready", true}, {"variant", "fmp4"}, {"target_duration_s", 2.0},
+  json hls{{"worker", 0},   {"viewers", 4},        {"ready", true}, {"variant", "fmp4"}, {"target_duration_s", 2.0},
            {"segments", 6}, {"bytes_held", 123456}};
   json variant = "fmp4";
   StreamListExtras with{&hls, &variant, 5};

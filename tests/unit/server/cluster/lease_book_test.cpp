@@ -67,9 +67,9 @@ TEST_CASE("draining marks every claim; another node may take a marked one") {
   auto marks = book.start_draining();
   REQUIRE(marks.size() == 2);
   CHECK(marks[0].argv[0] == "EVAL");
-  CHECK(marks[0].argv[4] == "a 1");           // swapped only while it is still ours
+  CHECK(marks[0].argv[4] == "a 1");  // swapped only while it is still ours
   CHECK(marks[0].argv[5] == "a 1 draining");
-  CHECK(book.start_draining().empty());       // once
+  CHECK(book.start_draining().empty());  // once
   CHECK(book.value() == "a 1 draining");
   CHECK(LeaseBook::is_draining_value(book.value()));
   CHECK_FALSE(LeaseBook::is_draining_value("a 1"));

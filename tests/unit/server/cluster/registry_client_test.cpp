@@ -60,8 +60,9 @@ struct Redis {
   explicit Redis(uint16_t p) : port(p) { start(); }
   ~Redis() { kill_now(); }
   void start() {
-    std::vector<std::string> args = {"redis-server", "--bind", "127.0.0.1", "--port", std::to_string(port),
-                                     "--save", "", "--appendonly", "no", "--requirepass", "pw-test"};
+    std::vector<std::string> args = {"redis-server", "--bind", "127.0.0.1",    "--port", std::to_string(port),
+                                     "--save",       "",       "--appendonly", "no",     "--requirepass",
+                                     "pw-test"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -36,7 +36,9 @@ struct Fixture {
   ~Fixture() { uv_loop_close(&uv); }
 };
 
-media::FramePtr frame(uint8_t type, uint32_t ts, Bytes b) { return media::make_frame(type, ts, Slice::adopt(std::move(b))); }
+media::FramePtr frame(uint8_t type, uint32_t ts, Bytes b) {
+  return media::make_frame(type, ts, Slice::adopt(std::move(b)));
+}
 
 std::string bytes_of(WriteBatch& batch) {
   std::string out;

@@ -26,7 +26,7 @@ TEST_CASE("a viewer admitted on one loop is known on every loop and counted once
   const std::string v = viewer_of(1, "live/cam");
   CHECK_FALSE(s.known(v, 1000));
   s.admit(v, AccessTicket(), 1000, 0);
-  CHECK(s.known(v, 1100));  // asked from another loop: the same session
+  CHECK(s.known(v, 1100));              // asked from another loop: the same session
   s.admit(v, AccessTicket(), 1200, 1);  // admitted again on loop 1 meanwhile: still one
   CHECK(s.size() == 1);
   CHECK(s.viewers_by_stream() == std::map<std::string, size_t>{{"live/cam", 1}});

@@ -77,14 +77,16 @@ struct Loop {
     uv_loop_close(&loop);
   }
   // Runs the loop (blocking in it, as a server does) for `d`, or until `done`.
-  void run_for(std::chrono::milliseconds d, const std::function<bool()>& done = [] { return false; }) {
+  void run_for(
+      std::chrono::milliseconds d, const std::function<bool()>& done = [] { return false; }) {
     using namespace std::chrono;
     uv_timer_t wake{};  // ends the wait at the deadline (one turn of its own, not one per ms)
     uv_timer_init(&loop, &wake);
     const auto end = steady_clock::now() + d;
     for (auto now = steady_clock::now(); !done() && now < end; now = steady_clock::now()) {
       uv_update_time(&loop);
-      uv_timer_start(&wake, [](uv_timer_t*) {}, uint64_t(duration_cast<milliseconds>(end - now).count()) + 1, 0);
+      uv_timer_start(
+          &wake, [](uv_timer_t*) {}, uint64_t(duration_cast<milliseconds>(end - now).count()) + 1, 0);
       uv_run(&loop, UV_RUN_ONCE);
     }
     uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
@@ -120,7 +122,8 @@ TEST_CASE("at the limit each pending connection is accepted or closed at once, a
   Loop l;
   DescriptorReserve reserve(2);
   std::vector<int> accepted;
-  TcpListener listener(&l.loop, "rtmp", 8, [&](int fd, const sockaddr_storage&) { accepted.push_back(fd); }, reserve);
+  TcpListener listener(
+      &l.loop, "rtmp", 8, [&](int fd, const sockaddr_storage&) { accepted.push_back(fd); }, reserve);
   REQUIRE(listener.listen({"127.0.0.1", 0}));
   const uint16_t port = listener.bound().port;
   std::vector<int> clients;
@@ -162,7 +165,8 @@ TEST_CASE("with no spare to spend the listener pauses instead of spinning, and t
   Loop l;
   DescriptorReserve reserve(0);
   std::vector<int> accepted;
-  TcpListener listener(&l.loop, "http", 8, [&](int fd, const sockaddr_storage&) { accepted.push_back(fd); }, reserve);
+  TcpListener listener(
+      &l.loop, "http", 8, [&](int fd, const sockaddr_storage&) { accepted.push_back(fd); }, reserve);
   REQUIRE(listener.listen({"127.0.0.1", 0}));
   std::vector<int> clients;
   for (int i = 0; i < 10; ++i) clients.push_back(connect_to(listener.bound().port));

@@ -13,8 +13,8 @@
 #include "server/io/flush_scheduler.hpp"
 #include "unit/runqueue_wait.hpp"
 
-using sluice::server::FlushScheduler;
 using sluice::server::Flushable;
+using sluice::server::FlushScheduler;
 using sluice::server::WriteHold;
 
 namespace {
@@ -31,7 +31,7 @@ struct Fixture {
   FlushScheduler scheduler;
   std::vector<std::unique_ptr<Sink>> sinks;
   uv_timer_t stop{};
-  int iterations = 0;          // loop iterations the last hold_all_and_run took
+  int iterations = 0;           // loop iterations the last hold_all_and_run took
   uint64_t waited_for_cpu = 0;  // ms of it the thread spent waiting for a CPU
 
   Fixture(size_t n, WriteHold hold) {
@@ -106,7 +106,7 @@ TEST_CASE("lanes: with many sockets the hold is written in slices, each socket o
   CHECK(FlushScheduler::lanes_for(8000, 0) == 1);
 
   Fixture many(8000, WriteHold(100, 0));  // a fixed 100 ms hold
-  many.hold_all_and_run();                 // the first period has one lane
+  many.hold_all_and_run();                // the first period has one lane
   CHECK(many.scheduler.hold_lanes() == 8);
   const uint64_t waited = many.hold_all_and_run();
   CHECK(waited >= 95);

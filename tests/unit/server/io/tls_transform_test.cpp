@@ -36,12 +36,14 @@ struct Certs {
          sluice::test::run("openssl req -newkey rsa:2048 -nodes -subj /CN=rtmp.test -keyout " + key + " -out " + d +
                            "/rtmp.csr" + q)
              .has_value() &&
-         sluice::test::run("printf 'subjectAltName=DNS:rtmp.test,DNS:*.live.test' > " + d + "/san.ext && openssl x509 -req -in " +
-                           d + "/rtmp.csr -CA " + ca + " -CAkey " + d + "/ca.key -CAcreateserial -days 2 -extfile " +
-                           d + "/san.ext -out " + cert + q)
+         sluice::test::run("printf 'subjectAltName=DNS:rtmp.test,DNS:*.live.test' > " + d +
+                           "/san.ext && openssl x509 -req -in " + d + "/rtmp.csr -CA " + ca + " -CAkey " + d +
+                           "/ca.key -CAcreateserial -days 2 -extfile " + d + "/san.ext -out " + cert + q)
              .has_value() &&
-         sluice::test::run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other.test -addext "
-                           "subjectAltName=DNS:other.test -keyout " + other_key + " -out " + other_cert + q)
+         sluice::test::run(
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other.test -addext "
+             "subjectAltName=DNS:other.test -keyout " +
+             other_key + " -out " + other_cert + q)
              .has_value();
   }
 };
@@ -229,9 +231,10 @@ TEST_CASE("SNI chooses the certificate; a wildcard matches one label") {
   REQUIRE_MESSAGE(sctx.ok(), sctx.error().message());
   auto cctx = TlsContext::client(false);
   REQUIRE(cctx.ok());
-  for (const auto& names : std::vector<std::pair<std::string, std::string>>{
-           {"other.test", "/CN=other.test"}, {"rtmp.test", "/CN=rtmp.test"}, {"cam.live.test", "/CN=rtmp.test"},
-           {"unknown.test", "/CN=rtmp.test"}}) {
+  for (const auto& names : std::vector<std::pair<std::string, std::string>>{{"other.test", "/CN=other.test"},
+                                                                            {"rtmp.test", "/CN=rtmp.test"},
+                                                                            {"cam.live.test", "/CN=rtmp.test"},
+                                                                            {"unknown.test", "/CN=rtmp.test"}}) {
     // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
     const std::string& name = names.first;
     const std::string& subject = names.second;

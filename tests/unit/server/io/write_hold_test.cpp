@@ -19,18 +19,18 @@ TEST_CASE("a lightly loaded loop does not hold; a busy one holds up to the ceili
 }
 
 TEST_CASE("above the knee the budget shrinks with its square: the hold grows with the cube") {
-  WriteHold hold(100, 20000, 200);  // the defaults
-  CHECK(hold.period_ended(100) == 5);     // below the knee: as without one
-  CHECK(hold.period_ended(200) == 10);    // at it: the same
-  CHECK(hold.period_ended(220) == 13);    // 220^3 / (20000 x 200^2) s = 13.3 ms
-  CHECK(hold.period_ended(300) == 34);    // 33.75 ms
+  WriteHold hold(100, 20000, 200);      // the defaults
+  CHECK(hold.period_ended(100) == 5);   // below the knee: as without one
+  CHECK(hold.period_ended(200) == 10);  // at it: the same
+  CHECK(hold.period_ended(220) == 13);  // 220^3 / (20000 x 200^2) s = 13.3 ms
+  CHECK(hold.period_ended(300) == 34);  // 33.75 ms
   CHECK(hold.period_ended(400) == 80);
   CHECK(hold.period_ended(430) == 99);
-  CHECK(hold.period_ended(431) == 100);   // the ceiling from 431 on
+  CHECK(hold.period_ended(431) == 100);  // the ceiling from 431 on
   CHECK(hold.period_ended(20000) == 100);
   CHECK(hold.period_ended(50'000'000) == 100);  // no overflow at absurd counts
   WriteHold high(350, 20000, 200);
-  CHECK(high.period_ended(600) == 270);   // under a higher ceiling it keeps growing
+  CHECK(high.period_ended(600) == 270);  // under a higher ceiling it keeps growing
 }
 
 TEST_CASE("a budget of 0 always holds the ceiling; a ceiling of 0 never holds") {

@@ -37,10 +37,10 @@ class TextPlayer final : public LiveSubscriber {
  private:
   bool wants(const media::Frame&) const override { return true; }
   bool started() const override { return true; }
-  void append(const media::Frame& f, WriteBatch& batch) override { text(batch, "f" + std::to_string(f.timestamp) + " "); }
-  void append_notice(Notice n, WriteBatch& batch) override {
-    text(batch, n == Notice::PublishEnd ? "END " : "START ");
+  void append(const media::Frame& f, WriteBatch& batch) override {
+    text(batch, "f" + std::to_string(f.timestamp) + " ");
   }
+  void append_notice(Notice n, WriteBatch& batch) override { text(batch, n == Notice::PublishEnd ? "END " : "START "); }
   static void text(WriteBatch& batch, const std::string& s) {
     batch.add_bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
   }
@@ -58,9 +58,7 @@ struct Fixture {
   ~Fixture() { uv_loop_close(&uv); }
 };
 
-media::FramePtr audio(uint32_t ts) {
-  return media::make_frame(8, ts, Slice::adopt(std::vector<uint8_t>(100, 0xaf)));
-}
+media::FramePtr audio(uint32_t ts) { return media::make_frame(8, ts, Slice::adopt(std::vector<uint8_t>(100, 0xaf))); }
 
 // Fills until nothing is left, `max_bytes` per fill; the whole output.
 std::string drain(TextPlayer& p, size_t max_bytes) {

@@ -68,9 +68,9 @@ TEST_CASE("stream directory: one publisher per name across workers; interest tel
   CHECK(interested == std::vector<uint32_t>{1, 2});  // not the owner itself
   CHECK(dir.owner("live/a") == 0);
   CHECK_FALSE(dir.claim("live/a", 1, interested));  // someone else publishes it
-  CHECK(dir.claim("live/a", 0, interested));         // the owner again (republish on its loop)
-  CHECK(dir.remove_interest("live/a", 2) == 0);      // tells the leaver whom to unsubscribe from
-  dir.release("live/a", 1);                          // not the owner: no effect
+  CHECK(dir.claim("live/a", 0, interested));        // the owner again (republish on its loop)
+  CHECK(dir.remove_interest("live/a", 2) == 0);     // tells the leaver whom to unsubscribe from
+  dir.release("live/a", 1);                         // not the owner: no effect
   CHECK(dir.owner("live/a") == 0);
   dir.release("live/a", 0);
   CHECK(dir.owner("live/a") == StreamDirectory::kNoOwner);

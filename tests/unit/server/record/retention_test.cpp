@@ -39,7 +39,10 @@ void touch(const std::string& path, size_t bytes, int64_t mtime) {
 
 TEST_CASE("age first, then the oldest while the total exceeds the size bound") {
   std::vector<RecordingOnDisk> files = {
-      {"d", 100, kNow - 10}, {"a", 100, kNow - 4000}, {"c", 100, kNow - 100}, {"b", 100, kNow - 3000},
+      {"d", 100, kNow - 10},
+      {"a", 100, kNow - 4000},
+      {"c", 100, kNow - 100},
+      {"b", 100, kNow - 3000},
   };
   auto by_age = plan_expiry(files, kNow, {"/r", 3600s, 0});
   CHECK(paths(by_age) == std::vector<std::string>{"a"});

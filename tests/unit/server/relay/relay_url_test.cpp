@@ -81,28 +81,28 @@ TEST_CASE("parse: everything after the app is the name, query and further slashe
 
 TEST_CASE("parse refuses what is not rtmp[s]://host[:port]/app") {
   for (std::string bad : {
-           "",                        // nothing
-           "http://h/app",            // other schemes
-           "RTMP://h/app",            // the scheme is matched as written
-           "rtmpt://h/app",           // tunnelled RTMP is not supported
-           "srt://h:9000/app",        //
-           "rtmp:/h/app",             // one slash
-           "rtmp://h",                // no app
-           "rtmp://h/",               // empty app
-           "rtmp://h//name",          // empty app before the name
-           "rtmp://h/?x=1",           // a query where the app should be
-           "rtmp:///app",             // no host
-           "rtmp://:1935/app",        // no host, only a port
-           "rtmp://[]/app",           // empty IPv6 host
-           "rtmp://[::1/app",         // unclosed bracket
-           "rtmp://[::1]x/app",       // junk after the bracket
-           "rtmp://h:0/app",          // port 0
-           "rtmp://h:70000/app",      // port out of range
-           "rtmp://h:4294967297/app", // wraps around 32 bits
-           "rtmp://h:abc/app",        // not a number
-           "rtmp://h:19x/app",        // trailing junk in the port
-           "rtmp://h:-1/app",         //
-           "rtmp://user@h/app",       // user info is refused (it would leak into logs)
+           "",                         // nothing
+           "http://h/app",             // other schemes
+           "RTMP://h/app",             // the scheme is matched as written
+           "rtmpt://h/app",            // tunnelled RTMP is not supported
+           "srt://h:9000/app",         //
+           "rtmp:/h/app",              // one slash
+           "rtmp://h",                 // no app
+           "rtmp://h/",                // empty app
+           "rtmp://h//name",           // empty app before the name
+           "rtmp://h/?x=1",            // a query where the app should be
+           "rtmp:///app",              // no host
+           "rtmp://:1935/app",         // no host, only a port
+           "rtmp://[]/app",            // empty IPv6 host
+           "rtmp://[::1/app",          // unclosed bracket
+           "rtmp://[::1]x/app",        // junk after the bracket
+           "rtmp://h:0/app",           // port 0
+           "rtmp://h:70000/app",       // port out of range
+           "rtmp://h:4294967297/app",  // wraps around 32 bits
+           "rtmp://h:abc/app",         // not a number
+           "rtmp://h:19x/app",         // trailing junk in the port
+           "rtmp://h:-1/app",          //
+           "rtmp://user@h/app",        // user info is refused (it would leak into logs)
            "rtmp://user:pw@h:1935/app",
        }) {
     CAPTURE(bad);
@@ -119,8 +119,8 @@ TEST_CASE("parse refuses an empty port after ':'") {
 // An IPv6 literal needs its brackets: without them its last ':' would be read as the port's and
 // the relay would connect somewhere else. Brackets inside a name are refused too.
 TEST_CASE("parse refuses IPv6 without brackets and stray brackets in a host") {
-  for (std::string bad : {"rtmp://fd00::1/app", "rtmp://::1/app", "rtmp://::1:1935/app", "rtmp://a[::1]:1935/app",
-                          "rtmp://a]b/app"}) {
+  for (std::string bad :
+       {"rtmp://fd00::1/app", "rtmp://::1/app", "rtmp://::1:1935/app", "rtmp://a[::1]:1935/app", "rtmp://a]b/app"}) {
     CAPTURE(bad);
     CHECK_FALSE(RelayUrl::parse(bad));
   }
@@ -159,8 +159,8 @@ TEST_CASE("config::relay_url_problem agrees with parse on good URLs") {
     CHECK(config::relay_url_problem(good) == "");
     CHECK(RelayUrl::parse(good));
   }
-  for (std::string bad : {"http://h/app", "rtmp://h", "rtmp://h/", "rtmp:///app", "rtmp://h//x", "rtmp://h/?x",
-                          "rtmp://h/a b"}) {
+  for (std::string bad :
+       {"http://h/app", "rtmp://h", "rtmp://h/", "rtmp:///app", "rtmp://h//x", "rtmp://h/?x", "rtmp://h/a b"}) {
     CAPTURE(bad);
     CHECK(config::relay_url_problem(bad) != "");
   }

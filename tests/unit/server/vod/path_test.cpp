@@ -25,9 +25,9 @@ TEST_CASE("confined_components splits into plain names only") {
   auto ok = confined_components("a/b c/clip.mp4");
   REQUIRE(ok.ok());
   CHECK(*ok == std::vector<std::string_view>{"a", "b c", "clip.mp4"});
-  for (std::string_view bad : {std::string_view(""), std::string_view("/a"), std::string_view("a//b"),
-                               std::string_view("a/"), std::string_view("./a"), std::string_view("a/../b"),
-                               std::string_view("a\0b", 3)}) {
+  for (std::string_view bad :
+       {std::string_view(""), std::string_view("/a"), std::string_view("a//b"), std::string_view("a/"),
+        std::string_view("./a"), std::string_view("a/../b"), std::string_view("a\0b", 3)}) {
     CAPTURE(bad);
     CHECK_FALSE(confined_components(bad).ok());
   }

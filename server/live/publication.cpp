@@ -1,0 +1,33 @@
+#include "server/live/publication.hpp"
+
+#include "media/script_data.hpp"
+#include "media/stream_hub.hpp"
+
+namespace sluice::server {
+
+namespace {
+constexpr uint8_t kFlvScriptData = 18;
+}  // namespace
+
+Publication::Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms)
+    : hub_(hub), timestamps_(timestamp_jump_ms) {
+  hub_.start_publish();
+}
+
+Publication::~Publication() { hub_.end_publish(); }
+
+media::FramePtr Publication::publish(uint8_t type, uint32_t timestamp, Slice payload,
+                                     std::optional<media::TimestampCorrector::Jump>& jump) {
+  if (type == kFlvScriptData) {
+    if (auto stripped = media::strip_set_data_frame(payload)) payload = std::move(*stripped);
+  }
+  // Only the timestamp (a header field) changes.
+  const uint32_t corrected = timestamps_.correct(media::frame_kind(type), timestamp, &jump);
+  media::FramePtr frame = media::make_frame(type, corrected, std::move(payload));
+  ++frames_;
+  bytes_ += frame->payload.size();
+  hub_.publish(frame);
+  return frame;
+}
+
+}  // namespace sluice::server
