@@ -117,13 +117,7 @@ void HttpService::open(int fd, uint64_t id, bool tls, std::optional<PeerAddress>
   auto* c = new HttpConnection(*this, id);
   connections_.insert(c);
   shared_->connections.fetch_add(1, std::memory_order_relaxed);
-  if (tls && tls_) c->use_tls(tls_->context());
-  if (peer) c->use_peer(std::move(*peer));
-  int rc = c->adopt(fd);
-  if (rc != 0) {
-    c->close(std::string("accept failed: ") + uv_strerror(rc));
-    return;
-  }
+  if (!c->open_accepted(fd, tls && tls_ ? tls_->context() : nullptr, std::move(peer))) return;
   // One limit for the whole server: file descriptors and memory do not care about the protocol.
   // This connection is counted already (connections_), the limit is on the others.
   if (stopping_) {

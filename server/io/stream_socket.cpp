@@ -11,6 +11,15 @@ StreamSocket::StreamSocket(LoopContext& loop, uint64_t id) : loop_(loop), id_(id
   started_ms_ = last_write_ms_ = loop.now_ms();
 }
 
+bool StreamSocket::open_accepted(int fd, std::shared_ptr<const TlsContext> tls, std::optional<PeerAddress> peer) {
+  if (tls) use_tls(std::move(tls));
+  if (peer) use_peer(std::move(*peer));
+  const int rc = adopt(fd);
+  if (rc == 0) return true;
+  close(std::string("accept failed: ") + uv_strerror(rc));
+  return false;
+}
+
 int StreamSocket::adopt(int fd) {
   uv_tcp_init(loop_.loop(), &tcp_);
   tcp_.data = this;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,6 +50,10 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   // Before adopt: the client's address as a PROXY header gave it (server/io/proxy_header_reader.hpp)
   // stands for the socket's peer in peer() and peer_address(), so everything sees the client.
   void use_peer(PeerAddress peer);
+  // What every service does with a socket it accepted or was handed: TLS with `tls` (null: none),
+  // the client's address when known, then adopt(). False when adopt failed: the socket is closed
+  // with the reason.
+  bool open_accepted(int fd, std::shared_ptr<const TlsContext> tls, std::optional<PeerAddress> peer);
   // An outgoing connection (relays): connects to addr and starts reading once connected, as
   // adopt() does for accepted ones. A failure to connect closes the socket ("connect failed: ...").
   int connect(const sockaddr* addr);

@@ -126,13 +126,7 @@ void RtmpService::open_after_header(int fd, uint64_t id, bool tls, PeerAddress p
 void RtmpService::open(int fd, uint64_t id, bool tls, std::optional<PeerAddress> peer, const std::string& refusal) {
   auto* c = new RtmpConnection(services_, id);
   connections_.insert(c);
-  if (tls && tls_) c->use_tls(tls_->context());
-  if (peer) c->use_peer(std::move(*peer));
-  int rc = c->adopt(fd);
-  if (rc != 0) {
-    c->close(std::string("accept failed: ") + uv_strerror(rc));
-    return;
-  }
+  if (!c->open_accepted(fd, tls && tls_ ? tls_->context() : nullptr, std::move(peer))) return;
   if (stopping_) {
     c->close("server is stopping");
   } else if (!refusal.empty()) {
