@@ -105,7 +105,7 @@ void HttpService::on_accepted(int fd, bool tls, const sockaddr_storage& peer) {
   // over it, the connection opens at once and is answered 503 like any other.
   const uint32_t max = cfg.rtmp.max_connections;
   const size_t waiting = proxy_reader_ ? proxy_reader_->pending() : 0;
-  if (pp.enabled && !stopping_ && (max == 0 || other_connections_() + total_connections() + waiting < max)) {
+  if (pp.enabled && !stopping_ && !AdmissionPolicy::full(other_connections_() + total_connections() + waiting, max)) {
     proxy_reader_->start(fd, loop_.next_connection_id(), {tls ? "https" : "http", tls, pp.from});
     return;
   }

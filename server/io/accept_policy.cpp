@@ -78,7 +78,7 @@ DescriptorReserve::Result DescriptorReserve::refuse_locked(int listen_fd, int er
 }
 
 std::string AdmissionPolicy::over_limit(size_t open, uint32_t max) const {
-  if (max == 0 || open < max) return {};
+  if (!full(open, max)) return {};
   GuardCounters::bump(GuardEvent::ConnectionLimit);
   return "too many connections (limits.connections=" + std::to_string(max) + ")";
 }

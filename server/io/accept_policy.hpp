@@ -77,6 +77,8 @@ class AdmissionPolicy {
   // The refusal reason when `open` connections (every protocol and loop, the new one not counted)
   // already reach `max` (0: no limit); counted as a connection_limit guard event. Empty: admitted.
   std::string over_limit(size_t open, uint32_t max) const;
+  // The same verdict without counting it (a socket that is not refused yet, only routed).
+  static bool full(size_t open, uint32_t max) { return max != 0 && open >= max; }
 
   // limits.per_ip refused connection `id` from `peer`: counted, and logged at most once a second
   // with how many were left out.

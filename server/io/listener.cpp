@@ -1,6 +1,5 @@
 #include "server/io/listener.hpp"
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>

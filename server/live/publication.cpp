@@ -2,12 +2,9 @@
 
 #include "media/script_data.hpp"
 #include "media/stream_hub.hpp"
+#include "protocol/message.hpp"
 
 namespace sluice::server {
-
-namespace {
-constexpr uint8_t kFlvScriptData = 18;
-}  // namespace
 
 Publication::Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms)
     : hub_(hub), timestamps_(timestamp_jump_ms) {
@@ -18,7 +15,7 @@ Publication::~Publication() { hub_.end_publish(); }
 
 media::FramePtr Publication::publish(uint8_t type, uint32_t timestamp, Slice payload,
                                      std::optional<media::TimestampCorrector::Jump>& jump) {
-  if (type == kFlvScriptData) {
+  if (type == protocol::msg_type::kDataAmf0) {
     if (auto stripped = media::strip_set_data_frame(payload)) payload = std::move(*stripped);
   }
   // Only the timestamp (a header field) changes.
