@@ -14,47 +14,16 @@ import math
 import os
 import re
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from relay_figures import fmt, load, loop_lag_ms, media_kbps, median, print_delay_table, pulls  # noqa: E402
 
 COST_BAR = 1.15     # B's (C's) CPU-s/GB over a single node's
 DELAY_BAR_MS = 100  # p99, publisher on A -> players on B
 TTFF_BAR_MS = 300   # p50, a play on a node without a pull yet
 NODES = ("a", "b", "c")
 LOG_PROBLEM = re.compile(r"\b(warn|warning|error|critical)\b")
-
-
-def load(path, default=None):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def loop_lag_ms(path):
-    """sluice_loop_lag_seconds quantiles from a /metrics dump, in ms (None when absent)."""
-    try:
-        text = open(path).read()
-    except OSError:
-        return None
-    out = {}
-    for q in ("0.5", "0.99", "1"):
-        vals = [float(v) for v in re.findall(r'sluice_loop_lag_seconds\{[^}]*quantile="%s"[^}]*\} (\S+)' % re.escape(q), text)]
-        if vals:
-            out[q] = max(vals) * 1000
-    return out or None
-
-
-def pulls(path):
-    """A node's pulls from /api/v1/relays: how many, cluster ones, connects, failures, states."""
-    relays = load(path)
-    if not isinstance(relays, dict):
-        return None
-    p = relays.get("pull", [])
-    return {"pulls": len(p), "cluster": sum(1 for x in p if x.get("cluster")),
-            "connects": sum(x.get("connects", 0) for x in p), "failures": sum(x.get("failures", 0) for x in p),
-            "upstreams": sorted({str(x.get("upstream")) for x in p}), "states": [x.get("state") for x in p]}
 
 
 def log_problems(path, expected=None):
@@ -154,10 +123,6 @@ def cmd_ttff(d, streams):
     print(json.dumps(out))
 
 
-def fmt(v, spec=".3f"):
-    return "-" if v is None else format(v, spec)
-
-
 def log_note(logs):
     bad = {n: l["count"] for n, l in logs.items() if l["count"]}
     return f", log warnings/errors {bad}" if bad else ""
@@ -193,20 +158,6 @@ def cmd_show_ttff(path):
     b, a = t["on_b"], t["on_a"]
     print(f"  ttff on B (no pull yet): {' '.join(fmt(v, '.0f') for v in t['b'])} ms -> p50 {fmt(b['p50'], '.1f')}, "
           f"failed {len(t['failed']['b'])}; on A: p50 {fmt(a['p50'], '.1f')}{log_note(t['log'])}", flush=True)
-
-
-def media_kbps(path):
-    try:
-        out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=bit_rate", "-of", "json", path],
-                             capture_output=True, text=True, check=True).stdout
-        return float(json.loads(out)["format"]["bit_rate"]) / 1000
-    except (OSError, subprocess.CalledProcessError, KeyError, ValueError):
-        return os.path.getsize(path) * 8 / 20 / 1000  # bench_make_media makes 20 s
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
 
 
 def cmd_report(work, media, players, seconds, rounds, rate, workers, lat_players, lat_seconds, read_batch,
@@ -255,29 +206,14 @@ def cmd_report(work, media, players, seconds, rounds, rate, workers, lat_players
               f"median {fmt(m)}x (bar <= {COST_BAR:.2f}: {'PASS' if cost[n]['pass'] else 'FAIL'})")
 
     print(f"\ndelay, publisher on A -> {lat_players} players, {lat_seconds} s, every audio/video message:")
-    print("| players on | p50 ms | p90 ms | p99 ms | max ms | messages | unmatched | ok / failed |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    for sc, label in (("single", "A (single node)"), ("cluster", "B (A -> B)")):
-        r = lat.get(sc)
-        if not r:
-            continue
-        d = r["delay_ms"]
-        print(f"| {label} | {fmt(d['p50'], '.2f')} | {fmt(d['p90'], '.2f')} | {fmt(d['p99'], '.2f')} | "
-              f"{fmt(d['max'], '.2f')} | {d['count']} | {r['unmatched']} | {r['ok']} / {r['failed']} |")
-    added = {}
-    if "single" in lat and "cluster" in lat:
-        for q in ("p50", "p90", "p99", "max"):
-            a, b = lat["single"]["delay_ms"].get(q), lat["cluster"]["delay_ms"].get(q)
-            added[q] = None if a is None or b is None else b - a
-        print(f"| added by the hop | {fmt(added['p50'], '.2f')} | {fmt(added['p90'], '.2f')} | "
-              f"{fmt(added['p99'], '.2f')} | {fmt(added['max'], '.2f')} | | | |")
+    added = print_delay_table(lat, (("single", "A (single node)"), ("cluster", "B (A -> B)")), "added by the hop")
     p99 = (lat.get("cluster") or {}).get("delay_ms", {}).get("p99")
     delay_ok = p99 is not None and p99 < DELAY_BAR_MS
     print(f"\np99 publisher on A -> players on B: {fmt(p99, '.2f')} ms (bar < {DELAY_BAR_MS} ms: "
           f"{'PASS' if delay_ok else 'FAIL'})")
 
     ob, oa = tt.get("on_b", {}), tt.get("on_a", {})
-    print(f"\ntime to first frame (play command -> first video picture), one player per fresh stream of A:")
+    print("\ntime to first frame (play command -> first video picture), one player per fresh stream of A:")
     print("| player on | samples | p50 ms | p90 ms | max ms | failed |")
     print("|---|---:|---:|---:|---:|---:|")
     for label, s, n in (("B (lookup + pull + GOP cache)", ob, "b"), ("A (the owner, for comparison)", oa, "a")):

@@ -29,18 +29,11 @@ def append(out, rec):
         f.write(json.dumps(rec) + "\n")
 
 
-def record(out, bench_json, pairs):
-    kv = dict(p.split("=", 1) for p in pairs)
-    try:
-        with open(bench_json) as f:
-            bench = json.load(f)
-    except (OSError, ValueError) as e:
-        bench = {"error": str(e)}
+def server_figures(kv):
+    """What every run measured of the server (compare.sh and http_compare.sh pass the same keys):
+    its CPU and the machine's, wall time, memory, load, the run's note."""
     ticks = float(kv["ticks"])
-    rec = {
-        "scenario": kv["scenario"], "kind": kv["kind"], "server": kv["server"], "rep": int(kv["rep"]),
-        "players": int(kv["players"]), "rate": int(kv["rate"]), "seconds": int(kv["seconds"]),
-        "url": kv["url"], "bench_rc": int(kv["bench_rc"]),
+    return {
         "cpu_s": int(kv["cpu_ticks"]) / ticks,
         "wall_s": float(kv["t1"]) - float(kv["t0"]),
         "machine_busy_s": int(kv["busy_ticks"]) / ticks,
@@ -48,8 +41,32 @@ def record(out, bench_json, pairs):
         # the highest VmRSS seen by sampling every 0.25 s, VmHWM (the kernel's peak) and their max
         "sampled_rss_kb": int(kv["sampled_rss_kb"]), "hwm_kb": int(kv["hwm_kb"]),
         "peak_rss_kb": max(int(kv["sampled_rss_kb"]), int(kv["hwm_kb"])),
-        "loadavg": kv["loadavg"], "note": kv["note"], "bench": bench,
+        "loadavg": kv["loadavg"], "note": kv["note"],
     }
+
+
+def run_command(doc, commands):
+    """argv: COMMAND OUT [ARGS...]; commands maps COMMAND to a function of (out, args)."""
+    if len(sys.argv) < 3 or sys.argv[1] not in commands:
+        print(doc, file=sys.stderr)
+        sys.exit(2)
+    commands[sys.argv[1]](sys.argv[2], sys.argv[3:])
+
+
+def record(out, bench_json, pairs):
+    kv = dict(p.split("=", 1) for p in pairs)
+    try:
+        with open(bench_json) as f:
+            bench = json.load(f)
+    except (OSError, ValueError) as e:
+        bench = {"error": str(e)}
+    rec = {
+        "scenario": kv["scenario"], "kind": kv["kind"], "server": kv["server"], "rep": int(kv["rep"]),
+        "players": int(kv["players"]), "rate": int(kv["rate"]), "seconds": int(kv["seconds"]),
+        "url": kv["url"], "bench_rc": int(kv["bench_rc"]),
+    }
+    rec.update(server_figures(kv))
+    rec["bench"] = bench
     p = bench.get("players", {})
     if not p and not rec["note"]:
         rec["note"] = "no bench summary (%s)" % bench.get("error", "?")
@@ -456,25 +473,14 @@ def curve_report(out):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    cmd, out = sys.argv[1], sys.argv[2]
-    if cmd == "record":
-        record(out, sys.argv[3], sys.argv[4:])
-    elif cmd == "curve-record":
-        curve_record(out, sys.argv[3], sys.argv[4], sys.argv[5:])
-    elif cmd == "curve-report":
-        curve_report(out)
-    elif cmd == "na":
-        not_applicable(out, sys.argv[3:])
-    elif cmd == "floor":
-        floor(out, sys.argv[3], sys.argv[4])
-    elif cmd == "report":
-        report(out)
-    else:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
+    run_command(__doc__, {
+        "record": lambda out, args: record(out, args[0], args[1:]),
+        "curve-record": lambda out, args: curve_record(out, args[0], args[1], args[2:]),
+        "curve-report": lambda out, args: curve_report(out),
+        "na": not_applicable,
+        "floor": lambda out, args: floor(out, args[0], args[1]),
+        "report": lambda out, args: report(out),
+    })
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import sys
 
 # The run log and the table helpers are compare.py's, so both reports read the same.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import emit, fmt, med, ratio  # noqa: E402
+from compare import emit, fmt, load, med, ratio, run_command, server_figures  # noqa: E402
 
 SERVERS = ("sluice", "nginx")
 
@@ -73,17 +73,8 @@ def meta(out, pairs):
 
 def record(out, pairs):
     kv = kv_pairs(pairs)
-    ticks = float(kv["ticks"])
-    rec = {
-        "kind": kv["kind"], "server": kv["server"], "rep": int(kv["rep"]),
-        "cpu_s": int(kv["cpu_ticks"]) / ticks,
-        "wall_s": float(kv["t1"]) - float(kv["t0"]),
-        "machine_busy_s": int(kv["busy_ticks"]) / ticks,
-        "idle_rss_kb": int(kv["idle_rss_kb"]),
-        "sampled_rss_kb": int(kv["sampled_rss_kb"]), "hwm_kb": int(kv["hwm_kb"]),
-        "peak_rss_kb": max(int(kv["sampled_rss_kb"]), int(kv["hwm_kb"])),
-        "loadavg": kv["loadavg"], "note": kv["note"],
-    }
+    rec = {"kind": kv["kind"], "server": kv["server"], "rep": int(kv["rep"])}
+    rec.update(server_figures(kv))
     kind = rec["kind"]
     busy = rec["machine_busy_s"] / max(rec["wall_s"], 0.001) * 100
     tail = f"machine {busy:.0f}% (load {rec['loadavg']})"
@@ -250,13 +241,7 @@ def bar(name, a, b):
 
 
 def report(out):
-    with open(os.path.join(out, "meta.json")) as f:
-        meta = json.load(f)
-    recs = []
-    with open(os.path.join(out, "results.jsonl")) as f:
-        for line in f:
-            if line.strip():
-                recs.append(json.loads(line))
+    meta, recs = load(out)
     L = []
     L.append(f"Sluice vs {meta['nginx']} (one worker, sendfile on), loopback; sluice {meta['sluice_commit']}; "
              f"{meta['wrk']}, {meta['curl']}; started {meta['started']}")
@@ -375,19 +360,7 @@ def report(out):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    cmd, out = sys.argv[1], sys.argv[2]
-    if cmd == "meta":
-        meta(out, sys.argv[3:])
-    elif cmd == "record":
-        record(out, sys.argv[3:])
-    elif cmd == "report":
-        report(out)
-    else:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
+    run_command(__doc__, {"meta": meta, "record": record, "report": lambda out, args: report(out)})
 
 
 if __name__ == "__main__":

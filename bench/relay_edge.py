@@ -9,46 +9,13 @@
 """
 import json
 import os
-import re
-import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from relay_figures import fmt, load, loop_lag_ms, media_kbps, median, print_delay_table, pulls  # noqa: E402
 
 COST_BAR = 1.10     # edge CPU-s/GB over origin CPU-s/GB
 DELAY_BAR_MS = 100  # p99 through origin -> edge
-
-
-def load(path, default=None):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def loop_lag_ms(path):
-    """sluice_loop_lag_seconds quantiles from a /metrics dump, in ms (None when absent)."""
-    try:
-        text = open(path).read()
-    except OSError:
-        return None
-    out = {}
-    for q in ("0.5", "0.99", "1"):
-        m = re.search(r'sluice_loop_lag_seconds\{quantile="%s"\} (\S+)' % re.escape(q), text)
-        if m:
-            out[q] = float(m.group(1)) * 1000
-    return out or None
-
-
-def pulls(path):
-    """The edge's pulls from /api/v1/relays: how many, connects, bytes, states."""
-    relays = load(path)
-    if not isinstance(relays, dict):
-        return None
-    p = relays.get("pull", [])
-    return {"pulls": len(p), "connects": sum(x.get("connects", 0) for x in p),
-            "failures": sum(x.get("failures", 0) for x in p),
-            "bytes_in": sum(x.get("bytes_in", 0) for x in p), "states": [x.get("state") for x in p]}
 
 
 def cmd_run(d, scenario, rnd, hz, origin_ticks, edge_ticks):
@@ -84,10 +51,6 @@ def cmd_latency(d, scenario):
     print(json.dumps(rec))
 
 
-def fmt(v, spec=".3f"):
-    return "-" if v is None else format(v, spec)
-
-
 def cmd_show_run(line):
     r = json.loads(line)
     extra = ""
@@ -105,21 +68,6 @@ def cmd_show_latency(line):
     print(f"  latency {r['scenario']:6}: delay p50={fmt(d['p50'], '.2f')} p99={fmt(d['p99'], '.2f')} "
           f"max={fmt(d['max'], '.2f')} ms (n={d['count']}), unmatched={r['unmatched']}, "
           f"players ok={r['ok']} failed={r['failed']} (1 refused on purpose)", flush=True)
-
-
-def media_kbps(path):
-    try:
-        out = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=bit_rate,duration",
-                              "-of", "json", path], capture_output=True, text=True, check=True).stdout
-        f = json.loads(out)["format"]
-        return float(f["bit_rate"]) / 1000
-    except (OSError, subprocess.CalledProcessError, KeyError, ValueError):
-        return os.path.getsize(path) * 8 / 20 / 1000  # bench_make_media makes 20 s
-
-
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
 
 
 def cmd_report(work, media, players, seconds, rounds, rate, workers, lat_players, lat_seconds):
@@ -154,22 +102,7 @@ def cmd_report(work, media, players, seconds, rounds, rate, workers, lat_players
           f"median {fmt(ratio)}x (bar <= {COST_BAR:.2f}: {'PASS' if cost_ok else 'FAIL'})")
 
     print(f"\ndelay, publisher on the origin -> {lat_players} players, {lat_seconds} s, every audio/video message:")
-    print("| players on | p50 ms | p90 ms | p99 ms | max ms | messages | unmatched | ok / failed |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    for sc, label in (("origin", "origin"), ("edge", "edge (origin -> edge)")):
-        r = lat.get(sc)
-        if not r:
-            continue
-        d = r["delay_ms"]
-        print(f"| {label} | {fmt(d['p50'], '.2f')} | {fmt(d['p90'], '.2f')} | {fmt(d['p99'], '.2f')} | "
-              f"{fmt(d['max'], '.2f')} | {d['count']} | {r['unmatched']} | {r['ok']} / {r['failed']} |")
-    added = {}
-    if "origin" in lat and "edge" in lat:
-        for q in ("p50", "p90", "p99", "max"):
-            a, b = lat["origin"]["delay_ms"].get(q), lat["edge"]["delay_ms"].get(q)
-            added[q] = None if a is None or b is None else b - a
-        print(f"| added by the edge | {fmt(added['p50'], '.2f')} | {fmt(added['p90'], '.2f')} | "
-              f"{fmt(added['p99'], '.2f')} | {fmt(added['max'], '.2f')} | | | |")
+    added = print_delay_table(lat, (("origin", "origin"), ("edge", "edge (origin -> edge)")), "added by the edge")
     edge_p99 = (lat.get("edge") or {}).get("delay_ms", {}).get("p99")
     delay_ok = edge_p99 is not None and edge_p99 < DELAY_BAR_MS
     print(f"\nend-to-end p99 through origin -> edge: {fmt(edge_p99, '.2f')} ms "
