@@ -10,6 +10,14 @@ std::string_view app_type_name(AppType type) {
   return "live";
 }
 
+std::string_view publish_conflict_name(PublishConflict p) {
+  switch (p) {
+    case PublishConflict::Takeover: return "takeover";
+    case PublishConflict::Reject: return "reject";
+  }
+  return "takeover";
+}
+
 std::string_view log_level_name(LogLevel level) {
   switch (level) {
     case LogLevel::Error: return "error";

@@ -28,6 +28,13 @@ inline constexpr uint64_t kGiB = uint64_t{1} << 30;
 enum class AppType { Live, Vod };
 std::string_view app_type_name(AppType type);  // "live" / "vod"
 
+// A publish of a name someone already publishes (docs/live.md, "A second publisher"): the newest
+// publisher replaces the current one (an encoder reconnecting after its network dropped finds its
+// old, dead connection still holding the name), or is refused unless the current one has gone
+// stale (sent no frame for publish_stale_after).
+enum class PublishConflict { Takeover, Reject };
+std::string_view publish_conflict_name(PublishConflict p);  // "takeover" / "reject"
+
 // One application: the first path segment of rtmp://host/<app>/<stream> and of the HTTP URLs.
 struct AppConfig {
   std::string name;  // Letters, digits, '.', '_', '-'; unique.
@@ -41,6 +48,10 @@ struct AppConfig {
   // A publisher's timestamp step larger than this, forward or back, is a jump of its clock and is
   // closed up at ingest (media/timestamp_corrector.hpp), 100ms..1h.
   Duration timestamp_jump = std::chrono::seconds(1);
+  PublishConflict publish_conflict = PublishConflict::Takeover;
+  // A publisher that sent no frame for this long counts as gone (reject; takeover needs no wait),
+  // 500ms..1h: less than an encoder's reconnect delay, more than a frame interval.
+  Duration publish_stale_after = std::chrono::seconds(3);
   RelayConfig relay;    // push targets, pulls, edge origins (config/relay.hpp)
   RecordConfig record;  // What is recorded, where, in what pieces, for how long (config/record.hpp).
   HlsConfig hls;        // HLS / LL-HLS of its streams (config/hls.hpp)

@@ -126,35 +126,33 @@ void load_rtmp(FieldReader& r, const Field& self, RtmpConfig& rtmp) {
   if (auto f = s.take("io_uring")) r.read_bool(*f, rtmp.io_uring);
 }
 
-void load_app(FieldReader& r, const Field& self, AppConfig& app) {
-  static const std::vector<std::string_view> kLiveKeys = {"gop_cache",
-                                                          "gop_cache_max_frames",
-                                                          "gop_cache_max_bytes",
-                                                          "wait_for_publisher",
-                                                          "timestamp_jump",
-                                                          "publish_allow",
-                                                          "publish_token",
-                                                          "record",
-                                                          "record_path",
-                                                          "publish",
-                                                          "push",
-                                                          "pull",
-                                                          "origins",
-                                                          "hls"};
-  static const std::vector<std::string_view> kVodKeys = {"root", "follow_symlinks", "playlist_max_entries",
-                                                         "name_max_bytes"};
-  std::vector<std::string_view> known = {"type", "play", "limits"};
-  known.insert(known.end(), kLiveKeys.begin(), kLiveKeys.end());
-  known.insert(known.end(), kVodKeys.begin(), kVodKeys.end());
-  Section s(r, self, known);
-  if (!s.valid()) return;
+const std::vector<std::string_view> kLiveAppKeys = {"gop_cache",
+                                                    "gop_cache_max_frames",
+                                                    "gop_cache_max_bytes",
+                                                    "wait_for_publisher",
+                                                    "timestamp_jump",
+                                                    "publish_conflict",
+                                                    "publish_stale_after",
+                                                    "publish_allow",
+                                                    "publish_token",
+                                                    "record",
+                                                    "record_path",
+                                                    "publish",
+                                                    "push",
+                                                    "pull",
+                                                    "origins",
+                                                    "hls"};
+const std::vector<std::string_view> kVodAppKeys = {"root", "follow_symlinks", "playlist_max_entries", "name_max_bytes"};
 
+// The app's type (live, edge, vod); the keys of the other kind are errors. False when the type is
+// missing or unknown (nothing else is read then).
+bool load_app_type(FieldReader& r, const Field& self, Section& s, AppConfig& app) {
   auto type = s.take("type");
   if (!type) {
     r.error(self.key.mark(), child_path(self.path, "type"), "missing (live, edge or vod)");
-    return;
+    return false;
   }
-  if (!r.scalar(*type, "live, edge or vod")) return;
+  if (!r.scalar(*type, "live, edge or vod")) return false;
   std::string t = lower(type->value.scalar());
   // An edge is a live app whose streams come from its origins (config/relay.hpp).
   if (t == "live" || t == "edge") {
@@ -164,9 +162,9 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
     app.type = AppType::Vod;
   } else {
     r.error(*type, "must be live, edge or vod (got " + in_quotes(type->value.scalar()) + ")");
-    return;
+    return false;
   }
-  const auto& other_keys = app.type == AppType::Live ? kVodKeys : kLiveKeys;
+  const auto& other_keys = app.type == AppType::Live ? kVodAppKeys : kLiveAppKeys;
   for (std::string_view key : other_keys) {
     if (auto f = s.take(key)) {
       r.error(f->key.mark(), f->path,
@@ -174,32 +172,26 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
                   std::string(app_type_name(app.type)) + ")");
     }
   }
+  return true;
+}
 
-  if (auto f = s.take("play")) load_access_rules(r, *f, app.play);
-  if (auto f = s.take("limits")) load_app_limits(r, *f, app.limits);
-  if (app.type == AppType::Vod) {
-    if (auto f = s.take("root")) {
-      r.read_path(*f, app.root);
-    } else {
-      r.error(self.key.mark(), child_path(self.path, "root"), "missing: vod apps need the directory of their files");
-    }
-    if (auto f = s.take("follow_symlinks")) r.read_bool(*f, app.follow_symlinks);
-    if (auto f = s.take("playlist_max_entries")) r.read_uint(*f, app.playlist_max_entries, 1, 10'000);
-    // The upper bound is kVodNameHardLimit (server/vod/path.hpp), which config/ cannot see.
-    if (auto f = s.take("name_max_bytes")) r.read_uint(*f, app.name_max_bytes, 16, 4000);
-    return;
+void load_vod_app(FieldReader& r, const Field& self, Section& s, AppConfig& app) {
+  if (auto f = s.take("root")) {
+    r.read_path(*f, app.root);
+  } else {
+    r.error(self.key.mark(), child_path(self.path, "root"), "missing: vod apps need the directory of their files");
   }
+  if (auto f = s.take("follow_symlinks")) r.read_bool(*f, app.follow_symlinks);
+  if (auto f = s.take("playlist_max_entries")) r.read_uint(*f, app.playlist_max_entries, 1, 10'000);
+  // The upper bound is kVodNameHardLimit (server/vod/path.hpp), which config/ cannot see.
+  if (auto f = s.take("name_max_bytes")) r.read_uint(*f, app.name_max_bytes, 16, 4000);
+}
 
-  if (auto f = s.take("gop_cache")) r.read_bool(*f, app.gop_cache);
-  if (auto f = s.take("gop_cache_max_frames")) r.read_uint(*f, app.gop_cache_max_frames, 1, 1'000'000);
-  if (auto f = s.take("gop_cache_max_bytes")) r.read_size(*f, app.gop_cache_max_bytes, 64 * kKiB, kGiB);
-  if (auto f = s.take("wait_for_publisher")) r.read_bool(*f, app.wait_for_publisher);
-  if (auto f = s.take("timestamp_jump")) {
-    r.read_duration(*f, app.timestamp_jump, Duration(100), std::chrono::hours(1), false);
-  }
+// publish (the access rules), and the keys of wave 1 it replaced: publish_allow is publish.allow,
+// publish_token one of publish.keys.
+void load_publish_rules(FieldReader& r, Section& s, AppConfig& app) {
   auto publish = s.take("publish");
   if (publish) load_access_rules(r, *publish, app.publish);
-  // The keys of wave 1, kept: publish_allow is publish.allow, publish_token one of publish.keys.
   if (auto f = s.take("publish_allow")) {
     if (publish) {
       r.error(f->key.mark(), f->path, "give the addresses as publish.allow (publish_allow is its older spelling)");
@@ -220,7 +212,10 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
       }
     }
   }
-  if (auto f = s.take("hls")) load_hls(r, *f, app);
+}
+
+// record as a map, or the older record: on/off with record_path.
+void load_app_record(FieldReader& r, Section& s, AppConfig& app) {
   auto record = s.take("record");
   auto record_path = s.take("record_path");
   if (record && record->value.is_map()) {
@@ -232,6 +227,10 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
     if (record_path) r.read_path(*record_path, app.record.dir);
   }
   check_record_path(r, record, app);
+}
+
+// push targets, and pulls (a live app) or origins (an edge).
+void load_app_relays(FieldReader& r, const Field& self, Section& s, AppConfig& app) {
   if (auto f = s.take("push")) load_push(r, *f, app.relay);
   auto pull = s.take("pull");
   auto origins = s.take("origins");
@@ -245,6 +244,50 @@ void load_app(FieldReader& r, const Field& self, AppConfig& app) {
   } else {
     if (origins) r.error(origins->key.mark(), origins->path, "only valid for edge apps (type: edge)");
     if (pull) load_pull(r, *pull, app.relay);
+  }
+}
+
+void load_live_app(FieldReader& r, const Field& self, Section& s, AppConfig& app) {
+  if (auto f = s.take("gop_cache")) r.read_bool(*f, app.gop_cache);
+  if (auto f = s.take("gop_cache_max_frames")) r.read_uint(*f, app.gop_cache_max_frames, 1, 1'000'000);
+  if (auto f = s.take("gop_cache_max_bytes")) r.read_size(*f, app.gop_cache_max_bytes, 64 * kKiB, kGiB);
+  if (auto f = s.take("wait_for_publisher")) r.read_bool(*f, app.wait_for_publisher);
+  if (auto f = s.take("timestamp_jump")) {
+    r.read_duration(*f, app.timestamp_jump, Duration(100), std::chrono::hours(1), false);
+  }
+  if (auto f = s.take("publish_conflict")) {
+    if (r.scalar(*f, "takeover or reject")) {
+      const std::string v = lower(f->value.scalar());
+      if (v == "takeover") {
+        app.publish_conflict = PublishConflict::Takeover;
+      } else if (v == "reject") {
+        app.publish_conflict = PublishConflict::Reject;
+      } else {
+        r.error(*f, "must be takeover or reject (got " + in_quotes(f->value.scalar()) + ")");
+      }
+    }
+  }
+  if (auto f = s.take("publish_stale_after")) {
+    r.read_duration(*f, app.publish_stale_after, Duration(500), std::chrono::hours(1), false);
+  }
+  load_publish_rules(r, s, app);
+  if (auto f = s.take("hls")) load_hls(r, *f, app);
+  load_app_record(r, s, app);
+  load_app_relays(r, self, s, app);
+}
+
+void load_app(FieldReader& r, const Field& self, AppConfig& app) {
+  std::vector<std::string_view> known = {"type", "play", "limits"};
+  known.insert(known.end(), kLiveAppKeys.begin(), kLiveAppKeys.end());
+  known.insert(known.end(), kVodAppKeys.begin(), kVodAppKeys.end());
+  Section s(r, self, known);
+  if (!s.valid() || !load_app_type(r, self, s, app)) return;
+  if (auto f = s.take("play")) load_access_rules(r, *f, app.play);
+  if (auto f = s.take("limits")) load_app_limits(r, *f, app.limits);
+  if (app.type == AppType::Vod) {
+    load_vod_app(r, self, s, app);
+  } else {
+    load_live_app(r, self, s, app);
   }
 }
 

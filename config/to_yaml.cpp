@@ -185,6 +185,8 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "gop_cache_max_bytes" << YAML::Value << format_size(app.gop_cache_max_bytes);
     out << YAML::Key << "wait_for_publisher" << YAML::Value << app.wait_for_publisher;
     out << YAML::Key << "timestamp_jump" << YAML::Value << format_duration(app.timestamp_jump);
+    out << YAML::Key << "publish_conflict" << YAML::Value << std::string(publish_conflict_name(app.publish_conflict));
+    out << YAML::Key << "publish_stale_after" << YAML::Value << format_duration(app.publish_stale_after);
     emit_access(out, "publish", app.publish, secrets);
     emit_relay(out, app.relay, secrets);
     const RecordConfig& rec = app.record;

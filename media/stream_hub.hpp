@@ -64,6 +64,10 @@ class StreamHub {
   bool has_publisher() const { return publishing_; }
   void start_publish();
   void end_publish();
+  // The publication goes on under a new publisher (a takeover, docs/live.md): what the caches hold
+  // is the old one's and must not be replayed to anyone who joins before the new one's first frames
+  // (a worker's forwarder set up by the new claim, a player). Subscribers are not told.
+  void forget_caches() { clear_caches(); }
   void publish(FramePtr f);
 
   void add_subscriber(Subscriber* s);

@@ -20,12 +20,15 @@ void TimestampCorrector::note_output(uint32_t out) {
 uint32_t TimestampCorrector::correct(FrameKind kind, uint32_t timestamp, std::optional<Jump>* jump) {
   if (kind == FrameKind::Data) {
     // Rule 5: a data message follows the media's offset unless it is out of line itself.
-    if (!any_.seen) return timestamp;
+    if (!any_.seen) return continuing_ ? latest_out_ : timestamp;
     return beyond(any_, timestamp) ? latest_out_ : timestamp + kinds_[any_.kind].offset;
   }
   const size_t k = kind == FrameKind::Audio ? 0 : 1;
   KindState& own = kinds_[k];
-  if (!any_.seen) {
+  if (!any_.seen && continuing_) {
+    own.offset = latest_out_ + kStepMs - timestamp;  // after the publication this one continues
+    kinds_[1 - k].offset = own.offset;
+  } else if (!any_.seen) {
     latest_out_ = timestamp;  // rule 6
   } else {
     const bool off_stream = beyond(any_, timestamp);

@@ -25,7 +25,8 @@
 //  5. Data messages (metadata, cue points) never cause a jump: they get the offset, or, when they
 //     are themselves out of line (onMetaData sent again with timestamp 0), the latest time.
 //  6. The first message keeps its timestamp: a publication is not rebased to 0 (players rebase a
-//     new publication themselves, server/rtmp/live_player.hpp).
+//     new publication themselves, server/rtmp/live_player.hpp). Unless it continues another one
+//     (continue_after: a publisher that took the name over): then it goes on after that one's time.
 #pragma once
 
 #include <cstddef>
@@ -58,6 +59,15 @@ class TimestampCorrector {
   uint32_t correct(FrameKind kind, uint32_t timestamp, std::optional<Jump>* jump = nullptr);
 
   uint64_t jumps() const { return jumps_; }
+  // The highest timestamp handed out so far.
+  uint32_t latest_out() const { return latest_out_; }
+  // Before the first message: this publication continues another one whose latest timestamp out was
+  // `latest` (a publisher taking the name over, docs/live.md "A second publisher"). Its first audio
+  // or video message goes out kStepMs after it, both kinds on that offset; data before it at `latest`.
+  void continue_after(uint32_t latest) {
+    latest_out_ = latest;
+    continuing_ = true;
+  }
 
  private:
   struct Previous {
@@ -77,6 +87,7 @@ class TimestampCorrector {
   KindState kinds_[2];       // audio, video
   uint32_t latest_out_ = 0;  // the highest (modular) timestamp handed out so far
   uint64_t jumps_ = 0;
+  bool continuing_ = false;  // continue_after() was called
 };
 
 }  // namespace sluice::media

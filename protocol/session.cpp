@@ -191,17 +191,32 @@ bool stream_command(std::string_view name) {
 }
 }  // namespace
 
+Result<void> Session::on_connect_command(Command& cmd, std::vector<SessionEvent>& events) {
+  if (connected_) return Error(Errc::BadState, "second connect on one connection");
+  auto c = parse_connect(cmd);
+  if (!c) return std::move(c).error();
+  connected_ = true;
+  connect_ = *c;
+  events.emplace_back(ConnectEvent{std::move(*c)});
+  return ok();
+}
+
+void Session::answer_create_stream(const Command& cmd, std::vector<SessionEvent>& events) {
+  auto id = allocate_stream();
+  if (!id) {
+    amf::Value info = status_info(Status::CallFailed, id.error().context);
+    send_command(kControlStream, "_error", cmd.transaction_id, amf::Value::null(), std::span(&info, 1));
+    events.emplace_back(CreateStreamRefusedEvent{cmd.transaction_id});
+    return;
+  }
+  amf::Value result = number(*id);
+  send_command(kControlStream, "_result", cmd.transaction_id, amf::Value::null(), std::span(&result, 1));
+  events.emplace_back(StreamCreatedEvent{cmd.transaction_id, *id});
+}
+
 Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::vector<SessionEvent>& events) {
   const std::string& name = cmd.name;
-  if (name == "connect") {
-    if (connected_) return Error(Errc::BadState, "second connect on one connection");
-    auto c = parse_connect(cmd);
-    if (!c) return std::move(c).error();
-    connected_ = true;
-    connect_ = *c;
-    events.emplace_back(ConnectEvent{std::move(*c)});
-    return ok();
-  }
+  if (name == "connect") return on_connect_command(cmd, events);
   if (!connected_) return Error(Errc::BadState, "command '" + name + "' before connect");
 
   // Only ids this session handed out carry streams (a client that pipelines play after its
@@ -216,16 +231,7 @@ Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::v
   }
 
   if (name == "createStream") {
-    auto id = allocate_stream();
-    if (!id) {
-      amf::Value info = status_info(Status::CallFailed, id.error().context);
-      send_command(kControlStream, "_error", cmd.transaction_id, amf::Value::null(), std::span(&info, 1));
-      events.emplace_back(CreateStreamRefusedEvent{cmd.transaction_id});
-      return ok();
-    }
-    amf::Value result = number(*id);
-    send_command(kControlStream, "_result", cmd.transaction_id, amf::Value::null(), std::span(&result, 1));
-    events.emplace_back(StreamCreatedEvent{cmd.transaction_id, *id});
+    answer_create_stream(cmd, events);
   } else if (name == "releaseStream" || name == "FCPublish") {
     amf::Value undefined = amf::Value::undefined();
     send_command(kControlStream, "_result", cmd.transaction_id, amf::Value::null(), std::span(&undefined, 1));

@@ -226,6 +226,8 @@ class Session {
   Result<void> on_control(const Message& m, std::vector<SessionEvent>& events);
   Result<void> on_command(const Message& m, std::vector<SessionEvent>& events);
   Result<void> on_server_command(Command& cmd, uint32_t stream_id, std::vector<SessionEvent>& events);
+  Result<void> on_connect_command(Command& cmd, std::vector<SessionEvent>& events);
+  void answer_create_stream(const Command& cmd, std::vector<SessionEvent>& events);
   Result<void> on_client_command(Command& cmd, uint32_t stream_id, std::vector<SessionEvent>& events);
   Result<void> on_aggregate(const Message& m, std::vector<SessionEvent>& events);
   void maybe_acknowledge();

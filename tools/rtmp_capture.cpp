@@ -39,23 +39,8 @@ const char* scheme_name(const Session& s) {
   return s.handshake_scheme() == HandshakeScheme::Digest ? "digest" : "simple";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: rtmp-capture PORT [--save FILE] [--media N] [--timeout SECONDS]\n");
-    return 2;
-  }
-  int port = std::atoi(argv[1]);
-  std::string save;
-  long media_limit = 20;
-  int timeout_s = 20;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    std::string k = argv[i];
-    if (k == "--save") save = argv[i + 1];
-    if (k == "--media") media_limit = std::atol(argv[i + 1]);
-    if (k == "--timeout") timeout_s = std::atoi(argv[i + 1]);
-  }
+// Waits for one client on 127.0.0.1:port; its socket, or -1 (the reason printed).
+int accept_one(int port, int timeout_s) {
   int ls = ::socket(AF_INET, SOCK_STREAM, 0);
   int one = 1;
   ::setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -65,27 +50,81 @@ int main(int argc, char** argv) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(ls, 1) != 0) {
     std::perror("rtmp-capture: listen");
-    return 1;
+    return -1;
   }
   std::printf("listening %d\n", port);
   std::fflush(stdout);
   pollfd lp{ls, POLLIN, 0};
   if (::poll(&lp, 1, timeout_s * 1000) <= 0) {
     std::printf("timeout waiting for a client\n");
-    return 1;
+    return -1;
   }
   int fd = ::accept(ls, nullptr, nullptr);
   ::close(ls);
+  return fd;
+}
 
-  Session session(options_for(SessionRole::Server));
+// The server's side of one client's session: every event printed, answered as the server would.
+struct Capture {
+  Session session{options_for(SessionRole::Server)};
+  long media = 0;
+  long media_limit = 20;
+  bool done = false;
+
+  void handle(SessionEvent& ev) {
+    if (auto* c = std::get_if<ConnectEvent>(&ev)) {
+      std::printf("connect app=%s tcUrl=%s flashVer=%s\n", c->connect.app.c_str(), c->connect.tc_url.c_str(),
+                  c->connect.flash_ver.c_str());
+      session.accept_connect();
+    } else if (auto* s = std::get_if<StreamCreatedEvent>(&ev)) {
+      std::printf("createStream id=%u\n", s->stream_id);
+    } else if (auto* pub = std::get_if<PublishEvent>(&ev)) {
+      std::printf("publish stream=%u name=%s type=%s\n", pub->stream_id, pub->publish.name.c_str(),
+                  pub->publish.type.c_str());
+      session.accept_publish(pub->stream_id, pub->publish.name);
+    } else if (auto* play = std::get_if<PlayEvent>(&ev)) {
+      std::printf("play stream=%u name=%s start=%g duration=%g\n", play->stream_id, play->play.name.c_str(),
+                  play->play.start, play->play.duration);
+      session.start_play(play->stream_id, play->play.name, play->play.reset, false);
+      // Nothing to play: tell the client the stream ended so it exits on its own.
+      session.send_status(play->stream_id, Status::PlayStop, "Stopped.");
+      done = true;
+    } else if (auto* m = std::get_if<MediaEvent>(&ev)) {
+      std::printf("media type=%u ts=%u size=%zu\n", m->message.type, m->message.timestamp, m->message.payload.size());
+      if (++media >= media_limit) done = true;
+    } else if (auto* b = std::get_if<SetBufferLengthEvent>(&ev)) {
+      std::printf("buffer stream=%u ms=%u\n", b->stream_id, b->buffer_ms);
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: rtmp-capture PORT [--save FILE] [--media N] [--timeout SECONDS]\n");
+    return 2;
+  }
+  int port = std::atoi(argv[1]);
+  std::string save;
+  Capture capture;
+  int timeout_s = 20;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    if (k == "--save") save = argv[i + 1];
+    if (k == "--media") capture.media_limit = std::atol(argv[i + 1]);
+    if (k == "--timeout") timeout_s = std::atoi(argv[i + 1]);
+  }
+  const int fd = accept_one(port, timeout_s);
+  if (fd < 0) return 1;
+
+  Session& session = capture.session;
   std::vector<uint8_t> raw, out;
   std::vector<SessionEvent> events;
   uint8_t buf[65536];
-  long media = 0;
   time_t deadline = std::time(nullptr) + timeout_s;
-  bool done = false;
   bool handshake_reported = false;
-  while (!done && std::time(nullptr) < deadline) {
+  while (!capture.done && std::time(nullptr) < deadline) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 200) <= 0) continue;
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
@@ -100,31 +139,7 @@ int main(int argc, char** argv) {
       handshake_reported = true;
       std::printf("handshake %s\n", scheme_name(session));
     }
-    for (auto& ev : events) {
-      if (auto* c = std::get_if<ConnectEvent>(&ev)) {
-        std::printf("connect app=%s tcUrl=%s flashVer=%s\n", c->connect.app.c_str(), c->connect.tc_url.c_str(),
-                    c->connect.flash_ver.c_str());
-        session.accept_connect();
-      } else if (auto* s = std::get_if<StreamCreatedEvent>(&ev)) {
-        std::printf("createStream id=%u\n", s->stream_id);
-      } else if (auto* pub = std::get_if<PublishEvent>(&ev)) {
-        std::printf("publish stream=%u name=%s type=%s\n", pub->stream_id, pub->publish.name.c_str(),
-                    pub->publish.type.c_str());
-        session.accept_publish(pub->stream_id, pub->publish.name);
-      } else if (auto* play = std::get_if<PlayEvent>(&ev)) {
-        std::printf("play stream=%u name=%s start=%g duration=%g\n", play->stream_id, play->play.name.c_str(),
-                    play->play.start, play->play.duration);
-        session.start_play(play->stream_id, play->play.name, play->play.reset, false);
-        // Nothing to play: tell the client the stream ended so it exits on its own.
-        session.send_status(play->stream_id, Status::PlayStop, "Stopped.");
-        done = true;
-      } else if (auto* m = std::get_if<MediaEvent>(&ev)) {
-        std::printf("media type=%u ts=%u size=%zu\n", m->message.type, m->message.timestamp, m->message.payload.size());
-        if (++media >= media_limit) done = true;
-      } else if (auto* b = std::get_if<SetBufferLengthEvent>(&ev)) {
-        std::printf("buffer stream=%u ms=%u\n", b->stream_id, b->buffer_ms);
-      }
-    }
+    for (auto& ev : events) capture.handle(ev);
     out.clear();
     session.drain_output(out);
     if (!out.empty() && !send_all(fd, out)) break;
@@ -140,7 +155,7 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  std::printf("end media=%ld bytes=%zu\n", media, raw.size());
+  std::printf("end media=%ld bytes=%zu\n", capture.media, raw.size());
   ::usleep(200 * 1000);  // let the client read our last replies before the close
   ::close(fd);
   return 0;

@@ -100,11 +100,86 @@ int64_t parse_iso8601_ms(std::string_view s) {
   return ((days * 24 + h) * 60 + mi - offset_min) * 60000 + int64_t{sec} * 1000 + ms;
 }
 
-std::optional<MediaPlaylist> parse_media_playlist(std::string_view text, std::string& error) {
+namespace {
+
+// What parse_media_playlist() has read so far.
+struct PlaylistRead {
   MediaPlaylist pl;
   PlaylistSegment pending;  // the segment whose tags are being read
   std::string map_uri;
   double extinf = -1;
+
+  // The segment's URI line ends it.
+  void end_segment(std::string_view uri) {
+    pending.uri = std::string(uri);
+    pending.duration_s = extinf;
+    add_pending();
+    extinf = -1;
+  }
+  void add_pending() {
+    pending.map_uri = map_uri;
+    pending.msn = pl.media_sequence + pl.skipped + pl.segments.size();
+    pl.segments.push_back(std::move(pending));
+    pending = PlaylistSegment{};
+  }
+  // One tag line; false when its value is not what the tag needs. Unknown tags are skipped.
+  bool tag(std::string_view tag, std::string_view value) {
+    if (tag == "#EXTINF") {
+      const auto v = to_double(value.substr(0, value.find(',')));
+      extinf = v.value_or(0);
+      return v.has_value();
+    }
+    if (tag == "#EXT-X-TARGETDURATION") {
+      const auto v = to_double(value);
+      pl.target_s = v.value_or(0);
+      return v.has_value();
+    }
+    if (tag == "#EXT-X-MEDIA-SEQUENCE") {
+      const auto v = to_u64(value);
+      pl.media_sequence = v.value_or(0);
+      return v.has_value();
+    }
+    if (tag == "#EXT-X-SKIP") {
+      const auto v = to_u64(attribute(value, "SKIPPED-SEGMENTS").value_or(""));
+      pl.skipped = v.value_or(0);
+      return v.has_value();
+    }
+    if (tag == "#EXT-X-PART-INF") {
+      const auto v = to_double(attribute(value, "PART-TARGET").value_or(""));
+      pl.part_target_s = v.value_or(0);
+      return v.has_value();
+    }
+    if (tag == "#EXT-X-PART") return part(value);
+    if (tag == "#EXT-X-SERVER-CONTROL") {
+      pl.can_block_reload = attribute(value, "CAN-BLOCK-RELOAD") == "YES";
+      pl.can_skip = attribute(value, "CAN-SKIP-UNTIL").has_value();
+      pl.part_hold_back_s = to_double(attribute(value, "PART-HOLD-BACK").value_or("")).value_or(0);
+    } else if (tag == "#EXT-X-MAP") {
+      map_uri = std::string(attribute(value, "URI").value_or(""));
+    } else if (tag == "#EXT-X-PROGRAM-DATE-TIME") {
+      pending.pdt_ms = parse_iso8601_ms(value);
+    } else if (tag == "#EXT-X-PRELOAD-HINT") {
+      if (attribute(value, "TYPE") == "PART") pl.preload_hint_uri = std::string(attribute(value, "URI").value_or(""));
+    } else if (tag == "#EXT-X-ENDLIST") {
+      pl.ended = true;
+    }
+    return true;
+  }
+  bool part(std::string_view value) {
+    PlaylistPart part;
+    part.uri = std::string(attribute(value, "URI").value_or(""));
+    const auto d = to_double(attribute(value, "DURATION").value_or(""));
+    part.duration_s = d.value_or(0);
+    part.independent = attribute(value, "INDEPENDENT") == "YES";
+    pending.parts.push_back(std::move(part));
+    return d.has_value() && !pending.parts.back().uri.empty();
+  }
+};
+
+}  // namespace
+
+std::optional<MediaPlaylist> parse_media_playlist(std::string_view text, std::string& error) {
+  PlaylistRead read;
   bool first_line = true;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
@@ -121,65 +196,16 @@ std::optional<MediaPlaylist> parse_media_playlist(std::string_view text, std::st
     }
     if (line.empty()) continue;
     if (line.front() != '#') {
-      if (extinf < 0) {
+      if (read.extinf < 0) {
         error = "a URI without #EXTINF";
         return std::nullopt;
       }
-      pending.uri = std::string(line);
-      pending.duration_s = extinf;
-      pending.map_uri = map_uri;
-      pending.msn = pl.media_sequence + pl.skipped + pl.segments.size();
-      pl.segments.push_back(std::move(pending));
-      pending = PlaylistSegment{};
-      extinf = -1;
+      read.end_segment(line);
       continue;
     }
     const size_t colon = line.find(':');
     const std::string_view tag = line.substr(0, colon);
-    const std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
-    bool ok = true;
-    if (tag == "#EXTINF") {
-      const auto v = to_double(value.substr(0, value.find(',')));
-      ok = v.has_value();
-      extinf = v.value_or(0);
-    } else if (tag == "#EXT-X-TARGETDURATION") {
-      const auto v = to_double(value);
-      ok = v.has_value();
-      pl.target_s = v.value_or(0);
-    } else if (tag == "#EXT-X-MEDIA-SEQUENCE") {
-      const auto v = to_u64(value);
-      ok = v.has_value();
-      pl.media_sequence = v.value_or(0);
-    } else if (tag == "#EXT-X-SKIP") {
-      const auto v = to_u64(attribute(value, "SKIPPED-SEGMENTS").value_or(""));
-      ok = v.has_value();
-      pl.skipped = v.value_or(0);
-    } else if (tag == "#EXT-X-PART-INF") {
-      const auto v = to_double(attribute(value, "PART-TARGET").value_or(""));
-      ok = v.has_value();
-      pl.part_target_s = v.value_or(0);
-    } else if (tag == "#EXT-X-SERVER-CONTROL") {
-      pl.can_block_reload = attribute(value, "CAN-BLOCK-RELOAD") == "YES";
-      pl.can_skip = attribute(value, "CAN-SKIP-UNTIL").has_value();
-      pl.part_hold_back_s = to_double(attribute(value, "PART-HOLD-BACK").value_or("")).value_or(0);
-    } else if (tag == "#EXT-X-MAP") {
-      map_uri = std::string(attribute(value, "URI").value_or(""));
-    } else if (tag == "#EXT-X-PROGRAM-DATE-TIME") {
-      pending.pdt_ms = parse_iso8601_ms(value);
-    } else if (tag == "#EXT-X-PART") {
-      PlaylistPart part;
-      part.uri = std::string(attribute(value, "URI").value_or(""));
-      const auto d = to_double(attribute(value, "DURATION").value_or(""));
-      ok = d.has_value() && !part.uri.empty();
-      part.duration_s = d.value_or(0);
-      part.independent = attribute(value, "INDEPENDENT") == "YES";
-      pending.parts.push_back(std::move(part));
-    } else if (tag == "#EXT-X-PRELOAD-HINT") {
-      if (attribute(value, "TYPE") == "PART") pl.preload_hint_uri = std::string(attribute(value, "URI").value_or(""));
-    } else if (tag == "#EXT-X-ENDLIST") {
-      pl.ended = true;
-    }
-    if (!ok) {
+    if (!read.tag(tag, colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1))) {
       error = "bad " + std::string(tag) + " line";
       return std::nullopt;
     }
@@ -189,12 +215,8 @@ std::optional<MediaPlaylist> parse_media_playlist(std::string_view text, std::st
     return std::nullopt;
   }
   // Parts after the last URI belong to the segment being written.
-  if (!pending.parts.empty()) {
-    pending.map_uri = map_uri;
-    pending.msn = pl.media_sequence + pl.skipped + pl.segments.size();
-    pl.segments.push_back(std::move(pending));
-  }
-  return pl;
+  if (!read.pending.parts.empty()) read.add_pending();
+  return std::move(read.pl);
 }
 
 std::string resolve_uri(std::string_view playlist_target, std::string_view uri) {

@@ -90,7 +90,27 @@ bool Runner::lead_publisher() const {
   return options_.mode == Mode::Latency || (options_.mode == Mode::Hls && !options_.publish_url.empty());
 }
 
+namespace {
+ClientStats identity(uint32_t index, uint32_t url_index) {
+  ClientStats s;
+  s.index = index;
+  s.url_index = url_index;
+  return s;
+}
+}  // namespace
+
 Result<void> Runner::make_clients() {
+  switch (options_.mode) {
+    case Mode::Play:
+    case Mode::Latency:
+    case Mode::Publish: return make_rtmp_clients();
+    case Mode::Hls:
+    case Mode::HttpFlv: return make_http_clients();
+  }
+  return Error(Errc::Unsupported, "unknown mode");
+}
+
+Result<void> Runner::make_rtmp_clients() {
   // Each distinct URL is parsed and resolved once, whatever the number of clients using it.
   std::map<std::string, RtmpUrl> resolved;
   auto url_for = [&](uint32_t index, uint32_t& url_index) -> Result<RtmpUrl> {
@@ -102,75 +122,57 @@ Result<void> Runner::make_clients() {
     resolved.emplace(text, *parsed);
     return parsed;
   };
-  auto identity = [](uint32_t index, uint32_t url_index) {
-    ClientStats s;
-    s.index = index;
-    s.url_index = url_index;
-    return s;
-  };
   LatencyTracker* tracker = options_.mode == Mode::Latency ? &tracker_ : nullptr;
-
-  switch (options_.mode) {
-    case Mode::Play:
-    case Mode::Latency: {
-      if (options_.mode == Mode::Latency) {
-        uint32_t url_index = 0;
-        auto url = url_for(0, url_index);
-        if (!url) return std::move(url).error();
-        publishers_.push_back(std::make_unique<PublisherClient>(&loop_, std::move(*url), options_, *file_,
-                                                                identity(0, url_index), tracker));
-      }
-      for (uint32_t i = 0; i < options_.clients; ++i) {
-        uint32_t url_index = 0;
-        auto url = url_for(i, url_index);
-        if (!url) return std::move(url).error();
-        players_.push_back(
-            std::make_unique<PlayerClient>(&loop_, std::move(*url), options_, identity(i, url_index), tracker));
-        ramp_.push_back(players_.back().get());
-      }
-      return ok();
-    }
-    case Mode::Publish:
-      for (uint32_t i = 0; i < options_.clients; ++i) {
-        uint32_t url_index = 0;
-        auto url = url_for(i, url_index);
-        if (!url) return std::move(url).error();
-        publishers_.push_back(std::make_unique<PublisherClient>(&loop_, std::move(*url), options_, *file_,
-                                                                identity(i, url_index), nullptr));
-        ramp_.push_back(publishers_.back().get());
-      }
-      return ok();
-    case Mode::Hls:
-      if (lead_publisher()) {
-        auto url = parse_rtmp_url(options_.publish_url);
-        if (!url) return std::move(url).error();
-        publishers_.push_back(
-            std::make_unique<PublisherClient>(&loop_, std::move(*url), options_, *file_, identity(0, 0), &tracker_));
-      }
-      [[fallthrough]];
-    case Mode::HttpFlv: {
-      std::map<std::string, HttpUrl> http_resolved;
-      for (uint32_t i = 0; i < options_.clients; ++i) {
-        const auto url_index = static_cast<uint32_t>(i % options_.urls.size());
-        const std::string text = expand_index(options_.urls[url_index], i);
-        auto it = http_resolved.find(text);
-        if (it == http_resolved.end()) {
-          auto parsed = parse_http_url(text);
-          if (!parsed) return std::move(parsed).error();
-          it = http_resolved.emplace(text, std::move(*parsed)).first;
-        }
-        if (options_.mode == Mode::Hls) {
-          players_.push_back(std::make_unique<HlsClient>(&loop_, it->second, options_, identity(i, url_index),
-                                                         lead_publisher() ? &tracker_ : nullptr, &hls_latency_));
-        } else {
-          players_.push_back(std::make_unique<HttpFlvClient>(&loop_, it->second, options_, identity(i, url_index)));
-        }
-        ramp_.push_back(players_.back().get());
-      }
-      return ok();
+  if (options_.mode == Mode::Latency) {
+    uint32_t url_index = 0;
+    auto url = url_for(0, url_index);
+    if (!url) return std::move(url).error();
+    publishers_.push_back(
+        std::make_unique<PublisherClient>(&loop_, std::move(*url), options_, *file_, identity(0, url_index), tracker));
+  }
+  for (uint32_t i = 0; i < options_.clients; ++i) {
+    uint32_t url_index = 0;
+    auto url = url_for(i, url_index);
+    if (!url) return std::move(url).error();
+    if (options_.mode == Mode::Publish) {
+      publishers_.push_back(std::make_unique<PublisherClient>(&loop_, std::move(*url), options_, *file_,
+                                                              identity(i, url_index), nullptr));
+      ramp_.push_back(publishers_.back().get());
+    } else {
+      players_.push_back(
+          std::make_unique<PlayerClient>(&loop_, std::move(*url), options_, identity(i, url_index), tracker));
+      ramp_.push_back(players_.back().get());
     }
   }
-  return Error(Errc::Unsupported, "unknown mode");
+  return ok();
+}
+
+Result<void> Runner::make_http_clients() {
+  if (lead_publisher()) {  // HLS with a publisher of its own, for the delay
+    auto url = parse_rtmp_url(options_.publish_url);
+    if (!url) return std::move(url).error();
+    publishers_.push_back(
+        std::make_unique<PublisherClient>(&loop_, std::move(*url), options_, *file_, identity(0, 0), &tracker_));
+  }
+  std::map<std::string, HttpUrl> resolved;
+  for (uint32_t i = 0; i < options_.clients; ++i) {
+    const auto url_index = static_cast<uint32_t>(i % options_.urls.size());
+    const std::string text = expand_index(options_.urls[url_index], i);
+    auto it = resolved.find(text);
+    if (it == resolved.end()) {
+      auto parsed = parse_http_url(text);
+      if (!parsed) return std::move(parsed).error();
+      it = resolved.emplace(text, std::move(*parsed)).first;
+    }
+    if (options_.mode == Mode::Hls) {
+      players_.push_back(std::make_unique<HlsClient>(&loop_, it->second, options_, identity(i, url_index),
+                                                     lead_publisher() ? &tracker_ : nullptr, &hls_latency_));
+    } else {
+      players_.push_back(std::make_unique<HttpFlvClient>(&loop_, it->second, options_, identity(i, url_index)));
+    }
+    ramp_.push_back(players_.back().get());
+  }
+  return ok();
 }
 
 Result<Summary> Runner::run() {

@@ -35,6 +35,8 @@ class Runner {
 
  private:
   Result<void> make_clients();
+  Result<void> make_rtmp_clients();  // play, latency, publish
+  Result<void> make_http_clients();  // HTTP-FLV, HLS
   void start_timers();
   void on_ramp();
   void on_tick();

@@ -51,7 +51,9 @@ StreamFacts stream_facts(std::string_view key, const StreamRegistry::Entry& e) {
     f.has_publisher = true;
     f.publisher_id = e.publisher->id();
     f.publisher_address = e.publisher->peer();
+    f.publisher_since_unix_ms = e.published_since_ms;
   }
+  f.takeovers = e.takeovers;
   // The owner's hub counts one forwarder per other worker among its subscribers: not players.
   f.players = hub.subscriber_count() - e.forwarders.size();
   f.info = hub.info();

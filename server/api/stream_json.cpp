@@ -22,7 +22,8 @@ nlohmann::json stream_facts_json(const StreamFacts& f) {
   j["stream"] = stream_of(f.key);
   j["live"] = f.live;
   if (f.has_publisher) {
-    j["publisher"] = json{{"id", f.publisher_id}, {"address", f.publisher_address}};
+    j["publisher"] =
+        json{{"id", f.publisher_id}, {"address", f.publisher_address}, {"since_unix_ms", f.publisher_since_unix_ms}};
   } else {
     j["publisher"] = nullptr;
   }
@@ -52,6 +53,7 @@ nlohmann::json stream_facts_json(const StreamFacts& f) {
   j["gop_cache"] = json{{"frames", f.gop_frames}, {"bytes", f.gop_bytes}};
   j["bitrate_in_kbps"] = f.bitrate_in_kbps;
   j["dropped_frames"] = f.dropped_frames;
+  j["takeovers"] = f.takeovers;
   return j;
 }
 
@@ -98,12 +100,17 @@ void write_stream(JsonWriter& w, const StreamFacts& f, const StreamListExtras& e
   w.member_number("publish_sessions", f.publish_sessions);
   w.key("publisher");
   if (f.has_publisher) {
-    w.begin_object().member_string("address", f.publisher_address).member_number("id", f.publisher_id).end_object();
+    w.begin_object()
+        .member_string("address", f.publisher_address)
+        .member_number("id", f.publisher_id)
+        .member_number("since_unix_ms", f.publisher_since_unix_ms)
+        .end_object();
   } else {
     w.null();
   }
   w.member_string("stream", stream_of(f.key));
   w.member_string("summary", info.summary());
+  w.member_number("takeovers", f.takeovers);
   w.key("video");
   if (info.has_video()) {
     w.begin_object()

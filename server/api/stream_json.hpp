@@ -22,6 +22,8 @@ struct StreamFacts {
   bool has_publisher = false;  // ... on this worker: then publisher_id and publisher_address
   uint64_t publisher_id = 0;
   std::string_view publisher_address;
+  int64_t publisher_since_unix_ms = 0;  // when this publisher began (wall clock)
+  uint32_t takeovers = 0;               // publishers that took the name over from another (docs/live.md)
   size_t players = 0;
   media::CodecInfo info;
   uint64_t frames_in = 0;

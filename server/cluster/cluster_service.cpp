@@ -149,6 +149,10 @@ void ClusterService::release(const std::string& stream) {
   if (auto cmd = book_.release(stream)) client_.send(*cmd, nullptr);
 }
 
+void ClusterService::hand_over(const std::string& stream) { book_.release(stream); }
+
+void ClusterService::adopt(const std::string& stream) { book_.assume(stream); }
+
 void ClusterService::locate(const std::string& stream, std::function<void(StreamLocation)> done) {
   client_.send({{"EVAL", kLocateScript, "1", LeaseBook::key_of(stream)}},
                [this, done = std::move(done)](std::optional<RegistryReply> r) {

@@ -62,6 +62,12 @@ class ClusterService {
   void claim(const std::string& stream, std::function<void(ClaimOutcome)> done);
   // Its publisher left.
   void release(const std::string& stream);
+  // Its publisher was taken over by one on another loop of this node, whose claim it is now: this
+  // loop stops refreshing it and leaves it in the registry.
+  void hand_over(const std::string& stream);
+  // The other side of hand_over(): this loop's publisher took the stream over from another loop of
+  // this node; this loop refreshes the claim (and releases it when its publisher leaves).
+  void adopt(const std::string& stream);
   // The node drains: its claims may be taken over by the node a reconnecting publisher lands on.
   void drain();
   // Who owns `stream` now and where to pull it from (one round trip: the claim and the owner's

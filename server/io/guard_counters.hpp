@@ -42,6 +42,9 @@ enum class GuardEvent : size_t {
   HttpUrlTooLong,            // HTTP request target too long (414)
   HttpBodyTooLarge,          // HTTP request body over its limit (413)
   HttpTimeout,               // HTTP request head or body not complete in time (408)
+  PublishTakeover,           // a publisher replaced by a new one of the same name (publish_conflict: takeover)
+  PublishStaleReplaced,      // a quiet publisher replaced by a new one (publish_conflict: reject, publish_stale_after)
+  PublishConflictRefused,    // publish refused: the name is published (publish_conflict: reject, not stale)
   Count
 };
 
@@ -79,6 +82,10 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"http_url_too_long", "HTTP requests refused for a target over the limit (414)"},
     {"http_body_too_large", "HTTP request bodies refused for their size (413)"},
     {"http_timeout", "HTTP requests whose head or body did not arrive in time (408)"},
+    {"publish_takeover", "publishers replaced by a new publisher of the same name (publish_conflict: takeover)"},
+    {"publish_stale_replaced",
+     "quiet publishers replaced by a new one (publish_conflict: reject, publish_stale_after)"},
+    {"publish_conflict_refused", "publishes refused because the name is published (and not stale, with reject)"},
 }};
 
 class GuardCounters {

@@ -6,12 +6,17 @@
 
 namespace sluice::server {
 
-Publication::Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms)
+Publication::Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms, std::optional<uint32_t> continue_after)
     : hub_(hub), timestamps_(timestamp_jump_ms) {
+  if (continue_after) timestamps_.continue_after(*continue_after);
+  // While the publication taken over goes on this is a republish: caches dropped, subscribers told
+  // of a start (media/stream_hub.hpp, rule 5), never of an end.
   hub_.start_publish();
 }
 
-Publication::~Publication() { hub_.end_publish(); }
+Publication::~Publication() {
+  if (!quiet_end_) hub_.end_publish();
+}
 
 media::FramePtr Publication::publish(uint8_t type, uint32_t timestamp, Slice payload,
                                      std::optional<media::TimestampCorrector::Jump>& jump) {

@@ -27,8 +27,11 @@ namespace sluice::server {
 
 class Publication {
  public:
-  // timestamp_jump_ms: the app's timestamp_jump (config/config.hpp).
-  Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms);
+  // timestamp_jump_ms: the app's timestamp_jump (config/config.hpp). continue_after: this
+  // publication takes over from another that ended quietly (end_quietly()), whose latest timestamp
+  // it was: the hub's publication goes on (its players are not told of an end, only of a new
+  // start) and the timestamps go on after that one (docs/live.md, "A second publisher").
+  Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms, std::optional<uint32_t> continue_after = {});
   ~Publication();
   Publication(const Publication&) = delete;
   Publication& operator=(const Publication&) = delete;
@@ -38,6 +41,13 @@ class Publication {
   // clock jumped (the caller logs it with its own fields).
   media::FramePtr publish(uint8_t type, uint32_t timestamp, Slice payload,
                           std::optional<media::TimestampCorrector::Jump>& jump);
+
+  // A new publisher takes over: the hub's publication is not ended when this one goes (the
+  // taker's continues it). Returns the latest timestamp handed out, for the taker's continue_after.
+  uint32_t end_quietly() {
+    quiet_end_ = true;
+    return timestamps_.latest_out();
+  }
 
   media::StreamHub& hub() const { return hub_; }
   uint64_t frames() const { return frames_; }
@@ -49,6 +59,7 @@ class Publication {
   media::TimestampCorrector timestamps_;
   uint64_t frames_ = 0;
   uint64_t bytes_ = 0;
+  bool quiet_end_ = false;
 };
 
 }  // namespace sluice::server

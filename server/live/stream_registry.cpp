@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include "server/live/worker_mesh.hpp"
 
@@ -9,6 +10,11 @@ namespace sluice::server {
 
 namespace {
 constexpr size_t kMaxStreamNameBytes = 200;
+
+int64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
 
 bool name_char_ok(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -89,22 +95,112 @@ StreamRegistry::Claim StreamRegistry::claim_publisher(const std::string& key, co
   if (!get_or_create(key, options)) return Claim::Full;
   Entry& e = entries_[key];
   if (e.publisher) return Claim::Taken;
-  if (mesh_) {
-    std::vector<uint32_t> interested;
-    if (!mesh_->directory().claim(key, worker_, interested)) {
-      remove_if_unused(key);
-      return Claim::Taken;
-    }
-    for (uint32_t w : interested) add_forwarder(key, e, w);
+  std::vector<uint32_t> interested;
+  if (mesh_ && !mesh_->directory().claim(key, worker_, interested)) {
+    remove_if_unused(key);
+    return Claim::Taken;
   }
+  // Still publishing without a publisher here: a publication that ended quietly for this claim (a
+  // takeover), or a mirror of the worker it was taken from. Its caches are the old publisher's:
+  // the forwarders set up below would replay them to the other workers' players.
+  if (e.hub->has_publisher()) e.hub->forget_caches();
+  for (uint32_t w : interested) add_forwarder(key, e, w);
   e.publisher = publisher;
+  e.published_since_ms = wall_clock_ms();
   return Claim::Claimed;
+}
+
+void StreamRegistry::set_seat(const std::string& key, const StreamSocket* publisher, PublisherSeat* seat) {
+  auto it = entries_.find(key);
+  if (it != entries_.end() && it->second.publisher == publisher) it->second.seat = seat;
+}
+
+StreamRegistry::Eviction StreamRegistry::evict(const std::string& key, uint64_t stale_ms, const std::string& why,
+                                               const StreamSocket* taker, Handover& handover) {
+  auto it = entries_.find(key);
+  if (it == entries_.end() || !it->second.publisher) {
+    const int owner = mesh_ ? mesh_->directory().owner(key) : StreamDirectory::kNoOwner;
+    return owner != StreamDirectory::kNoOwner && owner != static_cast<int>(worker_) ? Eviction::Elsewhere
+                                                                                    : Eviction::Freed;
+  }
+  PublisherSeat* seat = it->second.seat;
+  if (!seat || (stale_ms != 0 && seat->quiet_ms() < stale_ms)) return Eviction::Kept;
+  handover.takeovers = it->second.takeovers + 1;
+  handover.continue_after = seat->give_up(why, taker);  // may remove the entry (nobody plays it here)
+  it = entries_.find(key);
+  return it == entries_.end() || !it->second.publisher ? Eviction::Freed : Eviction::Kept;
+}
+
+void StreamRegistry::set_takeovers(const std::string& key, uint32_t n) {
+  auto it = entries_.find(key);
+  if (it != entries_.end()) it->second.takeovers = n;
+}
+
+void StreamRegistry::end_abandoned_publication(const std::string& key) {
+  if (mesh_ && mesh_->directory().owner(key) != StreamDirectory::kNoOwner) return;  // published after all
+  auto it = entries_.find(key);
+  if (it != entries_.end() && !it->second.publisher) it->second.hub->end_publish();
+  if (!mesh_) return;
+  // The mirrors of the worker that published it were not told either (their forwarders went
+  // quietly); one without the stream, or with a publisher of its own, ignores this.
+  for (uint32_t w = 0; w < mesh_->size(); ++w) {
+    if (w == worker_) continue;
+    auto ev = std::make_unique<MeshEvent>();
+    ev->kind = MeshEvent::Kind::PublishEnd;
+    ev->from = worker_;
+    ev->key = key;
+    mesh_->post(w, std::move(ev));
+  }
+}
+
+void StreamRegistry::evict_elsewhere(const std::string& key, uint64_t stale_ms, EvictDone done) {
+  const int owner = mesh_ ? mesh_->directory().owner(key) : StreamDirectory::kNoOwner;
+  if (owner == StreamDirectory::kNoOwner || owner == static_cast<int>(worker_)) return done(true, Handover{});
+  auto& waiters = evict_waiters_[key];
+  waiters.push_back(std::move(done));
+  if (waiters.size() > 1) return;  // asked already: one answer serves them all
+  auto ev = std::make_unique<MeshEvent>();
+  ev->kind = MeshEvent::Kind::Evict;
+  ev->from = worker_;
+  ev->key = key;
+  ev->id = stale_ms;
+  mesh_->post(static_cast<uint32_t>(owner), std::move(ev));
+}
+
+void StreamRegistry::on_evict_request(const MeshEvent& ev) {
+  Handover handover;
+  const std::string why = std::string(ev.id != 0 ? "stale, " : "") + "replaced by a new publisher (on another loop)";
+  const Eviction result = evict(ev.key, ev.id, why, nullptr, handover);
+  auto answer = std::make_unique<MeshEvent>();
+  answer->kind = MeshEvent::Kind::EvictDone;
+  answer->from = worker_;
+  answer->key = ev.key;
+  answer->freed = result != Eviction::Kept;
+  answer->id = handover.takeovers;
+  answer->continues = handover.continue_after.has_value();
+  answer->timestamp = handover.continue_after.value_or(0);
+  // Behind anything the forwarders posted: the asking loop's mirror has every frame of the old
+  // publication before its own publisher continues it.
+  mesh_->post(ev.from, std::move(answer));
+}
+
+void StreamRegistry::on_evict_answer(const MeshEvent& ev) {
+  auto it = evict_waiters_.find(ev.key);
+  if (it == evict_waiters_.end()) return;
+  std::vector<EvictDone> waiters = std::move(it->second);
+  evict_waiters_.erase(it);
+  Handover handover;
+  handover.takeovers = static_cast<uint32_t>(ev.id);
+  if (ev.continues) handover.continue_after = ev.timestamp;
+  for (auto& w : waiters) w(ev.freed, handover);
 }
 
 void StreamRegistry::release_publisher(const std::string& key, const StreamSocket* publisher) {
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.publisher != publisher) return;
   it->second.publisher = nullptr;
+  it->second.seat = nullptr;
+  it->second.published_since_ms = 0;
   if (mesh_) {
     // The forwarders have posted PublishEnd (end_publish ran first); a new publisher, here or on
     // another worker, sets up its own.
@@ -186,6 +282,8 @@ void StreamRegistry::drop_forwarders(Entry& e) {
 }
 
 void StreamRegistry::on_mesh_event(MeshEvent& ev) {
+  if (ev.kind == MeshEvent::Kind::Evict) return on_evict_request(ev);
+  if (ev.kind == MeshEvent::Kind::EvictDone) return on_evict_answer(ev);
   auto it = entries_.find(ev.key);
   if (it == entries_.end()) return;  // nobody here wants this stream any more
   Entry& e = it->second;

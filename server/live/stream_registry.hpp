@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "config/config.hpp"
 #include "media/stream_hub.hpp"
@@ -33,11 +35,38 @@ std::string_view stream_name_problem(std::string_view name);
 // The hub settings a live app asks for.
 media::StreamHub::Options hub_options(const config::AppConfig& app);
 
+// What the registry may ask of whoever publishes a name (server/rtmp/live_publisher.hpp, a relay
+// pull): how long it has been quiet, and to give the name up to a new publisher (docs/live.md, "A
+// second publisher").
+class PublisherSeat {
+ public:
+  virtual ~PublisherSeat() = default;
+  // Milliseconds since the publication last brought a frame (since it began, before its first).
+  virtual uint64_t quiet_ms() const = 0;
+  // A new publisher (`taker`, on this loop, or nullptr: on another one) takes the name: end the
+  // publication now, so that the name is free when this returns, and tell the peer why. Returns
+  // the latest timestamp it handed out when it ended quietly for the taker to continue
+  // (Publication::end_quietly), nothing when its players were told of an end.
+  virtual std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) = 0;
+};
+
+// What a publisher taking a name over gets from the one it replaced: the stream's takeover count
+// with this one, and where the hub's timestamps stand when the publication goes on.
+struct Handover {
+  uint32_t takeovers = 0;
+  std::optional<uint32_t> continue_after;
+};
+
 class StreamRegistry {
  public:
   struct Entry {
     std::unique_ptr<media::StreamHub> hub;
     const StreamSocket* publisher = nullptr;  // the publishing connection; nullptr while nobody publishes here
+    PublisherSeat* seat = nullptr;            // the publication of `publisher`, once it began
+    // The publisher history the API shows: when the current one began (wall clock, ms since the
+    // epoch; 0 while nobody publishes here), and how many times one took the name over from another.
+    int64_t published_since_ms = 0;
+    uint32_t takeovers = 0;
     // Players holding the hub whether or not they are subscribed now (a paused live player is
     // not): the hub stays while any does.
     uint32_t holders = 0;
@@ -83,6 +112,26 @@ class StreamRegistry {
   static uint32_t total_streams();
   void set_max_streams(uint32_t max) { max_streams_ = max; }
   void release_publisher(const std::string& key, const StreamSocket* publisher);
+  // The publication that `publisher` (which claimed key) has begun: what a takeover asks to give up.
+  void set_seat(const std::string& key, const StreamSocket* publisher, PublisherSeat* seat);
+
+  // A second publisher of key (docs/live.md, "A second publisher"). Freed: nobody publishes key on
+  // this worker any more (the one who did gave up, or there was none). Kept: the publisher stays
+  // (stale_ms was not 0 and it sent a frame within stale_ms, or it cannot be asked). Elsewhere:
+  // another worker publishes it (evict_elsewhere).
+  enum class Eviction { Freed, Kept, Elsewhere };
+  // The publisher of key gives up to `taker` at once (stale_ms 0), or only when quiet for stale_ms;
+  // `handover` is filled when it did (set_takeovers() and the taker's Publication use it).
+  Eviction evict(const std::string& key, uint64_t stale_ms, const std::string& why, const StreamSocket* taker,
+                 Handover& handover);
+  // The same on the worker that owns key, asked through the mesh; `done(freed, handover)` runs on
+  // this loop with its answer.
+  using EvictDone = std::function<void(bool freed, const Handover& handover)>;
+  void evict_elsewhere(const std::string& key, uint64_t stale_ms, EvictDone done);
+  // A publication that ended quietly for a taker that then could not claim the name: its players
+  // here and on the other workers are told of the end after all.
+  void end_abandoned_publication(const std::string& key);
+  void set_takeovers(const std::string& key, uint32_t n);
   // A player of key keeps its hub (taken at its start, given back at its end; the last one out
   // removes the hub if nobody publishes it).
   void hold(const std::string& key);
@@ -107,6 +156,9 @@ class StreamRegistry {
   void drop_forwarders(Entry& e);
   // Subscribe / Unsubscribe to the worker that publishes key, if that is another one.
   void tell_owner(int owner, MeshEvent::Kind kind, const std::string& key);
+  // Evict from another worker: evict here, answer with EvictDone.
+  void on_evict_request(const MeshEvent& ev);
+  void on_evict_answer(const MeshEvent& ev);
 
   std::unordered_map<std::string, Entry> entries_;
   uint64_t dropped_frames_ = 0;
@@ -114,6 +166,8 @@ class StreamRegistry {
   uint32_t worker_ = 0;
   uint32_t max_streams_ = 0;
   UpstreamHook upstream_hook_;
+  // evict_elsewhere() callers waiting for the owner's answer, by key.
+  std::unordered_map<std::string, std::vector<EvictDone>> evict_waiters_;
 };
 
 }  // namespace sluice::server

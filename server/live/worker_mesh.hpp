@@ -45,13 +45,18 @@ struct MeshEvent {
     Drain,         // SIGTERM with shutdown.drain: ask this loop's RTMP clients to reconnect elsewhere
     ApiCall,       // api: an API request received on loop `from`, for worker 0 to answer
     ApiAnswer,     // api: worker 0's answer, back to the loop that asked
+    Evict,         // a publisher on `from` wants key: the owner's gives up (id: stale_ms, 0 = at once)
+    EvictDone,     // the owner's answer to Evict (freed, continues, timestamp; id: the stream's takeovers)
   };
   Kind kind = Kind::Stop;
   uint32_t from = 0;
   std::string key;
   media::FramePtr frame;
   int fd = -1;
-  bool tls = false;  // Accept: an RTMPS connection (its TLS handshake has not begun)
+  bool tls = false;        // Accept: an RTMPS connection (its TLS handshake has not begun)
+  bool freed = false;      // EvictDone: nobody publishes key on the owner any more
+  bool continues = false;  // EvictDone: its publication ended quietly, for the asker's to continue
+  uint32_t timestamp = 0;  // ... after this timestamp
   uint64_t id = 0;
   std::shared_ptr<ApiCall> api;  // ApiCall, ApiAnswer (server/http/api.hpp)
   std::atomic<MeshEvent*> next{nullptr};

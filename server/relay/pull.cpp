@@ -87,8 +87,9 @@ void Pull::relay_live(RelayClient& c) {
     }
     claimed_by_ = &c;
     hub_ = services_.registry.find(settings_.key);
+    services_.registry.set_seat(settings_.key, &c, this);
   }
-  live_since_ms_ = services_.loop.now_ms();
+  live_since_ms_ = last_frame_ms_ = services_.loop.now_ms();
   failed_in_round_ = 0;
   set_state(State::Live, "");
 }
@@ -107,6 +108,7 @@ bool is_sample_access(const protocol::Message& m) {
 
 void Pull::relay_media(RelayClient&, protocol::Message& m) {
   if (!hub_ || is_sample_access(m)) return;
+  last_frame_ms_ = services_.loop.now_ms();
   if (!publication_) publication_.emplace(*hub_, settings_.timestamp_jump_ms);
   std::optional<media::TimestampCorrector::Jump> jump;
   ++frames_;
@@ -158,6 +160,16 @@ void Pull::relay_closed(RelayClient& c, const std::string& reason) {
     set_state(State::Waiting, reason + "; retry in " + std::to_string(delay) + "ms");
   }
   upstream_ = next;
+}
+
+uint64_t Pull::quiet_ms() const {
+  const uint64_t now = services_.loop.now_ms();
+  return now > last_frame_ms_ ? now - last_frame_ms_ : 0;
+}
+
+std::optional<uint32_t> Pull::give_up(const std::string& why, const StreamSocket*) {
+  end(why);
+  return std::nullopt;
 }
 
 bool Pull::in_use() const { return services_.registry.in_use(settings_.key); }

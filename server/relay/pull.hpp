@@ -25,6 +25,7 @@
 #include "media/stream_hub.hpp"
 #include "media/timestamp_corrector.hpp"
 #include "server/live/publication.hpp"
+#include "server/live/stream_registry.hpp"
 #include "server/relay/backoff.hpp"
 #include "server/relay/relay_client.hpp"
 #include "server/relay/stream_locator.hpp"
@@ -33,7 +34,7 @@ namespace sluice::server {
 
 struct RelayServices;
 
-class Pull final : public RelayClient::Owner {
+class Pull final : public RelayClient::Owner, public PublisherSeat {
  public:
   enum class State : uint8_t { Locating, Connecting, Live, Waiting, Ended };
 
@@ -63,6 +64,11 @@ class Pull final : public RelayClient::Owner {
   const std::string& key() const { return settings_.key; }
   nlohmann::json status() const;
 
+  // PublisherSeat (server/live/stream_registry.hpp): a publisher here takes the name over (an
+  // edge's own publisher): the pull ends, and its players are told (another source, not a reconnect).
+  uint64_t quiet_ms() const override;
+  std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) override;
+
  private:
   void relay_live(RelayClient& c) override;
   void relay_media(RelayClient& c, protocol::Message& m) override;
@@ -90,6 +96,7 @@ class Pull final : public RelayClient::Owner {
   Backoff backoff_;
   uint64_t retry_at_ms_ = 0;
   uint64_t live_since_ms_ = 0;
+  uint64_t last_frame_ms_ = 0;    // when the upstream last sent media (or went live)
   uint64_t unused_since_ms_ = 0;  // 0: in use
   uint64_t connects_ = 0;
   uint64_t frames_ = 0;

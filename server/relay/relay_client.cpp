@@ -3,7 +3,6 @@
 #include "protocol/status.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/write_batch.hpp"
-#include "server/live/wire_body.hpp"
 #include "server/relay/relay_sink.hpp"
 
 namespace sluice::server {
@@ -17,7 +16,7 @@ protocol::SessionOptions client_options() {
 }  // namespace
 
 RelayClient::RelayClient(LoopContext& loop, uint64_t id, Settings settings, Owner* owner)
-    : StreamSocket(loop, id), settings_(std::move(settings)), owner_(owner), session_(client_options()) {
+    : SessionSocket(loop, id, client_options()), settings_(std::move(settings)), owner_(owner) {
   if (settings_.url.tls && settings_.tls) use_tls(settings_.tls, settings_.url.host);
 }
 
@@ -69,24 +68,7 @@ void RelayClient::on_open() {
   request_flush();
 }
 
-void RelayClient::on_bytes(std::span<const uint8_t> bytes) {
-  last_receive_ms_ = loop_.now_ms();
-  events_.clear();
-  auto fed = session_.feed(bytes, events_);
-  for (auto& ev : events_) {
-    if (closing()) break;
-    handle(ev);
-  }
-  events_.clear();
-  if (closing()) return;
-  if (!fed) {
-    close("protocol error: " + fed.error().message());
-    return;
-  }
-  if (session_.has_output()) request_flush();
-}
-
-void RelayClient::handle(protocol::SessionEvent& ev) {
+void RelayClient::on_session_event(protocol::SessionEvent& ev) {
   if (auto* r = std::get_if<protocol::ResultEvent>(&ev)) return on_result(*r);
   if (auto* c = std::get_if<protocol::StreamCreatedEvent>(&ev)) {
     stream_id_ = c->stream_id;
@@ -181,8 +163,6 @@ void RelayClient::detach(const std::string& why, Owner* drain) {
   }
   close(why);
 }
-
-void RelayClient::append_control_output(WriteBatch& batch) { append_session_output(session_, batch); }
 
 bool RelayClient::fill(WriteBatch& batch, size_t max_bytes) {
   append_control_output(batch);

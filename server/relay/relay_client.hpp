@@ -1,9 +1,8 @@
 // RelayClient: the server's own outgoing RTMP(S) connection, for a push target (it publishes a
-// local stream there) or a pull (it plays a stream there for the local hub). A StreamSocket that
-// speaks the client side of protocol::Session: resolve, connect, [TLS], handshake, connect,
-// createStream, then publish or play. It owns nothing that outlives it: its Owner (a PushTarget
-// or a Pull, server/relay/) keeps the state across reconnections and is told once when the
-// connection ends, with why.
+// local stream there) or a pull (it plays a stream there for the local hub). A SessionSocket
+// (server/live/session_socket.hpp) on the client side of protocol::Session: resolve, connect, [TLS], handshake,
+// connect, createStream, then publish or play. It owns nothing that outlives it: its Owner (a PushTarget or a Pull,
+// server/relay/) keeps the state across reconnections and is told once when the connection ends, with why.
 //
 // Push: once the target accepted the publish, a RelaySink (a LiveSubscriber, the same queue and
 // slow-player policy as players: a slow or dead target never slows anyone else) joins the local
@@ -15,11 +14,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "protocol/session.hpp"
-#include "server/io/stream_socket.hpp"
 #include "server/io/tls_context.hpp"
+#include "server/live/session_socket.hpp"
 #include "server/relay/relay_url.hpp"
 
 namespace sluice::media {
@@ -31,7 +29,7 @@ namespace sluice::server {
 class StreamRegistry;
 class RelaySink;
 
-class RelayClient final : public StreamSocket {
+class RelayClient final : public SessionSocket {
  public:
   enum class Role : uint8_t { Push, Pull };
 
@@ -80,9 +78,6 @@ class RelayClient final : public StreamSocket {
 
   bool is_live() const { return live_; }
   const Settings& settings() const { return settings_; }
-  protocol::Session& session() { return session_; }
-  // Moves the session's pending control output into the batch.
-  void append_control_output(WriteBatch& batch);
   // The sink's end notice went into the batch: close once it is written.
   void close_after_written() { closing_after_write_ = true; }
 
@@ -92,23 +87,18 @@ class RelayClient final : public StreamSocket {
  private:
   static void on_resolved(uv_getaddrinfo_t* req, int status, addrinfo* res);
   void on_open() override;
-  void on_bytes(std::span<const uint8_t> bytes) override;
+  void on_session_event(protocol::SessionEvent& ev) override;
   bool fill(WriteBatch& batch, size_t max_bytes) override;
   void on_nothing_to_write() override;
   void on_written(bool async) override;
-  void keep_unwritten(std::span<const uint8_t> rest) override { session_.queue_raw_output(rest); }
-  bool has_pending_output() const override { return session_.has_output(); }
   void on_close(const std::string& reason) override;
 
-  void handle(protocol::SessionEvent& ev);
   void on_result(const protocol::ResultEvent& e);
   void on_status(const protocol::StatusEvent& e);
   void go_live();
 
   Settings settings_;
   Owner* owner_;
-  protocol::Session session_;
-  std::vector<protocol::SessionEvent> events_;
   std::unique_ptr<RelaySink> sink_;
   uv_getaddrinfo_t resolve_{};
   uint32_t stream_id_ = 0;
@@ -118,7 +108,6 @@ class RelayClient final : public StreamSocket {
   bool ending_ = false;
   bool closing_after_write_ = false;
   bool media_flowing_ = false;
-  uint64_t last_receive_ms_ = 0;
 };
 
 }  // namespace sluice::server

@@ -5,6 +5,7 @@
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/live/stream_registry.hpp"
+#include "server/live/takeover.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/rtmp/live_player.hpp"
 #include "server/rtmp/live_publisher.hpp"
@@ -156,32 +157,89 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
       });
 }
 
-void RtmpConnection::publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o) {
+void RtmpConnection::publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o,
+                                  PublishTakeover takeover) {
   const config::AppConfig* app = config().find_app(app_);
   const std::string& name = o.name;
   StreamRegistry::Claim claim = registry().claim_publisher(key, this, hub_options(*app));
   if (claim == StreamRegistry::Claim::Full) {
+    if (takeover.handover.continue_after) registry().end_abandoned_publication(key);
     if (services_.cluster != nullptr) services_.cluster->release(key);
     refuse_for_streams_total(e.stream_id, name, true);
     return;
   }
   if (claim == StreamRegistry::Claim::Taken) {
+    if (!takeover.tried) return take_over(e, key, std::move(o));
+    // A publication that ended quietly for this publisher must end for its players after all.
+    if (takeover.handover.continue_after) registry().end_abandoned_publication(key);
+    GuardCounters::bump(GuardEvent::PublishConflictRefused);
+    const bool reject = app->publish_conflict == config::PublishConflict::Reject;
     session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
-                            "Stream '" + name + "' is already publishing.");
+                            "Stream '" + name + "' is already publishing" +
+                                (reject ? " (publish_conflict: reject; it is replaced once it sends nothing for " +
+                                              std::to_string(app->publish_stale_after.count()) + " ms)"
+                                        : "") +
+                                ".");
     SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id(),
                     peer(), app_, name);
     session_.close_after_flush();
     return;
   }
+  if (takeover.from_other_loop && services_.cluster != nullptr) services_.cluster->adopt(key);
+  if (takeover.handover.takeovers != 0) registry().set_takeovers(key, takeover.handover.takeovers);
   note_lifetime(o.lifetime_s);
   session_.accept_publish(e.stream_id, name);
   publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name,
-                                                        static_cast<uint32_t>(app->timestamp_jump.count())));
+                                                        static_cast<uint32_t>(app->timestamp_jump.count()),
+                                                        takeover.handover.continue_after));
   publishers_.back()->ticket = ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat));
   if (app->record.mode == config::RecordMode::All) publishers_.back()->start_recording(*app);
   publishers_.back()->start_relays(*app, o.push);
-  SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}", id(), peer(), app_, name, e.publish.type,
-                  name != e.publish.name ? " renamed_from=" + e.publish.name : "");
+  SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}{}", id(), peer(), app_, name,
+                  e.publish.type, name != e.publish.name ? " renamed_from=" + e.publish.name : "",
+                  takeover.handover.takeovers != 0 ? " takeovers=" + std::to_string(takeover.handover.takeovers) : "");
+}
+
+void RtmpConnection::take_over(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o) {
+  // server/live/takeover.hpp: the answer comes at once, or later when another loop publishes the
+  // name; the connection waits for it as for a hook.
+  auto held = std::make_shared<AccessOutcome>(std::move(o));
+  auto answer = std::make_shared<TakeoverAnswer>();
+  ask(
+      [this, key, answer](AccessDone done) {
+        server::take_over(registry(), *config().find_app(app_), key, this,
+                          "conn " + std::to_string(id()) + " from " + peer(),
+                          [done = std::move(done), answer, keep = Ref(this)](const TakeoverAnswer& a) {
+                            *answer = a;
+                            done(AccessOutcome{});
+                          });
+        return uint64_t{0};
+      },
+      [this, e, key, held, answer](AccessOutcome&&) {
+        PublishTakeover t;
+        t.tried = true;
+        t.from_other_loop = answer->from_other_loop;
+        t.handover = answer->handover;
+        publish_here(e, key, std::move(*held), t);
+      });
+}
+
+void RtmpConnection::end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) {
+  auto pub =
+      std::find_if(publishers_.begin(), publishers_.end(), [&](const auto& p) { return p->stream_id() == stream_id; });
+  if (pub == publishers_.end()) return;
+  const std::string name = (*pub)->name();
+  SLUICE_LOG_WARN("conn={} peer={} event=unpublish app={} stream={} reason=\"{}\"", id(), peer(), app_, name, why);
+  (*pub)->ticket.set_end_reason(why);
+  publishers_.erase(pub);
+  // An error status: ffmpeg prints its description ("Server error: ...") and stops.
+  session_.send_status(stream_id, protocol::Status::PublishBadName, "Stream '" + name + "' was " + why + ".");
+  request_flush();
+  if (same_connection) return;  // the same client published the name again on another stream
+  // Its media from now on is dropped (no publisher has its stream id). The connection closes a
+  // second or two later (on_tick), not right behind the status: a live encoder reads the status
+  // before its next write would meet the reset of a closed socket; a dead one is closed all the same.
+  replaced_at_ms_ = loop_.now_ms();
 }
 
 void RtmpConnection::on_play(protocol::PlayEvent& e) {

@@ -1,10 +1,9 @@
-// RtmpConnection: the session on the socket, the batch it writes, timeouts. The RTMP command
+// RtmpConnection: the events of the session on the socket, the batch it writes, limits, timeouts. The RTMP command
 // handling is in commands.cpp.
 #include "server/rtmp/connection.hpp"
 
 #include "protocol/proxy_header.hpp"
 #include "server/io/logging.hpp"
-#include "server/live/wire_body.hpp"
 #include "server/rtmp/live_player.hpp"
 #include "server/rtmp/live_publisher.hpp"
 #include "server/rtmp/vod_player.hpp"
@@ -26,8 +25,8 @@ protocol::SessionOptions session_options(const config::Config& cfg) {
 }  // namespace
 
 RtmpConnection::RtmpConnection(RtmpServices& services, uint64_t id)
-    : StreamSocket(services.loop, id), services_(services), session_(session_options(services.loop.config())) {
-  last_receive_ms_ = last_ping_ms_ = started_ms();
+    : SessionSocket(services.loop, id, session_options(services.loop.config())), services_(services) {
+  last_ping_ms_ = started_ms();
   const auto& limits = services.loop.config().rtmp.limits;
   output_guard_.configure(limits.output_soft_bytes, limits.output_hard_bytes,
                           static_cast<uint64_t>(limits.output_timeout.count()));
@@ -69,29 +68,24 @@ RtmpConnection::RecordControl RtmpConnection::control_recording(const std::strin
 
 void RtmpConnection::on_open() { SLUICE_LOG_DEBUG("conn={} event=accept peer={}", id(), peer()); }
 
-void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {
-  last_receive_ms_ = loop_.now_ms();
-  events_.clear();
-  auto fed = session_.feed(bytes, events_);
-  for (auto& ev : events_) {
-    if (closing()) break;
-    if (waiting_) {
-      held_.push_back(std::move(ev));  // behind a decision the gate has not made yet
-    } else {
-      handle_event(ev);
-    }
+void RtmpConnection::on_session_event(protocol::SessionEvent& event) {
+  if (waiting_) {
+    held_.push_back(std::move(event));  // behind a decision the gate has not made yet
+  } else {
+    handle_event(event);
   }
-  events_.clear();
-  if (closing()) return;
-  if (!fed) {
-    // A balancer's PROXY header on a listener without rtmp.proxy_protocol: the log says so (the
-    // header is never read there: docs/proxy_protocol.md, "Security").
-    const bool proxy = bytes_in() == bytes.size() && protocol::looks_like_proxy_header(bytes);
-    SLUICE_LOG_WARN("conn={} peer={} event=protocol_error error=\"{}{}\"", id(), peer(), fed.error().message(),
-                    proxy ? " (a PROXY header: this listener has no proxy_protocol)" : "");
-    close("protocol error: " + fed.error().message());
-    return;
-  }
+}
+
+void RtmpConnection::on_protocol_error(const std::string& message, std::span<const uint8_t> bytes) {
+  // A balancer's PROXY header on a listener without rtmp.proxy_protocol: the log says so (the
+  // header is never read there: docs/proxy_protocol.md, "Security").
+  const bool proxy = bytes_in() == bytes.size() && protocol::looks_like_proxy_header(bytes);
+  SLUICE_LOG_WARN("conn={} peer={} event=protocol_error error=\"{}{}\"", id(), peer(), message,
+                  proxy ? " (a PROXY header: this listener has no proxy_protocol)" : "");
+  close("protocol error: " + message);
+}
+
+void RtmpConnection::after_events() {
   const uint64_t budget = config().rtmp.limits.reassembly_budget;
   if (!reassembly_.update(session_.reassembly_bytes(), budget)) {
     GuardCounters::bump(GuardEvent::ReassemblyBudget);
@@ -100,7 +94,6 @@ void RtmpConnection::on_bytes(std::span<const uint8_t> bytes) {
     close("partial messages over rtmp.limits.reassembly_budget");
     return;
   }
-  if (session_.has_output()) request_flush();
   check_output();
 }
 
@@ -132,10 +125,6 @@ void RtmpConnection::check_output() {
   }
 }
 
-void RtmpConnection::keep_unwritten(std::span<const uint8_t> rest) { session_.queue_raw_output(rest); }
-
-void RtmpConnection::append_control_output(WriteBatch& batch) { append_session_output(session_, batch); }
-
 bool RtmpConnection::fill(WriteBatch& batch, size_t max_bytes) {
   append_control_output(batch);
   bool more = false;
@@ -151,6 +140,10 @@ void RtmpConnection::on_nothing_to_write() {
 }
 
 void RtmpConnection::on_written(bool) {
+  // A reply the connection closes behind (close_after_flush) is out: one more flush sends what is
+  // still queued, or finds nothing and closes (on_nothing_to_write). Without it the connection
+  // stayed open until the client did something (a refused OBS until the idle timeout).
+  if (session_.closing()) request_flush();
   resume_vod_players();
   if (!closing() && output_guard_.paused()) check_output();
 }
@@ -165,6 +158,11 @@ void RtmpConnection::on_tick(uint64_t now) {
   if (output_guard_.paused()) {
     check_output();
     if (closing()) return;
+  }
+  // Its publisher was taken over: told why (end_replaced_publisher), now closed.
+  if (replaced_at_ms_ != 0 && now - replaced_at_ms_ >= 1000) {
+    close("its publisher was replaced by a new one");
+    return;
   }
   if (!session_.handshake_done() || !connected_) {
     if (now - started_ms() > static_cast<uint64_t>(rtmp.handshake_timeout.count())) {

@@ -1,6 +1,6 @@
-// RtmpConnection: one RTMP client socket. A StreamSocket (server/io/stream_socket.hpp) that speaks
-// RTMP through a protocol::Session, and holds the publishers and players of the streams the client
-// opened on this connection. The command handling is in commands.cpp.
+// RtmpConnection: one RTMP client socket. A SessionSocket (server/live/session_socket.hpp: a
+// StreamSocket that speaks RTMP through a protocol::Session) that holds the publishers and players of the streams the
+// client opened on this connection. The command handling is in commands.cpp.
 //
 // Lifetime: the StreamSocket rule. Work off the loop (a VOD file lookup) holds a Ref and checks
 // closing() when it completes.
@@ -22,6 +22,8 @@
 #include "server/io/output_guard.hpp"
 #include "server/io/reassembly_budget.hpp"
 #include "server/io/stream_socket.hpp"
+#include "server/live/session_socket.hpp"
+#include "server/live/stream_registry.hpp"
 
 namespace sluice::config {
 struct AppConfig;
@@ -61,7 +63,17 @@ struct RtmpServices {
   bool draining = false;
 };
 
-class RtmpConnection final : public StreamSocket {
+// How a publish comes to RtmpConnection::publish_here (commands.cpp) after the name's current
+// publisher was asked to give it up (take_over): once asked, a name still taken is refused;
+// `from_other_loop`: the publisher taken over was on another loop of this node; `handover`: what
+// it left (the count, the timestamps its publication continues after).
+struct PublishTakeover {
+  bool tried = false;
+  bool from_other_loop = false;
+  Handover handover;
+};
+
+class RtmpConnection final : public SessionSocket {
  public:
   RtmpConnection(RtmpServices& services, uint64_t id);
 
@@ -81,7 +93,6 @@ class RtmpConnection final : public StreamSocket {
   // sends elsewhere (docs/protocol.md, "Reconnect requests"). False, and nothing sent, for others.
   bool request_reconnect();
 
-  protocol::Session& session() { return session_; }
   // "app/stream" of every stream this connection plays (live and VOD), for the stats API.
   std::vector<std::string> playing_streams() const;
   // The recordings of the streams it publishes (apps.NAME.record), for the stats API.
@@ -99,8 +110,6 @@ class RtmpConnection final : public StreamSocket {
   const std::string& app() const { return app_; }
   const config::Config& config() const { return loop_.config(); }
   StreamRegistry& registry() { return services_.registry; }
-  // Moves the session's pending control output into the batch, behind what the batch holds.
-  void append_control_output(WriteBatch& batch);
   VodFiles& vod_files() { return services_.vod_files; }
   AccessGate& gate() { return services_.gate; }
   RelayManager* relays() { return services_.relays; }
@@ -108,19 +117,23 @@ class RtmpConnection final : public StreamSocket {
   HlsService* hls() { return services_.hls; }
   // Who this connection is, for hooks about one of its streams (client, address, app, tcUrl...).
   HookEvent hook_base_event(const std::string& stream) const { return hook_event(stream, ""); }
+  // A new publisher took the name of this connection's publisher on `stream_id` (LivePublisher's
+  // give_up): it ends, the client is told why, and the connection closes a second later (unless
+  // the same connection published the name again).
+  void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection);
 
  protected:
   ~RtmpConnection() override;
 
  private:
-  // StreamSocket hooks.
+  // StreamSocket and SessionSocket hooks.
   void on_open() override;
-  void on_bytes(std::span<const uint8_t> bytes) override;
+  void on_session_event(protocol::SessionEvent& event) override;
+  void on_protocol_error(const std::string& message, std::span<const uint8_t> bytes) override;
+  void after_events() override;
   bool fill(WriteBatch& batch, size_t max_bytes) override;
   void on_nothing_to_write() override;
   void on_written(bool async) override;
-  void keep_unwritten(std::span<const uint8_t> rest) override;
-  bool has_pending_output() const override { return session_.has_output(); }
   void on_close(const std::string& reason) override;
 
   void resume_vod_players();
@@ -144,7 +157,10 @@ class RtmpConnection final : public StreamSocket {
   void finish_connect(AccessOutcome&& o);
   void finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o);
   // The name is this node's (claimed in the cluster, or no cluster): take it on this loop.
-  void publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o);
+  void publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o,
+                    PublishTakeover takeover = {});
+  // The name is published: apps.NAME.publish_conflict says whether its publisher gives it up.
+  void take_over(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o);
   void finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o);
   void finish_play_vod(const protocol::PlayEvent& e, AccessOutcome&& o);
   // Logs and answers a refusal by the gate; a refused publisher or player is then closed.
@@ -170,8 +186,6 @@ class RtmpConnection final : public StreamSocket {
   RtmpServices& services_;
   std::string app_;
   std::string stream_prefix_;  // from an app of the form "app/instance" (librtmp URLs)
-  protocol::Session session_;
-  std::vector<protocol::SessionEvent> events_;
   std::vector<std::unique_ptr<LivePlayer>> players_;
   std::vector<std::unique_ptr<LivePublisher>> publishers_;
   std::vector<std::unique_ptr<VodPlayer>> vod_players_;
@@ -183,7 +197,6 @@ class RtmpConnection final : public StreamSocket {
   uint64_t suppressed_logs_ = 0;
   OutputGuard output_guard_;
   ReassemblyLease reassembly_;
-  uint64_t last_receive_ms_ = 0;
   uint64_t last_ping_ms_ = 0;
   PeerSlot peer_slot_;
   // Admission in progress (see ask()).
@@ -192,6 +205,7 @@ class RtmpConnection final : public StreamSocket {
   uint64_t pending_ = 0;  // the gate's id of the pending decision
   std::deque<protocol::SessionEvent> held_;
   uint64_t lifetime_deadline_ms_ = 0;  // a hook's session lifetime; 0: none
+  uint64_t replaced_at_ms_ = 0;        // its publisher was taken over: closed at a tick a second later
 };
 
 }  // namespace sluice::server

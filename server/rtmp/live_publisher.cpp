@@ -15,11 +15,26 @@
 namespace sluice::server {
 
 LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name,
-                             uint32_t timestamp_jump_ms)
+                             uint32_t timestamp_jump_ms, std::optional<uint32_t> continue_after)
     : conn_(conn), stream_id_(stream_id), key_(std::move(key)), name_(std::move(name)) {
   // The registry created the hub when the name was claimed.
   hub_ = conn_.registry().find(key_);
-  publication_.emplace(*hub_, timestamp_jump_ms);
+  publication_.emplace(*hub_, timestamp_jump_ms, continue_after);
+  last_frame_ms_ = conn_.loop_context().now_ms();
+  conn_.registry().set_seat(key_, &conn_, this);
+}
+
+uint64_t LivePublisher::quiet_ms() const {
+  const uint64_t now = conn_.loop_context().now_ms();
+  return now > last_frame_ms_ ? now - last_frame_ms_ : 0;
+}
+
+std::optional<uint32_t> LivePublisher::give_up(const std::string& why, const StreamSocket* taker) {
+  cluster_successor_ = taker ? Successor::SameLoop : Successor::OtherLoop;
+  // The hub's publication goes on for the taker: its players see no end, only the new frames.
+  const uint32_t latest = publication_->end_quietly();
+  conn_.end_replaced_publisher(stream_id_, why, taker == &conn_);  // destroys this
+  return latest;
 }
 
 void LivePublisher::start_relays(const config::AppConfig& app,
@@ -39,10 +54,14 @@ LivePublisher::~LivePublisher() {
   SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_, frames,
                   bytes, jumps);
   conn_.registry().release_publisher(key_, &conn_);
-  if (cluster::ClusterService* c = conn_.cluster()) c->release(key_);
+  if (cluster::ClusterService* c = conn_.cluster()) {
+    if (cluster_successor_ == Successor::None) c->release(key_);
+    if (cluster_successor_ == Successor::OtherLoop) c->hand_over(key_);
+  }
 }
 
 void LivePublisher::on_message(protocol::Message& m) {
+  last_frame_ms_ = conn_.loop_context().now_ms();
   std::optional<media::TimestampCorrector::Jump> jump;
   media::FramePtr frame = publication_->publish(m.type, m.timestamp, std::move(m.payload), jump);
   if (jump) log_jump(*jump);

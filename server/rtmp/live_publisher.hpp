@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/access/access_ticket.hpp"
+#include "server/live/stream_registry.hpp"
 #include "media/timestamp_corrector.hpp"
 #include "server/live/publication.hpp"
 #include "protocol/message.hpp"
@@ -29,12 +30,13 @@ namespace sluice::server {
 class RtmpConnection;
 class Recorder;
 
-class LivePublisher {
+class LivePublisher final : public PublisherSeat {
  public:
-  // timestamp_jump_ms: the app's timestamp_jump (config/config.hpp).
-  LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name,
-                uint32_t timestamp_jump_ms);
-  ~LivePublisher();
+  // timestamp_jump_ms: the app's timestamp_jump (config/config.hpp). continue_after: it took the
+  // name over from a publication that ended quietly (server/live/publication.hpp).
+  LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name, uint32_t timestamp_jump_ms,
+                std::optional<uint32_t> continue_after = {});
+  ~LivePublisher() override;
   LivePublisher(const LivePublisher&) = delete;
   LivePublisher& operator=(const LivePublisher&) = delete;
 
@@ -55,7 +57,16 @@ class LivePublisher {
   // Its seat in the app's limits and its done hook (server/access/access_ticket.hpp).
   AccessTicket ticket;
 
+  // PublisherSeat (server/live/stream_registry.hpp): a takeover ends this publisher through its
+  // connection, which owns it (`this` is gone when give_up returns).
+  uint64_t quiet_ms() const override;
+  std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) override;
+
  private:
+  // Who has the name's cluster claim after this publisher: nobody (it is released), the taker on
+  // this loop (the claim is shared: nothing to do), or on another loop of this node (this loop
+  // stops refreshing it and leaves it in place).
+  enum class Successor : uint8_t { None, SameLoop, OtherLoop };
   RtmpConnection& conn_;
   uint32_t stream_id_;
   std::string key_;
@@ -67,6 +78,8 @@ class LivePublisher {
   LogRateLimit jump_log_;                   // a publisher whose clock jumps on every message must not flood the log
   bool logged_codecs_ = false;
   std::unique_ptr<Recorder> recorder_;
+  uint64_t last_frame_ms_ = 0;  // the loop's clock: when the publication began or last brought a frame
+  Successor cluster_successor_ = Successor::None;
 };
 
 }  // namespace sluice::server

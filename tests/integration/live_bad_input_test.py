@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Publish conflict, unknown app, garbage after the handshake, a chunk header with a 16 MiB length
+"""Publish conflict (publish_conflict: reject), unknown app, garbage after the handshake, a chunk header with a 16 MiB length
 and Set Chunk Size 0: each offending connection is closed with a log line; a stream being published
 and played meanwhile is not disturbed, and the server keeps running."""
 import os
@@ -12,7 +12,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 
 require_tools("ffmpeg")
-server = Server("bad-input", extra_yaml="  max_message_size: 8MiB\n  handshake_timeout: 2s\n").start()
+# publish_conflict: reject (the default, takeover, is live_takeover_test's): a second publisher of a
+# name whose publisher keeps sending is refused.
+server = Server("bad-input", extra_yaml="  max_message_size: 8MiB\n  handshake_timeout: 2s\n",
+                apps="  live: { type: live, gop_cache: true, publish_conflict: reject }\n").start()
 # A client that connects and never says anything: closed by the handshake timeout.
 silent = socket.create_connection(("127.0.0.1", server.port))
 src = make_media(os.path.join(server.dir, "src.flv"), seconds=25)

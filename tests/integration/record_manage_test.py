@@ -112,8 +112,10 @@ try:
         check(status == 202 and body == {"stream": f"man/{name}", "action": "start"},
               f"POST /api/v1/recordings/man/{name} starts it ({status} {body})")
     year = time.strftime("%Y", time.gmtime())
+    # A recording counts bytes from its first frame; its path is "" until its file is created off the
+    # loop (a threadpool job, later under load): both are waited for.
     status, body = wait_for(lambda: (lambda r: r if len(r[1]["recordings"]) == 2 and
-                                     all(x["bytes"] > 0 for x in r[1]["recordings"]) else None)(
+                                     all(x["bytes"] > 0 and x["path"] for x in r[1]["recordings"]) else None)(
         api("GET", "/api/v1/recordings")), timeout=10) or api("GET", "/api/v1/recordings")
     recs = {r["stream"]: r for r in body["recordings"]}
     check(set(recs) == {"man/one", "man/two"} and {r["worker"] for r in recs.values()} == {0, 1},

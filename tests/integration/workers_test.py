@@ -44,8 +44,10 @@ def wait_for(what, fn, timeout=8.0):
 
 require_tools("ffmpeg", "rtmpdump")
 hport = free_port()
+# publish_conflict: reject: a second publisher on another loop is refused there while the first one
+# sends (the takeover across loops is live_takeover_test's).
 server = Server("workers", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n",
-                apps="  live: { type: live, gop_cache: true }\n")
+                apps="  live: { type: live, gop_cache: true, publish_conflict: reject }\n")
 with open(server.config) as f:
     text = f.read()
 with open(server.config, "w") as f:
@@ -90,7 +92,8 @@ try:
     check(server_info["workers"] == 3 and server_info["connections"]["rtmp"] == 7,
           f"server figures: 3 workers, 7 RTMP connections ({server_info['connections']})")
 
-    # A second publisher of the same name lands on another loop and is refused there.
+    # A second publisher of the same name lands on another loop and is refused there (the loop that
+    # publishes it answers that its publisher is not stale).
     dup = subprocess.run(["timeout", "-k", "2", "8", "ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-i", src2,
                           "-c", "copy", "-t", "3", "-f", "flv", url], capture_output=True, text=True)
     check(dup.returncode != 0, f"a second publisher of live/cam is refused (ffmpeg exit {dup.returncode})")

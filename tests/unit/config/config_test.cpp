@@ -89,6 +89,8 @@ TEST_CASE("minimal schema from the issue parses") {
   CHECK(c.rtmp.idle_timeout == 60s);
   CHECK(c.apps[0].gop_cache_max_frames == 2000);
   CHECK(c.apps[0].timestamp_jump == std::chrono::seconds(1));
+  CHECK(c.apps[0].publish_conflict == PublishConflict::Takeover);
+  CHECK(c.apps[0].publish_stale_after == std::chrono::seconds(3));
   CHECK(c.http.upload_extensions == HttpConfig{}.upload_extensions);
 }
 
@@ -363,6 +365,16 @@ TEST_CASE("wrong types are errors") {
         std::string::npos);
   CHECK(error_of("apps:\n  v: { type: vod, root: /tmp, timestamp_jump: 2s }\n").find("only valid for live apps") !=
         std::string::npos);
+  auto strict = load("apps:\n  live: { type: live, publish_conflict: Reject, publish_stale_after: 1500ms }\n");
+  REQUIRE_MESSAGE(strict.ok(), strict.error().message());
+  CHECK(strict->apps[0].publish_conflict == PublishConflict::Reject);
+  CHECK(strict->apps[0].publish_stale_after == std::chrono::milliseconds(1500));
+  CHECK(error_of("apps:\n  live: { type: live, publish_conflict: newest }\n") ==
+        "sluice.yaml:2:41: apps.live.publish_conflict: must be takeover or reject (got \"newest\")");
+  CHECK(error_of("apps:\n  live: { type: live, publish_stale_after: 100ms }\n").find("apps.live.publish_stale_after") !=
+        std::string::npos);
+  CHECK(error_of("apps:\n  v: { type: vod, root: /tmp, publish_conflict: reject }\n").find("only valid for live") !=
+        std::string::npos);
   CHECK(error_of(std::string(kMinimalApps) + "rtmp:\n  io_uring: sometimes\n") ==
         "sluice.yaml:4:13: rtmp.io_uring: must be true or false (got \"sometimes\")");
 }
@@ -458,6 +470,8 @@ apps:
     gop_cache_max_bytes: 1MiB
     wait_for_publisher: false
     timestamp_jump: 5s
+    publish_conflict: reject
+    publish_stale_after: 2s
     publish_allow: [10.0.0.0/8, "fd00::/8"]
     publish_token: abc-123
     record: true

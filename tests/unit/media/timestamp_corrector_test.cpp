@@ -201,3 +201,17 @@ TEST_CASE("the threshold tells a pause from a jump") {
   out = run(tight, {{V, 0}, {V, 40}, {V, 3040}, {V, 3080}});
   CHECK(out == std::vector<uint32_t>{0, 40, 50, 90});
 }
+
+TEST_CASE("a publication that continues another goes on just after its latest time, both kinds together") {
+  TimestampCorrector first(1000);
+  run(first, {{V, 50'000}, {A, 50'010}, {V, 50'040}, {A, 50'033}});
+  const uint32_t latest = first.latest_out();
+  CHECK(latest == 50'040);
+  TimestampCorrector next(1000);
+  next.continue_after(latest);
+  CHECK(next.correct(D, 0) == latest);  // its metadata before any frame: at the handover
+  std::vector<uint32_t> out = run(next, {{V, 0}, {A, 5}, {V, 40}, {A, 28}});
+  const uint32_t start = latest + TimestampCorrector::kStepMs;
+  CHECK(out == std::vector<uint32_t>{start, start + 5, start + 40, start + 28});
+  CHECK(next.jumps() == 0);  // a handover is not a jump of the new publisher's clock
+}

@@ -39,6 +39,8 @@ StreamFacts full() {
   f.has_publisher = true;
   f.publisher_id = 17;
   f.publisher_address = "127.0.0.1:51234";
+  f.publisher_since_unix_ms = 1765012345678;
+  f.takeovers = 4;
   f.players = 3;
   f.info.video_codec = "H264";
   f.info.video_profile = "High";

@@ -2,6 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/live/worker_mesh.hpp"
+
 using namespace sluice;
 using namespace sluice::server;
 
@@ -46,4 +53,126 @@ TEST_CASE("a held hub outlives its publisher while a player holds it unsubscribe
   CHECK(r.find("live/p") == hub);  // still there for the player
   r.release("live/p");
   CHECK(r.find("live/p") == nullptr);  // the last one out removed it
+}
+
+namespace {
+// A publication the registry can ask to give its name up: it releases the name as a connection does.
+struct FakeSeat final : PublisherSeat {
+  StreamRegistry& registry;
+  std::string key;
+  const StreamSocket* publisher;
+  uint64_t quiet = 0;
+  std::optional<uint32_t> latest;  // what give_up answers
+  std::string gave_up_why;
+  const StreamSocket* taker = nullptr;
+  FakeSeat(StreamRegistry& r, std::string k, const StreamSocket* p) : registry(r), key(std::move(k)), publisher(p) {}
+  uint64_t quiet_ms() const override { return quiet; }
+  std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* t) override {
+    gave_up_why = why;
+    taker = t;
+    registry.release_publisher(key, publisher);
+    return latest;
+  }
+};
+const StreamSocket* fake_socket(int& storage) { return reinterpret_cast<const StreamSocket*>(&storage); }
+}  // namespace
+
+TEST_CASE("a takeover: the publisher gives the name up at once, and the stream counts it") {
+  StreamRegistry r;
+  media::StreamHub::Options o;
+  int a = 0, b = 0;
+  REQUIRE(r.claim_publisher("live/t", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
+  Handover handover;
+  // Before the publication began there is nothing to ask: the publisher stays.
+  CHECK(r.evict("live/t", 0, "replaced", fake_socket(b), handover) == StreamRegistry::Eviction::Kept);
+  FakeSeat seat(r, "live/t", fake_socket(a));
+  seat.latest = 41'000;
+  r.set_seat("live/t", fake_socket(a), &seat);
+  CHECK(r.entries().at("live/t").published_since_ms > 0);
+  REQUIRE(r.claim_publisher("live/t", fake_socket(b), o) == StreamRegistry::Claim::Taken);
+  CHECK(r.evict("live/t", 0, "replaced by a new publisher", fake_socket(b), handover) ==
+        StreamRegistry::Eviction::Freed);
+  CHECK(seat.gave_up_why == "replaced by a new publisher");
+  CHECK(seat.taker == fake_socket(b));
+  CHECK(handover.takeovers == 1);
+  CHECK(handover.continue_after == std::optional<uint32_t>(41'000));
+  REQUIRE(r.claim_publisher("live/t", fake_socket(b), o) == StreamRegistry::Claim::Claimed);
+  r.set_takeovers("live/t", handover.takeovers);
+  CHECK(r.entries().at("live/t").takeovers == 1);
+  Handover none;
+  CHECK(r.evict("live/none", 0, "x", fake_socket(b), none) == StreamRegistry::Eviction::Freed);  // nobody
+  CHECK(none.takeovers == 0);
+  r.release_publisher("live/t", fake_socket(b));
+}
+
+TEST_CASE("reject with a stale rule: a publisher that sent a frame within stale_ms stays, a quieter one goes") {
+  StreamRegistry r;
+  media::StreamHub::Options o;
+  int a = 0, b = 0;
+  REQUIRE(r.claim_publisher("live/s", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
+  FakeSeat seat(r, "live/s", fake_socket(a));
+  r.set_seat("live/s", fake_socket(a), &seat);
+  Handover handover;
+  seat.quiet = 2999;
+  CHECK(r.evict("live/s", 3000, "stale", fake_socket(b), handover) == StreamRegistry::Eviction::Kept);
+  CHECK(seat.gave_up_why.empty());
+  seat.quiet = 3000;
+  CHECK(r.evict("live/s", 3000, "stale", fake_socket(b), handover) == StreamRegistry::Eviction::Freed);
+  CHECK(seat.gave_up_why == "stale");
+}
+
+TEST_CASE("a takeover across workers: the owner's publisher gives up there, and the asking worker hears back") {
+  WorkerMesh mesh(2);
+  StreamRegistry w0, w1;
+  w0.attach_mesh(&mesh, 0);
+  w1.attach_mesh(&mesh, 1);
+  media::StreamHub::Options o;
+  int a = 0, b = 0;
+  REQUIRE(w0.claim_publisher("live/x", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
+  FakeSeat seat(w0, "live/x", fake_socket(a));
+  seat.latest = 77'000;
+  w0.set_seat("live/x", fake_socket(a), &seat);
+  REQUIRE(w1.claim_publisher("live/x", fake_socket(b), o) == StreamRegistry::Claim::Taken);
+  Handover handover;
+  CHECK(w1.evict("live/x", 0, "replaced", fake_socket(b), handover) == StreamRegistry::Eviction::Elsewhere);
+  std::vector<std::pair<bool, Handover>> answers;
+  w1.evict_elsewhere("live/x", 0, [&](bool freed, const Handover& h) { answers.emplace_back(freed, h); });
+  w1.evict_elsewhere("live/x", 0, [&](bool freed, const Handover& h) { answers.emplace_back(freed, h); });
+  auto pump = [&](uint32_t worker, StreamRegistry& r) {
+    while (auto e = mesh.next_event(worker)) r.on_mesh_event(*e);
+  };
+  pump(0, w0);  // one Evict (the second caller waits for the same answer)
+  CHECK(seat.gave_up_why == "replaced by a new publisher (on another loop)");
+  CHECK(seat.taker == nullptr);
+  CHECK(answers.empty());
+  pump(1, w1);
+  REQUIRE(answers.size() == 2);
+  for (const auto& answer : answers) {
+    CHECK(answer.first);
+    CHECK(answer.second.takeovers == 1);
+    CHECK(answer.second.continue_after == std::optional<uint32_t>(77'000));
+  }
+  CHECK(w1.claim_publisher("live/x", fake_socket(b), o) == StreamRegistry::Claim::Claimed);
+  w1.release_publisher("live/x", fake_socket(b));
+}
+
+TEST_CASE("across workers with reject: a publisher that is not stale stays, and the answer says so") {
+  WorkerMesh mesh(2);
+  StreamRegistry w0, w1;
+  w0.attach_mesh(&mesh, 0);
+  w1.attach_mesh(&mesh, 1);
+  media::StreamHub::Options o;
+  int a = 0;
+  REQUIRE(w0.claim_publisher("live/y", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
+  FakeSeat seat(w0, "live/y", fake_socket(a));
+  w0.set_seat("live/y", fake_socket(a), &seat);
+  seat.quiet = 100;
+  std::vector<bool> answers;
+  w1.evict_elsewhere("live/y", 3000, [&](bool freed, const Handover&) { answers.push_back(freed); });
+  while (auto e = mesh.next_event(0)) w0.on_mesh_event(*e);
+  while (auto e = mesh.next_event(1)) w1.on_mesh_event(*e);
+  REQUIRE(answers.size() == 1);
+  CHECK_FALSE(answers[0]);
+  CHECK(seat.gave_up_why.empty());
+  w0.release_publisher("live/y", fake_socket(a));
 }
