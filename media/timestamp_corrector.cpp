@@ -1,5 +1,7 @@
 #include "media/timestamp_corrector.hpp"
 
+#include <algorithm>
+
 namespace sluice::media {
 
 namespace {
@@ -26,7 +28,7 @@ uint32_t TimestampCorrector::correct(FrameKind kind, uint32_t timestamp, std::op
   const size_t k = kind == FrameKind::Audio ? 0 : 1;
   KindState& own = kinds_[k];
   if (!any_.seen && continuing_) {
-    own.offset = latest_out_ + kStepMs - timestamp;  // after the publication this one continues
+    own.offset = latest_out_ - timestamp;  // at the handover point of the publication it continues
     kinds_[1 - k].offset = own.offset;
   } else if (!any_.seen) {
     latest_out_ = timestamp;  // rule 6
@@ -47,7 +49,23 @@ uint32_t TimestampCorrector::correct(FrameKind kind, uint32_t timestamp, std::op
   any_ = own.previous = Previous{true, timestamp, k};
   const uint32_t out = timestamp + own.offset;
   note_output(out);
+  if (kind == FrameKind::Video) {
+    if (video_seen_ && step(last_video_out_, out) > 0) video_step_ = out - last_video_out_;
+    last_video_out_ = out;
+    video_seen_ = true;
+  }
   return out;
+}
+
+uint32_t TimestampCorrector::handover_point() const {
+  if (!video_seen_) return latest_out_ + kStepMs;
+  // The next frame time on the video's cadence that is past everything handed out: a player that
+  // estimates the frame rate from the timestamps sees no odd step (ffmpeg read 24.9 fps after a
+  // 53 ms one and wrote two frames at one tick).
+  const uint32_t interval = std::clamp<uint32_t>(video_step_, kStepMs, threshold_ms_);
+  uint32_t at = last_video_out_ + interval;
+  for (int i = 0; i < 1000 && step(latest_out_, at) <= 0; ++i) at += interval;
+  return at;
 }
 
 }  // namespace sluice::media

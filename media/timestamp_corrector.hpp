@@ -61,11 +61,17 @@ class TimestampCorrector {
   uint64_t jumps() const { return jumps_; }
   // The highest timestamp handed out so far.
   uint32_t latest_out() const { return latest_out_; }
-  // Before the first message: this publication continues another one whose latest timestamp out was
-  // `latest` (a publisher taking the name over, docs/live.md "A second publisher"). Its first audio
-  // or video message goes out kStepMs after it, both kinds on that offset; data before it at `latest`.
-  void continue_after(uint32_t latest) {
-    latest_out_ = latest;
+  // Where a publication that takes over from this one should begin (a publisher taking the name
+  // over, docs/live.md "A second publisher"): the next time on the video's cadence (its last
+  // frame plus the last frame interval, at least kStepMs, at most the threshold, again as often as
+  // needed) past the latest time handed out; kStepMs after it for audio only. A step of kStepMs
+  // put the new first frame inside the old last frame's interval, and any step off the cadence
+  // made players that estimate the frame rate from the timestamps (ffmpeg) misplace frames.
+  uint32_t handover_point() const;
+  // Before the first message: this publication continues another one, from its handover_point().
+  // Its first audio or video message goes out at `at`, both kinds on that offset; data before it too.
+  void continue_after(uint32_t at) {
+    latest_out_ = at;
     continuing_ = true;
   }
 
@@ -88,6 +94,9 @@ class TimestampCorrector {
   uint32_t latest_out_ = 0;  // the highest (modular) timestamp handed out so far
   uint64_t jumps_ = 0;
   bool continuing_ = false;  // continue_after() was called
+  uint32_t last_video_out_ = 0;
+  uint32_t video_step_ = 0;  // between the last two video messages out (0: fewer than two)
+  bool video_seen_ = false;
 };
 
 }  // namespace sluice::media

@@ -28,9 +28,9 @@ namespace sluice::server {
 class Publication {
  public:
   // timestamp_jump_ms: the app's timestamp_jump (config/config.hpp). continue_after: this
-  // publication takes over from another that ended quietly (end_quietly()), whose latest timestamp
-  // it was: the hub's publication goes on (its players are not told of an end, only of a new
-  // start) and the timestamps go on after that one (docs/live.md, "A second publisher").
+  // publication takes over from another that ended quietly (end_quietly() gave this point): the
+  // hub's publication goes on (its players are not told of an end, only of a new start) and the
+  // timestamps go on from there (docs/live.md, "A second publisher").
   Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms, std::optional<uint32_t> continue_after = {});
   ~Publication();
   Publication(const Publication&) = delete;
@@ -43,10 +43,10 @@ class Publication {
                           std::optional<media::TimestampCorrector::Jump>& jump);
 
   // A new publisher takes over: the hub's publication is not ended when this one goes (the
-  // taker's continues it). Returns the latest timestamp handed out, for the taker's continue_after.
+  // taker's continues it). Returns where the taker's timestamps begin, for its continue_after.
   uint32_t end_quietly() {
     quiet_end_ = true;
-    return timestamps_.latest_out();
+    return timestamps_.handover_point();
   }
 
   media::StreamHub& hub() const { return hub_; }

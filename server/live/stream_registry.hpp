@@ -45,13 +45,13 @@ class PublisherSeat {
   virtual uint64_t quiet_ms() const = 0;
   // A new publisher (`taker`, on this loop, or nullptr: on another one) takes the name: end the
   // publication now, so that the name is free when this returns, and tell the peer why. Returns
-  // the latest timestamp it handed out when it ended quietly for the taker to continue
+  // where the taker's timestamps begin when it ended quietly for the taker to continue
   // (Publication::end_quietly), nothing when its players were told of an end.
   virtual std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) = 0;
 };
 
 // What a publisher taking a name over gets from the one it replaced: the stream's takeover count
-// with this one, and where the hub's timestamps stand when the publication goes on.
+// with this one, and where the hub's timestamps go on when the publication does.
 struct Handover {
   uint32_t takeovers = 0;
   std::optional<uint32_t> continue_after;

@@ -202,16 +202,34 @@ TEST_CASE("the threshold tells a pause from a jump") {
   CHECK(out == std::vector<uint32_t>{0, 40, 50, 90});
 }
 
-TEST_CASE("a publication that continues another goes on just after its latest time, both kinds together") {
+TEST_CASE("a publication that continues another begins one frame interval after it, both kinds together") {
   TimestampCorrector first(1000);
   run(first, {{V, 50'000}, {A, 50'010}, {V, 50'040}, {A, 50'033}});
-  const uint32_t latest = first.latest_out();
-  CHECK(latest == 50'040);
+  CHECK(first.latest_out() == 50'040);
+  const uint32_t at = first.handover_point();
+  CHECK(at == 50'040 + 40);  // the last video step: no frame of the new one inside the old one's last interval
   TimestampCorrector next(1000);
-  next.continue_after(latest);
-  CHECK(next.correct(D, 0) == latest);  // its metadata before any frame: at the handover
+  next.continue_after(at);
+  CHECK(next.correct(D, 0) == at);  // its metadata before any frame: at the handover
   std::vector<uint32_t> out = run(next, {{V, 0}, {A, 5}, {V, 40}, {A, 28}});
-  const uint32_t start = latest + TimestampCorrector::kStepMs;
-  CHECK(out == std::vector<uint32_t>{start, start + 5, start + 40, start + 28});
+  CHECK(out == std::vector<uint32_t>{at, at + 5, at + 40, at + 28});
   CHECK(next.jumps() == 0);  // a handover is not a jump of the new publisher's clock
+
+  TimestampCorrector audio_ahead(1000);  // on the video's cadence, past the audio already out
+  run(audio_ahead, {{V, 0}, {V, 40}, {A, 60}});
+  CHECK(audio_ahead.handover_point() == 80);
+  run(audio_ahead, {{A, 130}});
+  CHECK(audio_ahead.handover_point() == 160);
+  TimestampCorrector audio_only(1000);
+  run(audio_only, {{A, 0}, {A, 23}});
+  CHECK(audio_only.handover_point() == 23 + TimestampCorrector::kStepMs);
+  TimestampCorrector still(1000);  // video frames at one time: at least kStepMs
+  run(still, {{V, 100}, {V, 100}});
+  CHECK(still.handover_point() == 100 + TimestampCorrector::kStepMs);
+  TimestampCorrector paused(1000);  // a step past the threshold is not a frame interval
+  run(paused, {{V, 0}, {V, 900}});
+  CHECK(paused.handover_point() == 900 + 900);
+  TimestampCorrector long_gap(500);
+  run(long_gap, {{V, 0}, {V, 400}});
+  CHECK(long_gap.handover_point() == 400 + 400);
 }

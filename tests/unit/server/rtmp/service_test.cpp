@@ -211,7 +211,7 @@ TEST_CASE("a second publisher takes the name over: the player sees no end, the t
   fx.run_for(150);
   const auto& m = player->media;
   REQUIRE(m.size() == 6);
-  const uint32_t on = 5040 + 10;  // just after the last timestamp the first publication handed out
+  const uint32_t on = 5040 + 40;  // one frame interval after the first publication's last frame
   CHECK(same(m[3], 9, on, video_sequence_header()));
   CHECK(same(m[4], 9, on, keyframe(4)));
   CHECK(same(m[5], 9, on + 40, inter_frame(5)));
