@@ -121,7 +121,8 @@ def main():
     try:
         assert wait_port(port) and wait_port(hport), "the server did not start"
         url = f"rtmp://127.0.0.1:{port}/live/t"
-        seconds = int(takeovers * interval + 15)
+        # Each takeover also waits for the API to show the new publisher (about 0.3 s): counted, with room.
+        seconds = int(takeovers * (interval + 1) + 15)
 
         def publish(i):
             p = subprocess.Popen(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-stream_loop", "-1", "-i",
