@@ -1,11 +1,10 @@
 #include "server/cluster/cluster_service.hpp"
 
-#include <chrono>
-
 #include <nlohmann/json.hpp>
 
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
+#include "server/io/wall_clock.hpp"
 
 namespace sluice::server::cluster {
 
@@ -17,9 +16,7 @@ constexpr uint64_t kTickMs = 200;
 // This run of the node: the same for every loop (so that they recognise each other's claims),
 // different after a restart (so that a restarted node does not take its old claims for its own).
 uint64_t node_epoch() {
-  static const uint64_t epoch = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  static const uint64_t epoch = static_cast<uint64_t>(wall_clock_ms());
   return epoch;
 }
 
@@ -55,11 +52,6 @@ std::string advertised_rtmp(const std::string& record) {
   if (a == j.end() || !a->is_object()) return {};
   auto r = a->find("rtmp");
   return r != a->end() && r->is_string() ? r->get<std::string>() : std::string();
-}
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -192,7 +184,7 @@ void ClusterService::read_view() {
       if (kind == "node") v.nodes.push_back({r->elements[i + 1].str, r->elements[i + 2].str});
       if (kind == "stream") v.streams.push_back({r->elements[i + 1].str, LeaseBook::owner_of(r->elements[i + 2].str)});
     }
-    v.read_at_ms = wall_ms();
+    v.read_at_ms = wall_clock_ms();
     view_ = std::move(v);
   });
 }

@@ -1,24 +1,15 @@
 #include "server/hls/hls_muxer.hpp"
 
-#include <chrono>
 #include <ctime>
 
 #include "config/record_template.hpp"
 #include "media/stream_hub.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/loop_context.hpp"
+#include "server/io/wall_clock.hpp"
 #include "server/live/stream_registry.hpp"
 
 namespace sluice::server {
-
-namespace {
-
-int64_t wall_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 media::hls::Segmenter::Options hls_segmenter_options(const config::HlsConfig& hls) {
   media::hls::Segmenter::Options o;
@@ -68,7 +59,7 @@ void HlsMuxer::on_frame(const media::FramePtr& f) {
   if (out.kind == media::hls::SampleSource::Kind::Setup) {
     segmenter_.set_setup(source_.setup());
   } else if (out.kind == media::hls::SampleSource::Kind::Sample) {
-    segmenter_.push(out.sample, std::move(out.keep), wall_ms());
+    segmenter_.push(out.sample, std::move(out.keep), wall_clock_ms());
   }
   if (!told_skipped_ && !source_.skipped().empty()) {
     told_skipped_ = true;

@@ -2,19 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 
+#include "server/io/wall_clock.hpp"
 #include "server/live/worker_mesh.hpp"
 
 namespace sluice::server {
 
 namespace {
 constexpr size_t kMaxStreamNameBytes = 200;
-
-int64_t wall_clock_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 bool name_char_ok(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -158,20 +158,21 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
 }
 
 void RtmpConnection::publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o,
-                                  PublishTakeover takeover) {
+                                  std::optional<TakeoverAnswer> takeover) {
   const config::AppConfig* app = config().find_app(app_);
   const std::string& name = o.name;
   StreamRegistry::Claim claim = registry().claim_publisher(key, this, hub_options(*app));
+  // A publication that ended quietly for this publisher must end for its players after all.
+  const bool abandoned = takeover && takeover->handover.continue_after;
   if (claim == StreamRegistry::Claim::Full) {
-    if (takeover.handover.continue_after) registry().end_abandoned_publication(key);
+    if (abandoned) registry().end_abandoned_publication(key);
     if (services_.cluster != nullptr) services_.cluster->release(key);
     refuse_for_streams_total(e.stream_id, name, true);
     return;
   }
   if (claim == StreamRegistry::Claim::Taken) {
-    if (!takeover.tried) return take_over(e, key, std::move(o));
-    // A publication that ended quietly for this publisher must end for its players after all.
-    if (takeover.handover.continue_after) registry().end_abandoned_publication(key);
+    if (!takeover) return take_over(e, key, std::move(o));
+    if (abandoned) registry().end_abandoned_publication(key);
     GuardCounters::bump(GuardEvent::PublishConflictRefused);
     const bool reject = app->publish_conflict == config::PublishConflict::Reject;
     session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
@@ -185,19 +186,19 @@ void RtmpConnection::publish_here(const protocol::PublishEvent& e, const std::st
     session_.close_after_flush();
     return;
   }
-  if (takeover.from_other_loop && services_.cluster != nullptr) services_.cluster->adopt(key);
-  if (takeover.handover.takeovers != 0) registry().set_takeovers(key, takeover.handover.takeovers);
+  const Handover handover = takeover ? takeover->handover : Handover{};
+  if (takeover && takeover->from_other_loop && services_.cluster != nullptr) services_.cluster->adopt(key);
+  if (handover.takeovers != 0) registry().set_takeovers(key, handover.takeovers);
   note_lifetime(o.lifetime_s);
   session_.accept_publish(e.stream_id, name);
-  publishers_.push_back(std::make_unique<LivePublisher>(*this, e.stream_id, key, name,
-                                                        static_cast<uint32_t>(app->timestamp_jump.count()),
-                                                        takeover.handover.continue_after));
+  publishers_.push_back(std::make_unique<LivePublisher>(
+      *this, e.stream_id, key, name, static_cast<uint32_t>(app->timestamp_jump.count()), handover.continue_after));
   publishers_.back()->ticket = ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat));
   if (app->record.mode == config::RecordMode::All) publishers_.back()->start_recording(*app);
   publishers_.back()->start_relays(*app, o.push);
   SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}{}", id(), peer(), app_, name,
                   e.publish.type, name != e.publish.name ? " renamed_from=" + e.publish.name : "",
-                  takeover.handover.takeovers != 0 ? " takeovers=" + std::to_string(takeover.handover.takeovers) : "");
+                  handover.takeovers != 0 ? " takeovers=" + std::to_string(handover.takeovers) : "");
 }
 
 void RtmpConnection::take_over(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o) {
@@ -215,13 +216,7 @@ void RtmpConnection::take_over(const protocol::PublishEvent& e, const std::strin
                           });
         return uint64_t{0};
       },
-      [this, e, key, held, answer](AccessOutcome&&) {
-        PublishTakeover t;
-        t.tried = true;
-        t.from_other_loop = answer->from_other_loop;
-        t.handover = answer->handover;
-        publish_here(e, key, std::move(*held), t);
-      });
+      [this, e, key, held, answer](AccessOutcome&&) { publish_here(e, key, std::move(*held), *answer); });
 }
 
 void RtmpConnection::end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) {

@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "server/io/stream_socket.hpp"
 #include "server/live/session_socket.hpp"
 #include "server/live/stream_registry.hpp"
+#include "server/live/takeover.hpp"
 
 namespace sluice::config {
 struct AppConfig;
@@ -61,16 +63,6 @@ struct RtmpServices {
   // The node drains (server/drain.cpp): a client whose connect is accepted from now on is asked
   // at once to reconnect elsewhere, if it can.
   bool draining = false;
-};
-
-// How a publish comes to RtmpConnection::publish_here (commands.cpp) after the name's current
-// publisher was asked to give it up (take_over): once asked, a name still taken is refused;
-// `from_other_loop`: the publisher taken over was on another loop of this node; `handover`: what
-// it left (the count, the timestamps its publication continues after).
-struct PublishTakeover {
-  bool tried = false;
-  bool from_other_loop = false;
-  Handover handover;
 };
 
 class RtmpConnection final : public SessionSocket {
@@ -157,8 +149,10 @@ class RtmpConnection final : public SessionSocket {
   void finish_connect(AccessOutcome&& o);
   void finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o);
   // The name is this node's (claimed in the cluster, or no cluster): take it on this loop.
+  // `takeover`: the answer of take_over(), once the name's publisher was asked to give it up; a
+  // name still taken then is refused.
   void publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o,
-                    PublishTakeover takeover = {});
+                    std::optional<TakeoverAnswer> takeover = std::nullopt);
   // The name is published: apps.NAME.publish_conflict says whether its publisher gives it up.
   void take_over(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o);
   void finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o);
