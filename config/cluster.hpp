@@ -27,10 +27,11 @@ struct RedisUrl {
   std::string display() const;
 };
 
-// What a second publisher of a stream that another node owns gets.
+// What a second publisher of a stream that another node owns gets (docs/cluster.md, "A second
+// publisher on another node").
 enum class DuplicatePublish : uint8_t {
-  Refuse,    // NetStream.Publish.BadName, the owner keeps it (the default)
-  Takeover,  // the new publisher wins once the old owner's lease is gone or released
+  Takeover,  // the app's publish_conflict decides, as on one node (the default): takeover moves the claim
+  Refuse,    // NetStream.Publish.BadName whatever the app says; the owner keeps it
 };
 
 // The query parameter with which a node plays another node's stream, carrying `token` (the owner
@@ -46,7 +47,7 @@ struct ClusterConfig {
   Secret password;                         // the Redis password (AUTH)
   Secret token;                            // the internal token nodes present to pull from each other
   std::chrono::milliseconds lease{10000};  // a stream's ownership lasts this long unless refreshed
-  DuplicatePublish duplicate_publish = DuplicatePublish::Refuse;
+  DuplicatePublish duplicate_publish = DuplicatePublish::Takeover;
 
   bool enabled() const { return registry.has_value(); }
   bool operator==(const ClusterConfig& o) const {

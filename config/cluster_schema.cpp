@@ -91,9 +91,7 @@ void load_cluster(FieldReader& r, const Field& self, ClusterConfig& c, const std
       if (v == "refuse") {
         c.duplicate_publish = DuplicatePublish::Refuse;
       } else if (v == "takeover") {
-        // Not built yet: the owner's lease would have to be cut short and a local pull of the name
-        // ended first. Refused rather than silently behaving like refuse.
-        r.error(*f, "takeover is not available yet: use refuse (a second publisher gets NetStream.Publish.BadName)");
+        c.duplicate_publish = DuplicatePublish::Takeover;
       } else {
         r.error(*f, "must be refuse or takeover (got " + in_quotes(f->value.scalar()) + ")");
       }

@@ -12,6 +12,7 @@
 #include "config/access.hpp"
 #include "config/address.hpp"
 #include "config/cluster.hpp"
+#include "config/srt.hpp"
 #include "config/hls.hpp"
 #include "config/record.hpp"
 #include "config/relay.hpp"
@@ -52,6 +53,7 @@ struct AppConfig {
   // A publisher that sent no frame for this long counts as gone (reject; takeover needs no wait),
   // 500ms..1h: less than an encoder's reconnect delay, more than a frame interval.
   Duration publish_stale_after = std::chrono::seconds(3);
+  SrtAppConfig srt;     // this app's SRT latency and passphrase (config/srt.hpp)
   RelayConfig relay;    // push targets, pulls, edge origins (config/relay.hpp)
   RecordConfig record;  // What is recorded, where, in what pieces, for how long (config/record.hpp).
   HlsConfig hls;        // HLS / LL-HLS of its streams (config/hls.hpp)
@@ -224,6 +226,7 @@ struct Config {
   ConnectionLimits limits;  // limits.connections is rtmp.max_connections (one setting, two spellings)
   std::string server_id;    // Sent in hooks; the host name when not set.
   ClusterConfig cluster;    // Off unless a registry is given (docs/cluster.md).
+  SrtConfig srt;            // Off unless srt.listen is given (docs/srt.md).
   uint32_t workers = 0;     // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
   ShutdownConfig shutdown;
 

@@ -15,6 +15,7 @@
 #include "config/hls_schema.hpp"
 #include "config/record_schema.hpp"
 #include "config/relay_schema.hpp"
+#include "config/srt_schema.hpp"
 #include "config/units.hpp"
 
 namespace sluice::config {
@@ -133,6 +134,7 @@ const std::vector<std::string_view> kLiveAppKeys = {"gop_cache",
                                                     "timestamp_jump",
                                                     "publish_conflict",
                                                     "publish_stale_after",
+                                                    "srt",
                                                     "publish_allow",
                                                     "publish_token",
                                                     "record",
@@ -271,6 +273,7 @@ void load_live_app(FieldReader& r, const Field& self, Section& s, AppConfig& app
     r.read_duration(*f, app.publish_stale_after, Duration(500), std::chrono::hours(1), false);
   }
   load_publish_rules(r, s, app);
+  if (auto f = s.take("srt")) load_app_srt(r, *f, app.srt);
   if (auto f = s.take("hls")) load_hls(r, *f, app);
   load_app_record(r, s, app);
   load_app_relays(r, self, s, app);
@@ -468,8 +471,8 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     return cfg;
   }
   Section top(r, top_field,
-              {"workers", "rtmp", "rtmps", "https", "apps", "http", "log", "hooks", "limits", "server_id", "cluster",
-               "shutdown"});
+              {"workers", "rtmp", "rtmps", "https", "srt", "apps", "http", "log", "hooks", "limits", "server_id",
+               "cluster", "shutdown"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -484,6 +487,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   if (auto f = top.take("rtmp")) load_rtmp(r, *f, cfg.rtmp);
   if (auto f = top.take("rtmps")) load_rtmps(r, *f, cfg.rtmps);
   if (auto f = top.take("https")) load_rtmps(r, *f, cfg.https);  // the same keys
+  if (auto f = top.take("srt")) load_srt(r, *f, cfg.srt);
   if (auto f = top.take("apps")) {
     load_apps(r, *f, cfg.apps);
   } else {

@@ -52,6 +52,27 @@ void emit_cluster(YAML::Emitter& out, const ClusterConfig& c, Secrets secrets) {
   out << YAML::EndMap;
 }
 
+void emit_srt(YAML::Emitter& out, const SrtConfig& c, Secrets secrets) {
+  if (!c.enabled()) return;
+  out << YAML::Key << "srt" << YAML::Value << YAML::BeginMap;
+  emit_listen(out, c.listen);
+  out << YAML::Key << "latency" << YAML::Value << format_duration(c.latency);
+  emit_secret(out, "passphrase", c.passphrase, secrets);
+  out << YAML::Key << "pbkeylen" << YAML::Value << c.pbkeylen;
+  out << YAML::Key << "max_bandwidth" << YAML::Value << c.max_bandwidth;
+  out << YAML::Key << "payload_size" << YAML::Value << c.payload_size;
+  out << YAML::Key << "peer_idle_timeout" << YAML::Value << format_duration(c.peer_idle_timeout);
+  out << YAML::EndMap;
+}
+
+void emit_app_srt(YAML::Emitter& out, const SrtAppConfig& c, Secrets secrets) {
+  if (!c.latency && c.passphrase.value.empty()) return;
+  out << YAML::Key << "srt" << YAML::Value << YAML::BeginMap;
+  if (c.latency) out << YAML::Key << "latency" << YAML::Value << format_duration(*c.latency);
+  emit_secret(out, "passphrase", c.passphrase, secrets);
+  out << YAML::EndMap;
+}
+
 void emit_access(YAML::Emitter& out, const char* key, const AccessRules& a, Secrets secrets) {
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
   emit_cidrs(out, "allow", a.allow);
@@ -187,6 +208,7 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "timestamp_jump" << YAML::Value << format_duration(app.timestamp_jump);
     out << YAML::Key << "publish_conflict" << YAML::Value << std::string(publish_conflict_name(app.publish_conflict));
     out << YAML::Key << "publish_stale_after" << YAML::Value << format_duration(app.publish_stale_after);
+    emit_app_srt(out, app.srt, secrets);
     emit_access(out, "publish", app.publish, secrets);
     emit_relay(out, app.relay, secrets);
     const RecordConfig& rec = app.record;
@@ -269,6 +291,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   out << YAML::EndMap;
   if (!config.server_id.empty()) out << YAML::Key << "server_id" << YAML::Value << config.server_id;
   emit_cluster(out, config.cluster, secrets);
+  emit_srt(out, config.srt, secrets);
   out << YAML::Key << "shutdown" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "drain" << YAML::Value << format_duration(config.shutdown.drain);
   out << YAML::EndMap;

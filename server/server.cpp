@@ -192,12 +192,22 @@ Result<void> Server::join_http(Server& first) {
   return http_->join(*first.http_);
 }
 
-// The registry says another node owns a stream published here: its publisher goes, so that two
-// nodes never both serve it as theirs (docs/cluster.md, "Ownership").
+// The registry says another node owns a stream published here (a publisher there replaced this
+// one, or this node drains): its publisher goes, so that two nodes never both serve it as theirs
+// (docs/cluster.md, "Ownership"). Its publication ends quietly and a pull from the new owner
+// continues it, so that the players here stay and follow ("A second publisher on another node").
 void Server::end_lost_publish(const std::string& key, const std::string& why) {
   auto it = registry_.entries().find(key);
   if (it == registry_.entries().end() || it->second.publisher == nullptr) return;
-  rtmp_->close_publisher(it->second.publisher, "cluster: " + why);
+  // A draining node's players were asked to reconnect elsewhere: they are told of the end.
+  Handover handover;
+  if (cluster_->book().draining() ||
+      registry_.evict(key, 0, why, nullptr, handover) == StreamRegistry::Eviction::Kept) {
+    return rtmp_->close_publisher(it->second.publisher, "cluster: " + why);
+  }
+  if (handover.takeovers != 0) GuardCounters::bump(GuardEvent::PublishTakeover);
+  if (!handover.continue_after) return;  // its players were told of the end
+  if (!registry_.in_use(key) || !relays_->follow(key, handover)) registry_.end_abandoned_publication(key);
 }
 
 void Server::on_wake(uv_async_t* async) {
@@ -245,7 +255,7 @@ void Server::on_mesh_event(MeshEvent& e) {
       return;
     }
     case MeshEvent::Kind::PullWanted:
-      if (relays_) relays_->on_pull_wanted(e.key);
+      if (relays_) relays_->on_pull_wanted(e);
       return;
     case MeshEvent::Kind::HlsUpdate:
       if (hls_) hls_->wake(e.key);

@@ -23,7 +23,7 @@ esac
 packages=(
   build-essential cmake pkg-config ccache
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev
+  librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev libsrt-openssl-dev
 )
 # intel-ipsec-mb seals AES-GCM TLS records several times faster than OpenSSL 3.0 (server/CMakeLists.txt).
 # Debian builds it for amd64 only; elsewhere OpenSSL does it.
@@ -42,7 +42,7 @@ if [ "$profile" = test ]; then
     clang-14 libclang-rt-14-dev lld-14 clang-format-14
     ffmpeg rtmpdump curl python3 python3-yaml openssl
     nginx libnginx-mod-rtmp
-    redis-server haproxy
+    redis-server haproxy srt-tools
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
     gstreamer1.0-libav
     chromium

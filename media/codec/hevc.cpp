@@ -17,8 +17,9 @@ void read_profile_tier_level(BitReader& br, unsigned max_sub_layers_minus1, Hevc
   sps.profile_space = static_cast<uint8_t>(br.bits(2));
   sps.tier = br.flag();
   sps.profile_idc = static_cast<uint8_t>(br.bits(5));
-  br.skip_bits(32);  // general_profile_compatibility_flags
-  br.skip_bits(48);  // progressive/interlaced/non-packed/frame-only + 44 constraint bits
+  sps.compatibility_flags = br.bits(32);
+  // progressive/interlaced/non-packed/frame-only + 44 constraint bits
+  sps.constraint_flags = uint64_t{br.bits(16)} << 32 | br.bits(32);
   sps.level_idc = static_cast<uint8_t>(br.bits(8));
   bool profile_present[8] = {};
   bool level_present[8] = {};
@@ -62,8 +63,9 @@ Result<HevcSps> parse_sps_body(BitReader& br) {
   HevcSps sps;
   br.skip_bits(4);  // sps_video_parameter_set_id
   const unsigned max_sub_layers_minus1 = br.bits(3);
-  br.skip_bits(1);  // sps_temporal_id_nesting_flag
+  sps.temporal_id_nesting = br.flag();
   if (max_sub_layers_minus1 > 6) return Error(Errc::Malformed, "sps_max_sub_layers_minus1");
+  sps.max_sub_layers = static_cast<uint8_t>(max_sub_layers_minus1 + 1);
   read_profile_tier_level(br, max_sub_layers_minus1, sps);
   if (br.ue() > 15) return Error(Errc::Malformed, "sps_seq_parameter_set_id");
   sps.chroma_format_idc = br.ue();
@@ -71,6 +73,10 @@ Result<HevcSps> parse_sps_body(BitReader& br) {
   const bool separate_colour_plane = sps.chroma_format_idc == 3 && br.flag();
   auto ok = read_picture_size(br, sps, separate_colour_plane);
   if (!ok) return std::move(ok).error();
+  const uint32_t luma = br.ue(), chroma = br.ue();  // bit_depth_*_minus8
+  if (br.failed() || luma > 8 || chroma > 8) return Error(Errc::Malformed, "bit_depth_minus8");
+  sps.bit_depth_luma = static_cast<uint8_t>(luma + 8);
+  sps.bit_depth_chroma = static_cast<uint8_t>(chroma + 8);
   return sps;
 }
 

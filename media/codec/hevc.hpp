@@ -12,12 +12,18 @@ namespace sluice::media {
 
 struct HevcSps {
   uint8_t profile_space = 0;
-  bool tier = false;        // false = Main tier, true = High tier
-  uint8_t profile_idc = 0;  // 1 Main, 2 Main10, 3 MainStillPicture, 4 RExt
-  uint8_t level_idc = 0;    // 30 x level: 120 = level 4
+  bool tier = false;                 // false = Main tier, true = High tier
+  uint8_t profile_idc = 0;           // 1 Main, 2 Main10, 3 MainStillPicture, 4 RExt
+  uint8_t level_idc = 0;             // 30 x level: 120 = level 4
+  uint32_t compatibility_flags = 0;  // general_profile_compatibility_flag[0..31], flag 0 first
+  uint64_t constraint_flags = 0;     // the 48 bits after them (progressive_source_flag first)
+  uint8_t max_sub_layers = 1;        // sps_max_sub_layers_minus1 + 1
+  bool temporal_id_nesting = false;
   uint32_t chroma_format_idc = 1;
   uint32_t width = 0;  // after the conformance window
   uint32_t height = 0;
+  uint8_t bit_depth_luma = 8;
+  uint8_t bit_depth_chroma = 8;
 };
 
 struct HevcConfig {

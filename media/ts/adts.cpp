@@ -67,4 +67,25 @@ std::array<uint8_t, kAdtsHeaderSize> adts_header(const AdtsConfig& c, size_t pay
   };
 }
 
+std::optional<AdtsFrame> read_adts_frame(std::span<const uint8_t> d) {
+  if (d.size() < kAdtsHeaderSize || !starts_with_adts(d) || (d[1] & 0x06) != 0) return std::nullopt;
+  AdtsFrame f;
+  f.header_size = (d[1] & 0x01) ? kAdtsHeaderSize : kAdtsHeaderSize + 2;
+  f.config.profile = static_cast<uint8_t>(d[2] >> 6);
+  f.config.sampling_index = static_cast<uint8_t>((d[2] >> 2) & 0x0F);
+  f.config.channel_config = static_cast<uint8_t>((d[2] & 0x01) << 2 | d[3] >> 6);
+  f.frame_size = size_t(d[3] & 0x03) << 11 | size_t(d[4]) << 3 | d[5] >> 5;
+  if (sampling_rate(f.config.sampling_index) == 0 || f.frame_size < f.header_size || f.frame_size > d.size())
+    return std::nullopt;
+  return f;
+}
+
+uint32_t sampling_rate(uint8_t index) { return index < 13 ? kSampleRates[index] : 0; }
+
+std::array<uint8_t, 2> audio_specific_config(const AdtsConfig& c) {
+  const uint8_t object_type = static_cast<uint8_t>(c.profile + 1);
+  return {static_cast<uint8_t>(object_type << 3 | c.sampling_index >> 1),
+          static_cast<uint8_t>((c.sampling_index & 1) << 7 | (c.channel_config & 0x0F) << 3)};
+}
+
 }  // namespace sluice::media::ts

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "media/hls/sample.hpp"
@@ -42,6 +43,22 @@ uint8_t nearest_sampling_index(uint32_t rate);
 // The header of a frame with `payload` bytes of raw data (payload <= kMaxAdtsPayload): MPEG-4,
 // no CRC, buffer fullness 0x7FF (variable rate), one raw data block.
 std::array<uint8_t, kAdtsHeaderSize> adts_header(const AdtsConfig& c, size_t payload);
+
+// Reading ADTS (an MPEG-TS source's audio, media/ts/ts_demuxer.hpp): one frame's header.
+struct AdtsFrame {
+  AdtsConfig config;
+  size_t header_size = kAdtsHeaderSize;  // 9 with a CRC
+  size_t frame_size = 0;                 // header included
+};
+
+// The frame at the start of `data`: nothing when there is no syncword, the layer is not 0, the
+// sampling index is reserved, or its length is shorter than its header or runs past `data`.
+std::optional<AdtsFrame> read_adts_frame(std::span<const uint8_t> data);
+// The sampling rate of a standard samplingFrequencyIndex (0..12); 0 for another.
+uint32_t sampling_rate(uint8_t index);
+// The 2-byte AudioSpecificConfig an ADTS header stands for: object type profile + 1, its index
+// and channels.
+std::array<uint8_t, 2> audio_specific_config(const AdtsConfig& c);
 
 // The 12-bit ADTS syncword: the sample is already ADTS (a raw AAC access unit cannot start
 // with it: that would be an ID_END element first, an empty frame).

@@ -41,11 +41,9 @@
 #include "media/hls/sample.hpp"
 #include "media/ts/adts.hpp"
 #include "media/ts/annexb.hpp"
+#include "media/ts/ts_format.hpp"
 
 namespace sluice::media::ts {
-
-inline constexpr size_t kPacketSize = 188;
-inline constexpr uint8_t kSyncByte = 0x47;
 
 inline constexpr uint16_t kPatPid = 0x0000;
 inline constexpr uint16_t kPmtPid = 0x1000;
@@ -55,14 +53,8 @@ inline constexpr uint16_t kNoPcrPid = 0x1FFF;  // PCR_PID of a program without P
 inline constexpr uint16_t kProgramNumber = 1;
 inline constexpr uint16_t kTransportStreamId = 1;
 
-inline constexpr uint8_t kStreamTypeH264 = 0x1B;
-inline constexpr uint8_t kStreamTypeHevc = 0x24;
-inline constexpr uint8_t kStreamTypeAdtsAac = 0x0F;
-
 inline constexpr uint8_t kVideoStreamId = 0xE0;
 inline constexpr uint8_t kAudioStreamId = 0xC0;
-
-inline constexpr uint64_t kTimestampMask = (uint64_t{1} << 33) - 1;  // PTS, DTS, PCR base: 33 bits
 
 class TsMuxer {
  public:

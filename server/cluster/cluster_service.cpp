@@ -44,6 +44,10 @@ constexpr const char* kLocateScript =
     "local owner = string.match(v, '^(%S+)') or '' "
     "return {v, redis.call('GET', 'sluice:node:' .. owner) or ''}";
 
+// Where a node that took a stream from another one publishes its name, so that the old owner
+// checks its claim at once instead of at its next refresh (a third of a lease later).
+constexpr const char* kTakenChannel = "sluice:taken";
+
 // The rtmp:// address in a node's record ({"advertise": {"rtmp": ...}}); empty when absent.
 std::string advertised_rtmp(const std::string& record) {
   nlohmann::json j = nlohmann::json::parse(record, nullptr, false);
@@ -61,7 +65,8 @@ ClusterService::ClusterService(uv_loop_t* loop, const config::ClusterConfig& con
       config_(config),
       who_("worker=" + std::to_string(worker)),
       book_(config.node_id, node_epoch(), config.lease),
-      client_(loop, config, who_) {}
+      client_(loop, config, who_),
+      listener_(loop, config, who_ + " channel=" + kTakenChannel) {}
 
 ClusterService::~ClusterService() { stop(); }
 
@@ -75,6 +80,8 @@ void ClusterService::start(OnLost on_lost) {
   client_.start([this](bool up) {
     if (up) book_.refresh_all_soon();
   });
+  listener_.listen(kTakenChannel, [this](const std::string& stream) { on_taken(stream); });
+  listener_.start(nullptr);
 }
 
 void ClusterService::stop() {
@@ -85,50 +92,61 @@ void ClusterService::stop() {
     if (auto cmd = book_.release(stream)) client_.send(*cmd, nullptr);
   }
   client_.stop();
+  listener_.stop();
   close_handle(&timer_);
 }
 
-void ClusterService::claim(const std::string& stream, std::function<void(ClaimOutcome)> done) {
-  client_.send(book_.claim(stream), [this, stream, done = std::move(done)](std::optional<RegistryReply> r) {
-    if (stopped_) return done({ClaimResult::Unreachable, {}});
+void ClusterService::claim(const std::string& stream, bool take, std::function<void(ClaimOutcome)> done) {
+  client_.send(book_.claim(stream), [this, stream, take, done = std::move(done)](std::optional<RegistryReply> r) {
+    if (stopped_) return done({ClaimResult::Unreachable, {}, {}});
     if (!r || r->type == RegistryReply::Type::Error) {
       // Availability first: the stream goes on; its claim is written (or found lost) when Redis answers.
       SLUICE_LOG_WARN("{} proto=cluster event=claim_unconfirmed stream={} reason=\"{}\"", who_, stream,
                       r ? r->str : "the registry is unreachable");
       book_.assume(stream);
-      return done({ClaimResult::Owned, {}});
+      return done({ClaimResult::Owned, {}, {}});
     }
     if (r->type == RegistryReply::Type::Status && r->str == "OK") {
       book_.on_claim_reply(stream, r->str, now_ms());
-      return done({ClaimResult::Owned, {}});
+      return done({ClaimResult::Owned, {}, {}});
     }
     // Taken: by another loop of this node (the same value) or by another node.
-    client_.send({{"GET", LeaseBook::key_of(stream)}}, [this, stream, done](std::optional<RegistryReply> g) {
-      if (g && g->type == RegistryReply::Type::String && g->str == book_.value()) return done({ClaimResult::Owned, {}});
-      if (g && g->type == RegistryReply::Type::String && LeaseBook::is_draining_value(g->str) &&
-          LeaseBook::owner_of(g->str) != config_.node_id) {
+    client_.send({{"GET", LeaseBook::key_of(stream)}}, [this, stream, take, done](std::optional<RegistryReply> g) {
+      if (g && g->type == RegistryReply::Type::String && g->str == book_.value())
+        return done({ClaimResult::Owned, {}, {}});
+      // Another node's (or an earlier run of this one's, which is nobody's now).
+      if (g && g->type == RegistryReply::Type::String && (take || LeaseBook::is_draining_value(g->str))) {
         return take_over(stream, g->str, done);
       }
       if (g && g->type == RegistryReply::Type::String)
-        return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(g->str)});
+        return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(g->str), {}});
       // Gone meanwhile (its owner released it): one more try is the caller's.
-      done({ClaimResult::OwnedByOther, "unknown"});
+      done({ClaimResult::OwnedByOther, "unknown", {}});
     });
   });
 }
 
-// The owner drains: its publisher was asked to reconnect and has come here, so the stream moves now
-// instead of after the old connection closes (docs/cluster.md, "Draining").
+// The owner drains (its publisher was asked to reconnect and has come here, docs/cluster.md,
+// "Draining") or is replaced (publish_conflict: takeover): the stream moves now, and the owner is
+// told on the channel, so that it ends its publisher within a round trip or two.
 void ClusterService::take_over(const std::string& stream, const std::string& seen,
                                std::function<void(ClaimOutcome)> done) {
   client_.send(book_.take_over(stream, seen), [this, stream, seen, done](std::optional<RegistryReply> r) {
+    const std::string from = LeaseBook::owner_of(seen);
     if (stopped_ || !r || r->type != RegistryReply::Type::Integer || r->integer != 1) {
-      return done({ClaimResult::OwnedByOther, LeaseBook::owner_of(seen)});
+      return done({ClaimResult::OwnedByOther, from, {}});
     }
     book_.on_claim_reply(stream, std::string("OK"), now_ms());
-    SLUICE_LOG_INFO("{} proto=cluster event=claim_handover stream={} from={}", who_, stream, LeaseBook::owner_of(seen));
-    done({ClaimResult::Owned, {}});
+    client_.send({{"PUBLISH", kTakenChannel, stream}}, nullptr);
+    SLUICE_LOG_INFO("{} proto=cluster event=claim_handover stream={} from={}{}", who_, stream, from,
+                    LeaseBook::is_draining_value(seen) ? " draining=1" : "");
+    done({ClaimResult::Owned, {}, from});
   });
+}
+
+void ClusterService::on_taken(const std::string& stream) {
+  if (stopped_) return;
+  if (auto cmd = book_.refresh_now(stream, now_ms())) send_refresh(stream, *cmd);
 }
 
 void ClusterService::drain() {
@@ -196,22 +214,24 @@ void ClusterService::tick() {
     write_record();
     if (!view_in_flight_) read_view();
   }
-  for (auto& [stream, cmd] : book_.due_refreshes(now_ms())) {
-    client_.send(cmd, [this, stream = stream](std::optional<RegistryReply> r) {
-      std::optional<int64_t> v;
-      if (r && r->type == RegistryReply::Type::Integer) v = r->integer;
-      if (!book_.on_refresh_reply(stream, v, now_ms())) return;
-      if (book_.draining()) {
-        // The expected end of a drain: the publisher reconnected to another node, which took it.
-        SLUICE_LOG_INFO("{} proto=cluster event=stream_handed_over stream={}", who_, stream);
-        if (on_lost_) on_lost_(stream, "handed over to another node (draining)");
-        return;
-      }
-      SLUICE_LOG_ERROR("{} proto=cluster event=stream_lost stream={} reason=\"another node owns it now\"", who_,
-                       stream);
-      if (on_lost_) on_lost_(stream, "another node owns it now");
-    });
-  }
+  for (auto& [stream, cmd] : book_.due_refreshes(now_ms())) send_refresh(stream, cmd);
+}
+
+void ClusterService::send_refresh(const std::string& stream, const RegistryCommand& command) {
+  client_.send(command, [this, stream](std::optional<RegistryReply> r) {
+    std::optional<int64_t> v;
+    if (r && r->type == RegistryReply::Type::Integer) v = r->integer;
+    if (!book_.on_refresh_reply(stream, v, now_ms())) return;
+    if (book_.draining()) {
+      // The expected end of a drain: the publisher reconnected to another node, which took it.
+      SLUICE_LOG_INFO("{} proto=cluster event=stream_handed_over stream={}", who_, stream);
+      if (on_lost_) on_lost_(stream, "handed over to another node (draining)");
+      return;
+    }
+    // A publisher on another node replaced this one (or, after a partition, claimed the name).
+    SLUICE_LOG_WARN("{} proto=cluster event=stream_lost stream={} reason=\"another node owns it now\"", who_, stream);
+    if (on_lost_) on_lost_(stream, "taken by a new publisher on another node");
+  });
 }
 
 }  // namespace sluice::server::cluster

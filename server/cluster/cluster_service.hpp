@@ -38,7 +38,8 @@ struct ClusterView {
 
 struct ClaimOutcome {
   ClaimResult result = ClaimResult::Owned;
-  std::string owner;  // OwnedByOther: that node's id
+  std::string owner;       // OwnedByOther: that node's id
+  std::string taken_from;  // Owned by taking it from another node: that node's id
 };
 
 class ClusterService {
@@ -59,7 +60,10 @@ class ClusterService {
 
   // A publish of `stream` ("app/name") asks for it. Owned when this node holds it now (or Redis
   // did not answer: then the claim is written when it does); OwnedByOther with the owner's id.
-  void claim(const std::string& stream, std::function<void(ClaimOutcome)> done);
+  // `take`: the publisher replaces one on another node (the app's publish_conflict is takeover and
+  // cluster.duplicate_publish allows it): another node's claim is taken, and that node told at once
+  // (docs/cluster.md, "A second publisher on another node"). A draining node's claim is taken always.
+  void claim(const std::string& stream, bool take, std::function<void(ClaimOutcome)> done);
   // Its publisher left.
   void release(const std::string& stream);
   // Its publisher was taken over by one on another loop of this node, whose claim it is now: this
@@ -83,6 +87,8 @@ class ClusterService {
   void write_record();
   void read_view();
   void take_over(const std::string& stream, const std::string& seen, std::function<void(ClaimOutcome)> done);
+  void on_taken(const std::string& stream);
+  void send_refresh(const std::string& stream, const RegistryCommand& command);
   int64_t now_ms() const { return static_cast<int64_t>(uv_now(loop_)); }
 
   uv_loop_t* loop_;
@@ -90,6 +96,7 @@ class ClusterService {
   std::string who_;
   LeaseBook book_;
   RegistryClient client_;
+  RegistryClient listener_;  // subscribed to the channel on which a node that took a stream says so
   OnLost on_lost_;
   std::function<std::string()> record_;
   int64_t next_record_ms_ = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <utility>
 
 namespace sluice::server::cluster {
 
@@ -52,9 +53,25 @@ std::vector<std::pair<std::string, RegistryCommand>> LeaseBook::due_refreshes(in
   for (auto& [stream, c] : owned_) {
     if (c.in_flight || now_ms < c.next_refresh_ms) continue;
     c.in_flight = true;
-    out.push_back({stream, {{"EVAL", kRefreshScript, "1", key_of(stream), value_, std::to_string(lease_.count())}}});
+    out.push_back({stream, refresh(stream)});
   }
   return out;
+}
+
+std::optional<RegistryCommand> LeaseBook::refresh_now(const std::string& stream, int64_t now_ms) {
+  auto it = owned_.find(stream);
+  if (it == owned_.end()) return std::nullopt;
+  if (it->second.in_flight) {
+    it->second.again = true;
+    return std::nullopt;
+  }
+  it->second.in_flight = true;
+  it->second.next_refresh_ms = now_ms;
+  return refresh(stream);
+}
+
+RegistryCommand LeaseBook::refresh(const std::string& stream) const {
+  return {{"EVAL", kRefreshScript, "1", key_of(stream), value_, std::to_string(lease_.count())}};
 }
 
 bool LeaseBook::on_refresh_reply(const std::string& stream, std::optional<int64_t> reply, int64_t now_ms) {
@@ -67,7 +84,7 @@ bool LeaseBook::on_refresh_reply(const std::string& stream, std::optional<int64_
     return false;
   }
   if (*reply == 1) {
-    it->second.next_refresh_ms = now_ms + lease_.count() / 3;
+    it->second.next_refresh_ms = std::exchange(it->second.again, false) ? now_ms : now_ms + lease_.count() / 3;
     return false;
   }
   owned_.erase(it);

@@ -53,6 +53,12 @@ class LeaseBook {
   // returned so that the caller ends the publish), nullopt no answer (kept, retried next time).
   bool on_refresh_reply(const std::string& stream, std::optional<int64_t> reply, int64_t now_ms);
 
+  // Another node says it took `stream` (docs/cluster.md, "A second publisher on another node"): the
+  // refresh to send now, which finds out whether it is still ours. Nothing when the stream is not
+  // ours, or when a refresh is in flight: that one may have been answered before the take, so
+  // another goes out as soon as it is answered.
+  std::optional<RegistryCommand> refresh_now(const std::string& stream, int64_t now_ms);
+
   // Ours without an answer from Redis (it was unreachable when the publish came): the stream goes
   // on and its first refresh, as soon as Redis answers, writes the claim or finds it lost.
   void assume(const std::string& stream) { owned_[stream] = Claim{0, false}; }
@@ -70,8 +76,9 @@ class LeaseBook {
   std::vector<RegistryCommand> start_draining();
   static bool is_draining_value(const std::string& value);
   bool draining() const { return draining_; }
-  // Takes a claim another node marked as draining, if it still holds `seen`: 1 when taken. The
-  // draining node finds it lost at its next refresh and ends its publisher.
+  // Takes a claim another node holds, if it still holds `seen`: 1 when taken. A node that drains
+  // marks its claims so that any may take them; a publisher replacing one on another node takes
+  // an unmarked one (publish_conflict: takeover). The old owner finds it lost at its next refresh.
   RegistryCommand take_over(const std::string& stream, const std::string& seen) const;
 
   bool owns(const std::string& stream) const { return owned_.count(stream) != 0; }
@@ -83,8 +90,10 @@ class LeaseBook {
   struct Claim {
     int64_t next_refresh_ms = 0;
     bool in_flight = false;  // a refresh was sent and not answered yet
+    bool again = false;      // ... and another is due as soon as it is answered
   };
 
+  RegistryCommand refresh(const std::string& stream) const;
   RegistryCommand swap(const std::string& stream, const std::string& from, const std::string& to) const;
 
   std::string node_id_;

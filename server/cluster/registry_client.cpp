@@ -4,6 +4,7 @@
 #include <hiredis/hiredis.h>
 
 #include <memory>
+#include <string_view>
 
 #include "server/cluster/hiredis_uv.hpp"
 #include "server/io/logging.hpp"
@@ -58,6 +59,11 @@ RegistryClient::RegistryClient(uv_loop_t* loop, const config::ClusterConfig& con
 RegistryClient::~RegistryClient() {
   stop();
   force_close();
+}
+
+void RegistryClient::listen(std::string channel, std::function<void(const std::string&)> on_message) {
+  channel_ = std::move(channel);
+  on_message_ = std::move(on_message);
 }
 
 void RegistryClient::start(OnState on_state) {
@@ -174,6 +180,7 @@ void RegistryClient::on_connect(const redisAsyncContext* c, int status) {
                         self->config_.registry->display());
       }
       self->backoff_.reset();
+      if (!self->channel_.empty()) self->subscribe();
       if (self->on_state_) self->on_state_(true);
     });
   }
@@ -201,7 +208,7 @@ void RegistryClient::lost(const std::string& why) {
 }
 
 void RegistryClient::ping() {
-  if (!ready_) return;
+  if (!ready_ || !channel_.empty()) return;
   const uint64_t t0 = uv_hrtime();
   raw_send({"PING"}, [this, t0](std::optional<RegistryReply> r) {
     if (r && r->type != RegistryReply::Type::Error) rtt_ms_ = double(uv_hrtime() - t0) / 1e6;
@@ -240,6 +247,27 @@ void RegistryClient::on_reply(redisAsyncContext*, void* reply, void* privdata) {
   if (!p->done) return;
   if (reply == nullptr) return p->done(std::nullopt);
   p->done(convert(static_cast<const redisReply*>(reply)));
+}
+
+// hiredis keeps the callback for the channel and calls it for every message, with this client as
+// privdata (which outlives the context: force_close frees it first), and with no reply when the
+// context goes.
+void RegistryClient::subscribe() {
+  const char* args[] = {"SUBSCRIBE", channel_.data()};
+  const size_t lens[] = {9, channel_.size()};
+  redisAsyncCommandArgv(ctx_, &RegistryClient::on_message, this, 2, args, lens);
+}
+
+void RegistryClient::on_message(redisAsyncContext*, void* reply, void* privdata) {
+  auto* self = static_cast<RegistryClient*>(privdata);
+  const auto* r = static_cast<const redisReply*>(reply);
+  // ["message", channel, payload]; the answer to SUBSCRIBE is ["subscribe", channel, count].
+  if (r == nullptr || r->type != REDIS_REPLY_ARRAY || r->elements != 3) return;
+  const redisReply* kind = r->element[0];
+  const redisReply* payload = r->element[2];
+  if (kind->type != REDIS_REPLY_STRING || std::string_view(kind->str, kind->len) != "message") return;
+  if (payload->type != REDIS_REPLY_STRING || !self->on_message_) return;
+  self->on_message_(std::string(payload->str, payload->len));
 }
 
 }  // namespace sluice::server::cluster

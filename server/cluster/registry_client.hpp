@@ -42,6 +42,11 @@ class RegistryClient {
   RegistryClient(const RegistryClient&) = delete;
   RegistryClient& operator=(const RegistryClient&) = delete;
 
+  // Before start(): this connection only listens to `channel` (Redis pub/sub) and hands each
+  // message to `on_message`. It subscribes again after every reconnection and sends no PING: a
+  // subscribed connection's other replies could not be told from its messages.
+  void listen(std::string channel, std::function<void(const std::string& message)> on_message);
+
   // Connects now and after every loss; `on_state` hears each (re)connection and loss.
   void start(OnState on_state);
   // Sends what is queued and closes (at most 0.5 s later); what gets no answer is answered with
@@ -62,6 +67,8 @@ class RegistryClient {
   static void on_connect(const redisAsyncContext* c, int status);
   static void on_disconnect(const redisAsyncContext* c, int status);
   static void on_reply(redisAsyncContext* c, void* reply, void* privdata);
+  static void on_message(redisAsyncContext* c, void* reply, void* privdata);
+  void subscribe();
   void connect();
   void force_close();
   void lost(const std::string& why);  // logs it and tries again after a backoff
@@ -75,6 +82,8 @@ class RegistryClient {
   bool ready_ = false;  // connected, authenticated, database selected
   bool stopping_ = false;
   OnState on_state_;
+  std::string channel_;  // listen(): the channel subscribed to
+  std::function<void(const std::string&)> on_message_;
   Backoff backoff_;
   uv_timer_t retry_timer_{};
   uv_timer_t ping_timer_{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 #include "server/io/logging.hpp"
 #include "server/live/publication.hpp"
@@ -58,6 +59,7 @@ void Pull::on_located(const StreamLocation& where) {
 }
 
 void Pull::wait_to_retry(const std::string& why) {
+  abandon_handover();
   last_error_ = why;
   retry_at_ms_ = services_.loop.now_ms() + std::min(backoff_.next_delay_ms(), kRelocateMaxMs);
   set_state(State::Waiting, why);
@@ -88,6 +90,7 @@ void Pull::relay_live(RelayClient& c) {
     claimed_by_ = &c;
     hub_ = services_.registry.find(settings_.key);
     services_.registry.set_seat(settings_.key, &c, this);
+    if (settings_.follows.takeovers != 0) services_.registry.set_takeovers(settings_.key, settings_.follows.takeovers);
   }
   live_since_ms_ = last_frame_ms_ = services_.loop.now_ms();
   failed_in_round_ = 0;
@@ -109,7 +112,9 @@ bool is_sample_access(const protocol::Message& m) {
 void Pull::relay_media(RelayClient&, protocol::Message& m) {
   if (!hub_ || is_sample_access(m)) return;
   last_frame_ms_ = services_.loop.now_ms();
-  if (!publication_) publication_.emplace(*hub_, settings_.timestamp_jump_ms);
+  if (!publication_) {
+    publication_.emplace(*hub_, settings_.timestamp_jump_ms, std::exchange(settings_.follows.continue_after, {}));
+  }
   std::optional<media::TimestampCorrector::Jump> jump;
   ++frames_;
   publication_->publish(m.type, m.timestamp, std::move(m.payload), jump);
@@ -118,6 +123,14 @@ void Pull::relay_media(RelayClient&, protocol::Message& m) {
 void Pull::relay_source_end(RelayClient&) { end_publication(); }
 
 void Pull::end_publication() { publication_.reset(); }
+
+// The publication this pull was to continue gets no stream from it (the new owner is gone, or
+// another publisher came here): it ends for the players, who were not told yet.
+void Pull::abandon_handover() {
+  if (!settings_.follows.continue_after) return;
+  settings_.follows.continue_after.reset();
+  services_.registry.end_abandoned_publication(settings_.key);
+}
 
 // The connection is done for this pull: its bytes are counted, the local publication ends and the
 // name is given back.
@@ -168,8 +181,10 @@ uint64_t Pull::quiet_ms() const {
 }
 
 std::optional<uint32_t> Pull::give_up(const std::string& why, const StreamSocket*) {
+  std::optional<uint32_t> point;
+  if (settings_.locate && publication_) point = publication_->end_quietly();
   end(why);
-  return std::nullopt;
+  return point;
 }
 
 bool Pull::in_use() const { return services_.registry.in_use(settings_.key); }
@@ -202,6 +217,7 @@ void Pull::end(const std::string& why) {
     let_go(*c);
     c->detach(why, nullptr);
   }
+  abandon_handover();  // once the name is given back
 }
 
 void Pull::set_state(State s, const std::string& why) {

@@ -49,6 +49,10 @@ class Pull final : public RelayClient::Owner, public PublisherSeat {
     bool verify = true;
     uint32_t timestamp_jump_ms = 1000;
     media::StreamHub::Options hub;
+    // A cluster pull that continues a publication of this node a publisher on another node took
+    // over (RelayManager::follow): its first frames go on from continue_after; if it gets no
+    // stream, the publication ends for the players after all.
+    Handover follows;
   };
 
   Pull(RelayServices& services, Settings settings);
@@ -64,8 +68,10 @@ class Pull final : public RelayClient::Owner, public PublisherSeat {
   const std::string& key() const { return settings_.key; }
   nlohmann::json status() const;
 
-  // PublisherSeat (server/live/stream_registry.hpp): a publisher here takes the name over (an
-  // edge's own publisher): the pull ends, and its players are told (another source, not a reconnect).
+  // PublisherSeat (server/live/stream_registry.hpp): a publisher here takes the name over. An
+  // edge's own publisher: the pull ends, and its players are told (another source, not a
+  // reconnect). A cluster pull: the stream's publisher reconnected here (docs/cluster.md, "A second
+  // publisher on another node"), so the publication ends quietly for the taker's to continue.
   uint64_t quiet_ms() const override;
   std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) override;
 
@@ -80,6 +86,7 @@ class Pull final : public RelayClient::Owner, public PublisherSeat {
   void wait_to_retry(const std::string& why);
   void set_state(State s, const std::string& why);
   void end_publication();
+  void abandon_handover();
   void let_go(RelayClient& c);
   bool in_use() const;
   std::string upstream_display() const;

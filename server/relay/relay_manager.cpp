@@ -207,7 +207,11 @@ bool RelayManager::want(const config::AppConfig& app, const std::string& name) {
   const bool clustered = !pull.enabled() && cluster_.has_value();
   if (!configured && !clustered) return false;
   if (worker_ == 0) {
-    configured ? start_pull(app, name) : start_cluster_pull(app, name);
+    if (configured) {
+      start_pull(app, name);
+    } else {
+      start_cluster_pull(app, name);
+    }
   } else if (mesh_) {
     auto e = std::make_unique<MeshEvent>();
     e->kind = MeshEvent::Kind::PullWanted;
@@ -218,11 +222,35 @@ bool RelayManager::want(const config::AppConfig& app, const std::string& name) {
   return true;
 }
 
-void RelayManager::on_pull_wanted(const std::string& key) {
-  const size_t slash = key.find('/');
+void RelayManager::on_pull_wanted(const MeshEvent& e) {
+  const size_t slash = e.key.find('/');
   if (slash == std::string::npos) return;
+  const config::AppConfig* app = services_.loop.config().find_app(e.key.substr(0, slash));
+  if (!e.continues) {
+    if (app) want(*app, e.key.substr(slash + 1));
+    return;
+  }
+  Handover h;
+  h.takeovers = static_cast<uint32_t>(e.id);
+  h.continue_after = e.timestamp;
+  if (!follow(e.key, h)) services_.registry.end_abandoned_publication(e.key);
+}
+
+bool RelayManager::follow(const std::string& key, const Handover& handover) {
+  const size_t slash = key.find('/');
   const config::AppConfig* app = services_.loop.config().find_app(key.substr(0, slash));
-  if (app) want(*app, key.substr(slash + 1));
+  if (stopped_ || !cluster_ || slash == std::string::npos || !app || app->relay.pull.enabled()) return false;
+  if (worker_ == 0) return start_cluster_pull(*app, key.substr(slash + 1), handover);
+  if (!mesh_) return false;
+  auto e = std::make_unique<MeshEvent>();
+  e->kind = MeshEvent::Kind::PullWanted;
+  e->from = worker_;
+  e->key = key;
+  e->continues = true;
+  e->timestamp = handover.continue_after.value_or(0);
+  e->id = handover.takeovers;
+  mesh_->post(0, std::move(e));
+  return true;
 }
 
 Pull* RelayManager::find_pull(const std::string& key) const {
@@ -232,10 +260,11 @@ Pull* RelayManager::find_pull(const std::string& key) const {
   return nullptr;
 }
 
-void RelayManager::start_cluster_pull(const config::AppConfig& app, const std::string& name) {
+bool RelayManager::start_cluster_pull(const config::AppConfig& app, const std::string& name, const Handover& follows) {
   const std::string key = app.name + "/" + name;
-  if (!cluster_ || !cluster_->locate || find_pull(key)) return;
+  if (!cluster_ || !cluster_->locate || find_pull(key)) return false;
   Pull::Settings s = pull_settings(app, name);
+  s.follows = follows;
   s.locate = cluster_->locate;
   if (!cluster_->token.empty())
     s.query = std::string(config::kClusterTokenParam) + "=" + percent_encoded(cluster_->token);
@@ -244,6 +273,7 @@ void RelayManager::start_cluster_pull(const config::AppConfig& app, const std::s
   Pull* raw = p.get();
   pulls_.push_back(std::move(p));
   raw->start();
+  return true;
 }
 
 void RelayManager::start_pull(const config::AppConfig& app, const std::string& name) {

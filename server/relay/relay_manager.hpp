@@ -55,8 +55,13 @@ class RelayManager {
   // A player (RTMP or HTTP-FLV) asks for app/name, which is not live: start its pull if the app
   // pulls it. True when it is pulled (or being asked for).
   bool want(const config::AppConfig& app, const std::string& name);
-  // PullWanted from another worker (worker 0 only).
-  void on_pull_wanted(const std::string& key);
+  // A publication here ended quietly because a publisher on another node took the name
+  // (Server::end_lost_publish): a cluster pull from that node continues it, on worker 0, so that
+  // the players stay. False when no pull can (no cluster, the app pulls from upstreams of its
+  // own, stopping): the caller ends the publication for them.
+  bool follow(const std::string& key, const Handover& handover);
+  // PullWanted from another worker (worker 0 only): a player's want(), or a follow().
+  void on_pull_wanted(const MeshEvent& e);
 
   nlohmann::json status() const;  // {"push": [...], "pull": [...]}
 
@@ -65,7 +70,7 @@ class RelayManager {
   void tick();
   void sync_runtime_targets();
   void start_pull(const config::AppConfig& app, const std::string& name);
-  void start_cluster_pull(const config::AppConfig& app, const std::string& name);
+  bool start_cluster_pull(const config::AppConfig& app, const std::string& name, const Handover& follows = {});
   Pull* find_pull(const std::string& key) const;
   void add_push(const std::string& target_id, const std::vector<std::string>& urls, const std::string& key_secret,
                 bool verify, const config::AppConfig& app, const std::string& name, media::StreamHub& hub);

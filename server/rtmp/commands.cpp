@@ -133,18 +133,27 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutco
   // A cluster node first claims the name in the registry (docs/cluster.md): the connection waits
   // like for a hook, and the claim's answer decides.
   auto held = std::make_shared<AccessOutcome>(std::move(o));
+  const config::AppConfig* app = config().find_app(app_);
+  const bool take = app->publish_conflict == config::PublishConflict::Takeover &&
+                    config().cluster.duplicate_publish == config::DuplicatePublish::Takeover;
   ask(
-      [this, key](AccessDone done) {
-        services_.cluster->claim(key, [this, key, done = std::move(done), keep = Ref(this)](cluster::ClaimOutcome c) {
-          // A claim won for a connection that went meanwhile is given back at once.
-          if (closing() && c.result == cluster::ClaimResult::Owned) services_.cluster->release(key);
-          AccessOutcome answer;
-          if (c.result != cluster::ClaimResult::Owned) {
-            answer.refused_by = RefusedBy::Rules;
-            answer.reason = c.owner;
-          }
-          done(std::move(answer));
-        });
+      [this, key, take](AccessDone done) {
+        services_.cluster->claim(key, take,
+                                 [this, key, done = std::move(done), keep = Ref(this)](cluster::ClaimOutcome c) {
+                                   // A claim won for a connection that went meanwhile is given back at once.
+                                   if (closing() && c.result == cluster::ClaimResult::Owned)
+                                     services_.cluster->release(key);
+                                   if (!c.taken_from.empty()) {
+                                     SLUICE_LOG_INFO("conn={} peer={} event=publish_takeover stream={} from_node={}",
+                                                     id(), peer(), key, c.taken_from);
+                                   }
+                                   AccessOutcome answer;
+                                   if (c.result != cluster::ClaimResult::Owned) {
+                                     answer.refused_by = RefusedBy::Rules;
+                                     answer.reason = c.owner;
+                                   }
+                                   done(std::move(answer));
+                                 });
         return uint64_t{0};
       },
       [this, e, key, held](AccessOutcome&& c) {

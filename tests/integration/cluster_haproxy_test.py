@@ -28,14 +28,14 @@ LEASE_S = 2
 KEY = "sluice:stream:live/cam"
 
 
-def node(name, redis, http_port):
+def node(name, redis, http_port, extra="", lease_s=LEASE_S):
     port = free_port()
     yaml = (f"rtmp:\n  listen: 127.0.0.1:{port}\n  proxy_protocol: true\n"
             f"  proxy_protocol_from: [127.0.0.3/32]\n"
             f"http:\n  listen: 127.0.0.1:{http_port}\n"
             f"cluster:\n  registry: redis://127.0.0.1:{redis.port}/1\n  node_id: {name}\n"
             f"  advertise: rtmp://127.0.0.1:{port}\n  password: {PASSWORD}\n  token: haproxy-test-token\n"
-            f"  lease: {LEASE_S}s\n")
+            f"  lease: {lease_s}s\n{extra}")
     s = Server(f"cluster-ha-{name}", port=port)
     # The generated config has its own rtmp section: this one replaces it.
     with open(s.config, "w") as f:
@@ -46,11 +46,12 @@ def node(name, redis, http_port):
 
 
 class HAProxy:
-    def __init__(self, d, nodes):
+    def __init__(self, d, nodes, backups=()):
+        """backups: nodes used only while every one of `nodes` is down."""
         self.port = free_port()
         self.path = os.path.join(d, "haproxy.cfg")
-        servers = "".join(f"  server {n.name} 127.0.0.1:{n.port} send-proxy-v2 check port {n.http} inter 300 fall 1 rise 1\n"
-                          for n in nodes)
+        servers = "".join(f"  server {n.name} 127.0.0.1:{n.port} send-proxy-v2 check port {n.http} inter 300 fall 1 rise 1"
+                          f"{' backup' if n in backups else ''}\n" for n in list(nodes) + list(backups))
         with open(self.path, "w") as f:
             f.write("global\n  maxconn 2000\n"
                     "defaults\n  mode tcp\n  timeout connect 2s\n  timeout client 60s\n  timeout server 60s\n"

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Stream ownership in a cluster (docs/cluster.md): two Sluice nodes and a real redis-server started
-here, ffmpeg publishing.
+here, ffmpeg publishing, `duplicate_publish: refuse` (the takeover across nodes, the default, is
+cluster_takeover_test.py's).
 
 - A publish on node A claims the name in Redis ("a EPOCH", with the lease as expiry); the same name
   published on node B is refused (NetStream.Publish.BadName, a log line naming the owner).
@@ -64,7 +65,7 @@ def node(name, redis, http_port):
     yaml = (f"http:\n  listen: 127.0.0.1:{http_port}\n"
             f"cluster:\n  registry: redis://127.0.0.1:{redis.port}/1\n  node_id: {name}\n"
             f"  advertise: rtmp://127.0.0.1:{port}\n  password: {PASSWORD}\n  token: internal-token\n"
-            f"  lease: {LEASE_S}s\n")
+            f"  lease: {LEASE_S}s\n  duplicate_publish: refuse\n")
     return Server(f"cluster-{name}", extra_yaml=yaml, port=port).start()
 
 

@@ -24,6 +24,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
+from takeover_tools import Sources, capture_video, make_source  # noqa: E402
 
 require_tools("ffmpeg", "curl")
 
@@ -38,32 +39,10 @@ check(wait_port(hport), "HTTP listener is up")
 d = server.dir
 
 
-def make_source(path, size, tone, pattern="testsrc", seconds=40):
-    """H.264/AAC FLV, a keyframe every 2 s (50 frames at 25 fps): its picture and tone tell it apart."""
-    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
-                    "-f", "lavfi", "-i", f"{pattern}=size={size}:rate=25:duration={seconds}",
-                    "-f", "lavfi", "-i", f"sine=frequency={tone}:sample_rate=44100:duration={seconds}",
-                    "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "50", "-keyint_min", "50",
-                    "-sc_threshold", "0", "-b:v", "300k", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k",
-                    "-f", "flv", path], check=True, timeout=120)
-    return path
-
-
-def video_payloads(tags):
-    """md5 of every video packet that is not a sequence header, in order."""
-    return [md5 for t, ts, md5, size, head in tags if t == 9 and not ((head[0] & 0x0F) == 7 and head[1] == 0)]
-
-
-sources = {"A": make_source(os.path.join(d, "a.flv"), "320x240", 440),
-           "B": make_source(os.path.join(d, "b.flv"), "352x288", 660),
-           "C": make_source(os.path.join(d, "c.flv"), "320x240", 880, pattern="smptebars")}
-source_video = {k: video_payloads(flv_tags(p)) for k, p in sources.items()}
-owner_of = {}
-for k, md5s in source_video.items():
-    for m in md5s:
-        owner_of.setdefault(m, k)
-keyframes = {k: {md5 for t, ts, md5, size, head in flv_tags(p) if t == 9 and (head[0] >> 4) == 1 and head[1] == 1}
-             for k, p in sources.items()}
+src = Sources({"A": make_source(os.path.join(d, "a.flv"), "320x240", 440),
+               "B": make_source(os.path.join(d, "b.flv"), "352x288", 660),
+               "C": make_source(os.path.join(d, "c.flv"), "320x240", 880, pattern="smptebars")})
+sources, owner_of, check_runs = src.paths, src.owner_of, src.check_runs
 
 
 def api_stream(name):
@@ -81,26 +60,6 @@ def metric(name):
             if line.startswith(f'sluice_guard_events_total{{event="{name}"}}'):
                 return float(line.split()[-1])
     return 0.0
-
-
-def check_runs(name, md5s, stamps, expected):
-    """md5s: a player's video payloads in order; expected: the sources it must show, in order."""
-    labels = [owner_of.get(m, "?") for m in md5s]
-    check("?" not in labels, f"{name}: every video packet is one of a source's ({labels.count('?')} are not)")
-    runs = []
-    for i, label in enumerate(labels):
-        if not runs or runs[-1][0] != label:
-            runs.append((label, i))
-    check([r[0] for r in runs] == expected, f"{name}: runs of {expected}, in that order, never interleaved "
-          f"(got {[r[0] for r in runs]})")
-    for n, (label, start) in enumerate(runs):
-        end = runs[n + 1][1] if n + 1 < len(runs) else len(md5s)
-        run = md5s[start:end]
-        check(len(run) >= 20, f"{name}: {len(run)} packets of {label} (>= 20)")
-        check(contiguous_in(run, source_video[label]) >= 0, f"{name}: {label}'s packets are a contiguous run of it")
-        if n > 0:
-            check(run[0] in keyframes[label], f"{name}: {label}'s run starts on a keyframe")
-    check(all(b >= a for a, b in zip(stamps, stamps[1:])), f"{name}: video timestamps keep rising")
 
 
 # --- takeover: A, then B (another loop), then C (the same loop as B) ---------------------------------
@@ -156,7 +115,7 @@ audio = [int(f["ts"]) for _, f, _ in probe_events(probe_lines, "audio") if f["se
 check(all(b >= a for a, b in zip(audio, audio[1:])), "rtmp probe: audio timestamps keep rising")
 for name, path in (("ffmpeg player", ff_out), ("HTTP-FLV reader", curl_out)):
     tags = flv_tags(path)
-    vid = [(ts, md5) for t, ts, md5, size, head in tags if t == 9 and not ((head[0] & 0x0F) == 7 and head[1] == 0)]
+    vid = capture_video(path)
     check_runs(name, [m for _, m in vid][:-2], [ts for ts, _ in vid], ["A", "B", "C"])
     aud = [ts for t, ts, *_ in tags if t == 8]
     check(all(b >= a for a, b in zip(aud, aud[1:])), f"{name}: audio timestamps keep rising")

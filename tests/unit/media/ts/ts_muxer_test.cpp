@@ -13,6 +13,7 @@
 #include "media/ts/crc32.hpp"
 #include "media/ts/ts_muxer.hpp"
 #include "tests/unit/media/ts/ts_demux.hpp"
+#include "tests/unit/media/ts/ts_fixtures.hpp"
 
 using namespace sluice::media;
 using namespace sluice::media::ts;
@@ -26,75 +27,9 @@ using sluice::test::ts::Demuxer;
 using sluice::test::ts::EsUnit;
 using sluice::test::ts::parse_adts;
 using sluice::test::ts::split_annexb;
+using namespace sluice::test::ts_fixtures;
 
 namespace {
-
-const Bytes kStart = {0, 0, 0, 1};
-
-const Bytes kSps = hex("6764001facd9405005bb011000000300100000030320f1831960");
-const Bytes kPps = hex("68ebe3cb22c0");
-const Bytes kHevcVps = hex("40010c01ffff016000000300900000030000030078959809");
-const Bytes kHevcSps = hex("420101016000000300900000030000030078a003c08010e596566924caf0168080000003008000000c84");
-const Bytes kHevcPps = hex("4401c172b46240");
-const Bytes kAvcAud = hex("00000001 09f0");
-const Bytes kHevcAud = hex("00000001 460150");
-const Bytes kAscLc44Stereo = hex("1210");
-
-Bytes avc_record() {
-  return cat({hex("01 64 00 1f ff e1"), be16(kSps.size()), kSps, hex("01"), be16(kPps.size()), kPps});
-}
-
-Bytes hevc_array(uint8_t type, const Bytes& nal) {
-  return cat({Bytes{uint8_t(0x80 | type)}, hex("0001"), be16(nal.size()), nal});
-}
-
-// The arrays in the order given; lengthSizeMinusOne 3.
-Bytes hevc_record(std::initializer_list<Bytes> arrays) {
-  Bytes r = hex("01 01 60000000 900000000000 78 f000 fc fd f8 f8 0000 0f");
-  r.push_back(static_cast<uint8_t>(arrays.size()));
-  for (const auto& a : arrays) r.insert(r.end(), a.begin(), a.end());
-  return r;
-}
-
-// NAL units behind 4-byte lengths.
-Bytes avcc(std::initializer_list<Bytes> nals) {
-  Bytes out;
-  for (const auto& n : nals) out = cat({out, be32(n.size()), n});
-  return out;
-}
-
-// A NAL unit of `type` (H.264 header) and `size` bytes that never contains 00 00.
-Bytes nal(uint8_t header, size_t size, uint8_t seed = 1) {
-  Bytes n{header};
-  for (size_t i = 1; i < size; ++i) n.push_back(static_cast<uint8_t>(1 + (seed + i * 7) % 255));
-  return n;
-}
-
-hls::StreamSetup avc_aac() {
-  hls::StreamSetup s;
-  s.video.codec = hls::Codec::Avc;
-  s.video.config = avc_record();
-  s.audio.codec = hls::Codec::Aac;
-  s.audio.config = kAscLc44Stereo;
-  return s;
-}
-
-hls::Sample video(const Bytes& data, uint64_t dts, int32_t cts = 0, bool key = false) {
-  hls::Sample s;
-  s.video = true;
-  s.keyframe = key;
-  s.dts = dts;
-  s.cts = cts;
-  s.data = data;
-  return s;
-}
-
-hls::Sample audio(const Bytes& data, uint64_t dts) {
-  hls::Sample s;
-  s.dts = dts;
-  s.data = data;
-  return s;
-}
 
 // Demuxes `ts` (which must start with the tables) and requires no errors.
 Demuxer demux(const Bytes& ts) {

@@ -98,3 +98,36 @@ TEST_CASE("release deletes only our own claim, once") {
   CHECK_FALSE(book.release("live/cam"));
   CHECK_FALSE(book.on_refresh_reply("live/cam", 0, 10));  // an answer after the release changes nothing
 }
+
+TEST_CASE("a take announced by another node is checked at once, even behind a refresh in flight") {
+  LeaseBook book("a", 1, 30000ms);
+  book.on_claim_reply("live/cam", std::string("OK"), 0);
+  CHECK_FALSE(book.refresh_now("live/other", 5));  // not ours: nothing to check
+  auto now = book.refresh_now("live/cam", 5);
+  REQUIRE(now);
+  CHECK(book.due_refreshes(20000).empty());  // in flight: not sent twice
+  CHECK(now->argv[0] == "EVAL");
+  CHECK(now->argv[4] == "a 1");
+  CHECK(book.on_refresh_reply("live/cam", 0, 10));  // the take is real: lost
+  CHECK_FALSE(book.owns("live/cam"));
+
+  // A refresh already in flight may have been answered before the take: another follows its answer.
+  book.on_claim_reply("live/two", std::string("OK"), 0);
+  REQUIRE(book.due_refreshes(10000).size() == 1);
+  CHECK_FALSE(book.refresh_now("live/two", 10001));
+  CHECK_FALSE(book.on_refresh_reply("live/two", 1, 10002));
+  CHECK(book.due_refreshes(10002).size() == 1);  // at once, not a third of the lease later
+  CHECK_FALSE(book.on_refresh_reply("live/two", 1, 10003));
+  CHECK(book.due_refreshes(19999).empty());  // then the usual period again
+  CHECK(book.due_refreshes(20003).size() == 1);
+}
+
+TEST_CASE("a publisher replacing another node's takes its plain claim with the same swap") {
+  LeaseBook b("b", 2, 3000ms);
+  auto take = b.take_over("live/cam", "a 1");
+  CHECK(take.argv[0] == "EVAL");
+  CHECK(take.argv[3] == "sluice:stream:live/cam");
+  CHECK(take.argv[4] == "a 1");  // only while a still holds what b saw
+  CHECK(take.argv[5] == "b 2");
+  CHECK(take.argv[6] == "3000");
+}

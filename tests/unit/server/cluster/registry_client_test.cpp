@@ -253,3 +253,48 @@ TEST_CASE("a reset from a dying Redis is noticed at once") {
   CHECK_FALSE(reply);  // the command in flight is answered with nullopt
   finish(l, client);
 }
+
+// docs/cluster.md, "A second publisher on another node": the taker swaps the claim and says so on
+// the channel; the old owner's listener hears it and its refresh finds the claim lost.
+TEST_CASE("a take: the swap in Redis, the message on the channel, heard again after a reconnect") {
+  Redis redis(free_port());
+  Loop l;
+  auto cfg = cluster_config(redis.port);
+  RegistryClient client(&l.loop, cfg, "test");
+  client.start(nullptr);
+  RegistryClient listener(&l.loop, cfg, "test listener");
+  std::vector<std::string> heard;
+  listener.listen("sluice:taken", [&](const std::string& m) { heard.push_back(m); });
+  listener.start(nullptr);
+  REQUIRE(l.run_until([&] { return client.connected() && listener.connected(); }));
+  // SUBSCRIBE is sent once the listener is ready: wait until Redis counts it.
+  auto subscribed = [&] {
+    auto n = call(l, client, {"PUBSUB", "NUMSUB", "sluice:taken"});
+    return n && n->elements.size() == 2 && n->elements[1].integer == 1;
+  };
+  REQUIRE(l.run_until(subscribed));
+
+  LeaseBook a("a", 1, 3000ms), b("b", 2, 3000ms);
+  a.on_claim_reply("live/cam", call(l, client, a.claim("live/cam").argv)->str, 0);
+  CHECK(call(l, client, b.take_over("live/cam", "a 0").argv)->integer == 0);  // not what a holds: no swap
+  CHECK(call(l, client, b.take_over("live/cam", "a 1").argv)->integer == 1);
+  CHECK(call(l, client, {"GET", "sluice:stream:live/cam"})->str == "b 2");
+  CHECK(call(l, client, {"PUBLISH", "sluice:taken", "live/cam"})->integer == 1);
+  REQUIRE(l.run_until([&] { return heard.size() == 1; }));
+  CHECK(heard[0] == "live/cam");
+  auto check_now = a.refresh_now("live/cam", 10);
+  REQUIRE(check_now);
+  CHECK(a.on_refresh_reply("live/cam", call(l, client, check_now->argv)->integer, 20));  // lost
+
+  // Redis restarts: the listener subscribes again by itself.
+  redis.kill_now();
+  REQUIRE(l.run_until([&] { return !listener.connected() && !client.connected(); }));
+  redis.start();
+  REQUIRE(l.run_until([&] { return client.connected() && listener.connected(); }, 8000ms));
+  REQUIRE(l.run_until(subscribed));
+  call(l, client, {"PUBLISH", "sluice:taken", "live/two"});
+  REQUIRE(l.run_until([&] { return heard.size() == 2; }));
+  CHECK(heard[1] == "live/two");
+  finish(l, listener);
+  finish(l, client);
+}
