@@ -2,8 +2,8 @@
 """A reconnecting publisher takes its stream back at once (docs/live.md, "A second publisher of the
 same name"), on a server with two worker loops.
 
-- takeover (the default): ffmpeg A publishes; an RTMP probe, an ffmpeg RTMP player and a curl
-  HTTP-FLV reader play; A is stopped with SIGSTOP (no FIN, as after a network drop); ffmpeg B, another
+- takeover (the default): ffmpeg A publishes; an RTMP probe, an ffmpeg RTMP player, rtmpdump and a
+  curl HTTP-FLV reader play; A is stopped with SIGSTOP (no FIN, as after a network drop); ffmpeg B, another
   source (another picture and tone), publishes the same name and is live at once; later C takes
   it from B on the same loop (B's takeover of A crosses loops: RTMP connections go to the loops in
   turn). Every player's capture is a run of A's video packets, then B's, then C's, byte for byte and
@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 from takeover_tools import Sources, capture_video, make_source  # noqa: E402
 
-require_tools("ffmpeg", "curl")
+require_tools("ffmpeg", "curl", "rtmpdump")
 
 STALE_S = 2
 hport = free_port()
@@ -70,21 +70,26 @@ watcher = probe_async(url, "--duration", "24", "--epoch")  # RTMP connection 1 a
 ff_out = os.path.join(d, "ffmpeg-player.flv")
 ff_player = subprocess.Popen(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", url, "-c", "copy", "-f", "flv",
                               ff_out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # connection 2
+rd_out = os.path.join(d, "rtmpdump.flv")
+rtmpdump = subprocess.Popen(["rtmpdump", "-q", "-r", url, "--live", "-o", rd_out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # connection 3
 curl_out = os.path.join(d, "http.flv")
 curl = subprocess.Popen(["curl", "-s", "-o", curl_out, f"http://127.0.0.1:{hport}/live/t.flv"],
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 time.sleep(4)
 pub_a.send_signal(signal.SIGSTOP)
 time.sleep(1)
+socket.create_connection(("127.0.0.1", server.port)).close()  # connection 4
+time.sleep(0.3)
 t_b = time.time()
-pub_b = publish_ffmpeg(sources["B"], url)  # connection 3 after A: the other loop
+pub_b = publish_ffmpeg(sources["B"], url)  # connection 5 after A: the other loop
 check(wait_for(lambda: (api_stream("live/t") or {}).get("takeovers") == 1, 3), "B took the stream over")
 b_since = api_stream("live/t")["publisher"]["since_unix_ms"] / 1000
 check(b_since - t_b < 1.5, f"B's publish was accepted {b_since - t_b:.2f} s after it started (< 1.5)")
 time.sleep(6)
-socket.create_connection(("127.0.0.1", server.port)).close()  # connection 4: C lands on B's loop
+socket.create_connection(("127.0.0.1", server.port)).close()  # connection 6: C lands on B's loop
 time.sleep(0.3)
-pub_c = publish_ffmpeg(sources["C"], url)  # connection 5
+pub_c = publish_ffmpeg(sources["C"], url)  # connection 7
 check(wait_for(lambda: (api_stream("live/t") or {}).get("takeovers") == 2, 3), "C took the stream over from B")
 time.sleep(5)
 pub_a.send_signal(signal.SIGCONT)  # a frozen encoder wakes up: its connection is gone
@@ -97,7 +102,10 @@ check("replaced by a new publisher" in b_err, "ffmpeg B was told why when C took
 probe_lines = watcher.lines()
 check(ff_player.poll() is None, "the ffmpeg player is still playing (no end of stream)")
 check(curl.poll() is None, "the HTTP-FLV reader is still reading")
+check(rtmpdump.poll() is None, "rtmpdump is still playing")
 stop_proc(ff_player)
+rtmpdump.send_signal(signal.SIGINT)
+rtmpdump.wait(timeout=10)
 curl.send_signal(signal.SIGINT)
 curl.wait(timeout=10)
 stop_proc(pub_c)
@@ -113,7 +121,7 @@ delay = play_sent + first_b / 1000 - b_since
 check(delay < 1.0, f"B's first frame reached the probe {delay:.2f} s after B's publish was accepted (< 1)")
 audio = [int(f["ts"]) for _, f, _ in probe_events(probe_lines, "audio") if f["seq"] == "0"]
 check(all(b >= a for a, b in zip(audio, audio[1:])), "rtmp probe: audio timestamps keep rising")
-for name, path in (("ffmpeg player", ff_out), ("HTTP-FLV reader", curl_out)):
+for name, path in (("ffmpeg player", ff_out), ("rtmpdump", rd_out), ("HTTP-FLV reader", curl_out)):
     tags = flv_tags(path)
     vid = capture_video(path)
     check_runs(name, [m for _, m in vid][:-2], [ts for ts, _ in vid], ["A", "B", "C"])
