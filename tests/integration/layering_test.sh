@@ -38,8 +38,9 @@ check_floor "server/cluster" "$low|server/io/|server/live/|server/relay/|server/
 mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|server/relay/|server/hls/|server/cluster/"
 check_floor "server/rtmp" "$mid|server/rtmp/" "server/rtmp/ sees the wings below, not server/http/ or the root"
 check_floor "server/http" "$mid|server/http/" "server/http/ sees the wings below, not server/rtmp/ or the root"
+check_floor "server/srt" "$mid|server/srt/" "server/srt/ sees the wings below, not server/rtmp/, server/http/ or the root"
 # The API wing reads every wing below and the loop through ApiView, never the composition root.
-check_floor "server/api" "$mid|server/rtmp/|server/http/|server/api/" "server/api/ sees the wings below, not the composition root"
+check_floor "server/api" "$mid|server/rtmp/|server/http/|server/srt/|server/api/" "server/api/ sees the wings below, not the composition root"
 check_floor "tools bench/load" 'base/|protocol/|media/|bench/load/' "tools/ and bench/load/ use only base/, protocol/ and media/"
 
 # media/ uses RTMP in its .cpp files only where it must; its headers stay free of protocol/.
@@ -47,7 +48,7 @@ bad=$(grep -rnE '^#include "protocol/' media --include=*.hpp || true)
 [ -z "$bad" ] || fail "media/ headers include protocol/" "$bad"
 
 # Sans-I/O: nothing that waits, logs or parses YAML below server/.
-io='uv\.h|spdlog/|sys/socket\.h|liburing\.h|curl/|hiredis/'
+io='uv\.h|spdlog/|sys/socket\.h|liburing\.h|curl/|hiredis/|srt/srt\.h'
 bad=$(grep -rnE "#include *[<\"]($io|netinet/|arpa/inet\.h)" base protocol media || true)
 [ -z "$bad" ] || fail "base/, protocol/ or media/ include I/O headers" "$bad"
 # config/ parses addresses (inet_pton), which is not I/O.
