@@ -86,16 +86,9 @@ void load_cluster(FieldReader& r, const Field& self, ClusterConfig& c, const std
   }
   if (auto f = s.take("lease")) r.read_duration(*f, c.lease, seconds(2), seconds(300), false);
   if (auto f = s.take("duplicate_publish")) {
-    if (r.scalar(*f, "refuse or takeover")) {
-      std::string v = lower(f->value.scalar());
-      if (v == "refuse") {
-        c.duplicate_publish = DuplicatePublish::Refuse;
-      } else if (v == "takeover") {
-        c.duplicate_publish = DuplicatePublish::Takeover;
-      } else {
-        r.error(*f, "must be refuse or takeover (got " + in_quotes(f->value.scalar()) + ")");
-      }
-    }
+    r.read_choice(*f, "refuse or takeover",
+                  {{"refuse", DuplicatePublish::Refuse}, {"takeover", DuplicatePublish::Takeover}},
+                  c.duplicate_publish);
   }
 }
 

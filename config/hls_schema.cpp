@@ -33,18 +33,14 @@ void load_hls(FieldReader& r, const Field& self, AppConfig& app) {
   hls.enabled = true;  // an hls map turns HLS on unless it says otherwise
   if (auto f = s.take("enabled")) r.read_bool(*f, hls.enabled);
   if (auto f = s.take("variant")) {
-    if (r.scalar(*f, "mpegts, fmp4 or low-latency")) {
-      std::string v = lower(f->value.scalar());
-      if (v == "mpegts" || v == "ts") {
-        hls.variant = HlsVariant::MpegTs;
-      } else if (v == "fmp4") {
-        hls.variant = HlsVariant::Fmp4;
-      } else if (v == "low-latency" || v == "lowlatency" || v == "ll") {
-        hls.variant = HlsVariant::LowLatency;
-      } else {
-        r.error(*f, "must be mpegts, fmp4 or low-latency (got " + in_quotes(f->value.scalar()) + ")");
-      }
-    }
+    r.read_choice(*f, "mpegts, fmp4 or low-latency",
+                  {{"mpegts", HlsVariant::MpegTs},
+                   {"ts", HlsVariant::MpegTs},
+                   {"fmp4", HlsVariant::Fmp4},
+                   {"low-latency", HlsVariant::LowLatency},
+                   {"lowlatency", HlsVariant::LowLatency},
+                   {"ll", HlsVariant::LowLatency}},
+                  hls.variant);
   }
   auto segment = s.take("segment");
   if (segment) r.read_duration(*segment, hls.segment, seconds(1), seconds(60), false);

@@ -55,16 +55,8 @@ void load_record(FieldReader& r, const Field& self, AppConfig& app) {
   RecordConfig& rec = app.record;
   rec.mode = RecordMode::All;  // a record map records unless it says otherwise
   if (auto f = s.take("mode")) {
-    if (r.scalar(*f, "off, all or manual")) {
-      std::string v = lower(f->value.scalar());
-      if (v == "off") {
-        rec.mode = RecordMode::Off;
-      } else if (v == "manual") {
-        rec.mode = RecordMode::Manual;
-      } else if (v != "all") {
-        r.error(*f, "must be off, all or manual (got " + in_quotes(f->value.scalar()) + ")");
-      }
-    }
+    r.read_choice(*f, "off, all or manual",
+                  {{"off", RecordMode::Off}, {"all", RecordMode::All}, {"manual", RecordMode::Manual}}, rec.mode);
   }
   if (auto f = s.take("dir")) r.read_path(*f, rec.dir);
   if (auto f = s.take("path")) {

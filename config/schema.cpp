@@ -258,16 +258,8 @@ void load_live_app(FieldReader& r, const Field& self, Section& s, AppConfig& app
     r.read_duration(*f, app.timestamp_jump, Duration(100), std::chrono::hours(1), false);
   }
   if (auto f = s.take("publish_conflict")) {
-    if (r.scalar(*f, "takeover or reject")) {
-      const std::string v = lower(f->value.scalar());
-      if (v == "takeover") {
-        app.publish_conflict = PublishConflict::Takeover;
-      } else if (v == "reject") {
-        app.publish_conflict = PublishConflict::Reject;
-      } else {
-        r.error(*f, "must be takeover or reject (got " + in_quotes(f->value.scalar()) + ")");
-      }
-    }
+    r.read_choice(*f, "takeover or reject",
+                  {{"takeover", PublishConflict::Takeover}, {"reject", PublishConflict::Reject}}, app.publish_conflict);
   }
   if (auto f = s.take("publish_stale_after")) {
     r.read_duration(*f, app.publish_stale_after, Duration(500), std::chrono::hours(1), false);
@@ -333,14 +325,7 @@ void load_rtmps(FieldReader& r, const Field& self, RtmpsConfig& rtmps) {
   rtmps.listen.clear();
   if (auto f = s.take("listen")) r.read_listen(*f, rtmps.listen);
   if (auto f = s.take("record_layer")) {
-    if (r.scalar(*f, "sluice or openssl")) {
-      const std::string v = lower(f->value.scalar());
-      if (v == "sluice" || v == "openssl") {
-        rtmps.seal_records = v == "sluice";
-      } else {
-        r.error(*f, "must be sluice or openssl (got " + in_quotes(f->value.scalar()) + ")");
-      }
-    }
+    r.read_choice(*f, "sluice or openssl", {{"sluice", true}, {"openssl", false}}, rtmps.seal_records);
   }
   load_proxy_protocol(r, s, rtmps.proxy_protocol);
   auto cert = s.take("cert");
@@ -431,32 +416,16 @@ void load_shutdown(FieldReader& r, const Field& self, ShutdownConfig& shutdown) 
 void load_log(FieldReader& r, const Field& self, LogConfig& log) {
   Section s(r, self, {"level", "format"});
   if (auto f = s.take("level")) {
-    if (r.scalar(*f, "error, warn, info or debug")) {
-      std::string v = lower(f->value.scalar());
-      if (v == "error") {
-        log.level = LogLevel::Error;
-      } else if (v == "warn" || v == "warning") {
-        log.level = LogLevel::Warn;
-      } else if (v == "info") {
-        log.level = LogLevel::Info;
-      } else if (v == "debug") {
-        log.level = LogLevel::Debug;
-      } else {
-        r.error(*f, "must be error, warn, info or debug (got " + in_quotes(f->value.scalar()) + ")");
-      }
-    }
+    r.read_choice(*f, "error, warn, info or debug",
+                  {{"error", LogLevel::Error},
+                   {"warn", LogLevel::Warn},
+                   {"warning", LogLevel::Warn},
+                   {"info", LogLevel::Info},
+                   {"debug", LogLevel::Debug}},
+                  log.level);
   }
   if (auto f = s.take("format")) {
-    if (r.scalar(*f, "text or json")) {
-      std::string v = lower(f->value.scalar());
-      if (v == "text") {
-        log.format = LogFormat::Text;
-      } else if (v == "json") {
-        log.format = LogFormat::Json;
-      } else {
-        r.error(*f, "must be text or json (got " + in_quotes(f->value.scalar()) + ")");
-      }
-    }
+    r.read_choice(*f, "text or json", {{"text", LogFormat::Text}, {"json", LogFormat::Json}}, log.format);
   }
 }
 

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -70,6 +72,22 @@ class FieldReader {
     if (!read_size_u64(f, v, min, max)) return false;
     out = static_cast<T>(v);
     return true;
+  }
+  // One of the names in `choices` (compared lowercased; aliases may be among them): `out` takes its
+  // value. Else the error "must be EXPECTED (got "...")": `expected` names the canonical ones.
+  template <typename E>
+  bool read_choice(const Field& f, const char* expected, std::initializer_list<std::pair<std::string_view, E>> choices,
+                   E& out) {
+    if (!scalar(f, expected)) return false;
+    const std::string v = lower(f.value.scalar());
+    for (const auto& [name, value] : choices) {
+      if (v == name) {
+        out = value;
+        return true;
+      }
+    }
+    error(f, std::string("must be ") + expected + " (got " + in_quotes(f.value.scalar()) + ")");
+    return false;
   }
   // zero_ok: 0 is accepted outside min..max (it means "off").
   bool read_duration(const Field& f, Duration& out, Duration min, Duration max, bool zero_ok);
