@@ -41,13 +41,13 @@ void HttpFlvPlayer::on_publish_end() {
   // publisher of the same name never reaches this response, which belongs to the old one.
   ended_ = true;
   unsubscribe();
-  socket_.request_flush();
+  output_.request_flush();
 }
 
 void HttpFlvPlayer::end() {
   ended_ = true;
   unsubscribe();
-  socket_.request_flush();
+  output_.request_flush();
 }
 
 void HttpFlvPlayer::append(const media::Frame& f, WriteBatch& batch) {

@@ -26,6 +26,8 @@
 
 namespace sluice::server {
 
+class StreamSocket;
+
 class HttpFlvPlayer final : public LiveSubscriber {
  public:
   enum class Fill { Idle, More, Ended };

@@ -25,13 +25,14 @@
 #include "server/io/flush_scheduler.hpp"
 #include "server/io/loop_context.hpp"
 #include "server/io/net_address.hpp"
+#include "server/io/player_output.hpp"
 #include "server/io/tls_transform.hpp"
 #include "server/io/write_batch.hpp"
 #include "server/io/write_ring.hpp"
 
 namespace sluice::server {
 
-class StreamSocket : public Flushable, public RingWriteTarget {
+class StreamSocket : public Flushable, public RingWriteTarget, public PlayerOutput {
  public:
   // One batch carries at most this much, so one fast peer cannot monopolise a loop iteration.
   static constexpr size_t kBatchMaxBytes = 512 * 1024;
@@ -61,15 +62,15 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   std::string tls_summary() const { return tls_ ? tls_->summary() : "-"; }  // TlsTransform::summary
 
   void close(const std::string& reason) final;
-  void schedule_close(std::string reason);
+  void schedule_close(std::string reason) override;
   bool closing() const { return closing_; }
   // Closed, or about to be at the next drain.
-  bool closing_soon() const { return closing_ || !pending_close_reason.empty(); }
+  bool closing_soon() const override { return closing_ || !pending_close_reason.empty(); }
 
   // Output is written at the end of this loop iteration (flush soon) or, for live media, within
   // rtmp.player_queue.write_delay (flush held).
-  void request_flush();
-  void request_held_flush();
+  void request_flush() override;
+  void request_held_flush() override;
   // Writes what fill() gives as one batch, unless a write is in flight.
   void flush() final;
   void on_ring_write(int result) final;
@@ -82,10 +83,10 @@ class StreamSocket : public Flushable, public RingWriteTarget {
   bool write_or_queue(std::span<const uint8_t> bytes);
 
   // Bytes handed to the socket but not yet written: the kernel-side part of a player's backlog.
-  size_t write_queue_bytes() const;
+  size_t write_queue_bytes() const override;
 
-  uint64_t id() const { return id_; }
-  const std::string& peer() const { return peer_; }
+  uint64_t id() const override { return id_; }
+  const std::string& peer() const override { return peer_; }
   // Raw peer address bytes for CIDR checks (4 or 16 bytes).
   const std::vector<uint8_t>& peer_address() const { return peer_address_; }
   uint64_t bytes_in() const { return bytes_in_; }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "server/io/logging.hpp"
-#include "server/io/stream_socket.hpp"
+#include "server/io/write_batch.hpp"
 #include "server/live/stream_registry.hpp"
 
 namespace sluice::server {
@@ -22,9 +22,9 @@ media::SubscriberQueue::Limits queue_limits(const config::PlayerQueueConfig& q) 
 }
 }  // namespace
 
-LiveSubscriber::LiveSubscriber(StreamSocket& socket, StreamRegistry& registry, std::string key, media::StreamHub& hub,
+LiveSubscriber::LiveSubscriber(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
                                const config::PlayerQueueConfig& queue, const char* proto_field)
-    : socket_(socket),
+    : output_(output),
       registry_(registry),
       key_(std::move(key)),
       hub_(hub),
@@ -36,7 +36,7 @@ LiveSubscriber::LiveSubscriber(StreamSocket& socket, StreamRegistry& registry, s
 LiveSubscriber::~LiveSubscriber() {
   unsubscribe();
   if (queue_.dropped_frames() > 0)
-    SLUICE_LOG_INFO("conn={} event=player_end{} stream={} dropped_frames={}", socket_.id(), proto_field_, key_,
+    SLUICE_LOG_INFO("conn={} event=player_end{} stream={} dropped_frames={}", output_.id(), proto_field_, key_,
                     queue_.dropped_frames());
   registry_.release(key_);
 }
@@ -54,28 +54,28 @@ void LiveSubscriber::unsubscribe() {
 }
 
 void LiveSubscriber::on_frame(const media::FramePtr& frame) {
-  if (socket_.closing_soon() || !wants(*frame)) return;
-  auto result = queue_.push(frame, socket_.write_queue_bytes());
+  if (output_.closing_soon() || !wants(*frame)) return;
+  auto result = queue_.push(frame, output_.write_queue_bytes());
   if (result == media::SubscriberQueue::PushResult::Queued) ++frames_in_;
   if (result == media::SubscriberQueue::PushResult::Dropped) registry_.count_drop(key_);
   if (result == media::SubscriberQueue::PushResult::Overflow) {
-    SLUICE_LOG_WARN("conn={} peer={} event=slow_player{} stream={} queued_bytes={} dropped_frames={}", socket_.id(),
-                    socket_.peer(), proto_field_, key_, queue_.bytes() + socket_.write_queue_bytes(),
+    SLUICE_LOG_WARN("conn={} peer={} event=slow_player{} stream={} queued_bytes={} dropped_frames={}", output_.id(),
+                    output_.peer(), proto_field_, key_, queue_.bytes() + output_.write_queue_bytes(),
                     queue_.dropped_frames());
     // Inside the hub's fan-out: close at the end of this loop iteration.
-    socket_.schedule_close("player too slow (queue over the hard limit)");
+    output_.schedule_close("player too slow (queue over the hard limit)");
     return;
   }
   if (!started() || queue_.bytes() >= media::kWriteNowBytes) {
-    socket_.request_flush();
+    output_.request_flush();
   } else {
-    socket_.request_held_flush();
+    output_.request_held_flush();
   }
 }
 
 void LiveSubscriber::queue_notice(Notice n) {
   notices_.push_back(PendingNotice{frames_in_, n});
-  socket_.request_flush();
+  output_.request_flush();
 }
 
 bool LiveSubscriber::fill_frames(WriteBatch& batch, size_t max_bytes) {

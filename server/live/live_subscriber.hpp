@@ -2,7 +2,8 @@
 // muxers and relays later): the subscription to the stream's hub, a bounded queue under the
 // slow-player policy (config rtmp.player_queue), the drop/close rule, when to ask for a flush, and
 // the fill loop that moves queued frames into the connection's batch. A kind of player only says
-// which frames it takes and how one frame is framed on its wire (append()).
+// which frames it takes and how one frame is framed on its wire (append()). The connection is a
+// PlayerOutput (server/io/player_output.hpp): a TCP socket, or a transport that is none (SRT).
 //
 // The policy (docs/live.md, "What players see"): past the soft limit the queue loses inter frames up
 // to the next keyframe (never audio, metadata or sequence headers) and the drop is counted; past
@@ -27,17 +28,17 @@
 #include "config/config.hpp"
 #include "media/stream_hub.hpp"
 #include "media/subscriber_queue.hpp"
+#include "server/io/player_output.hpp"
 
 namespace sluice::server {
 
 class StreamRegistry;
-class StreamSocket;
 class WriteBatch;
 
 class LiveSubscriber : public media::Subscriber {
  public:
   // proto_field is the log lines' protocol field (" proto=http-flv", or empty for RTMP).
-  LiveSubscriber(StreamSocket& socket, StreamRegistry& registry, std::string key, media::StreamHub& hub,
+  LiveSubscriber(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
                  const config::PlayerQueueConfig& queue, const char* proto_field);
   ~LiveSubscriber() override;
   LiveSubscriber(const LiveSubscriber&) = delete;
@@ -82,7 +83,7 @@ class LiveSubscriber : public media::Subscriber {
   // The stream's hub; hub().info() is only meaningful while subscribed.
   media::StreamHub& hub() { return hub_; }
 
-  StreamSocket& socket_;
+  PlayerOutput& output_;  // the connection it writes to
 
  private:
   StreamRegistry& registry_;
