@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <initializer_list>
+#include <optional>
 #include <string>
-#include <utility>
 #include <string_view>
 #include <utility>
 #include <vector>

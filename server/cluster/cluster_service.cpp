@@ -146,7 +146,7 @@ void ClusterService::take_over(const std::string& stream, const std::string& see
 
 void ClusterService::on_taken(const std::string& stream) {
   if (stopped_) return;
-  if (auto cmd = book_.refresh_now(stream, now_ms())) send_refresh(stream, *cmd);
+  if (auto cmd = book_.refresh_now(stream)) send_refresh(stream, *cmd);
 }
 
 void ClusterService::drain() {

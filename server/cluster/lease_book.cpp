@@ -58,15 +58,14 @@ std::vector<std::pair<std::string, RegistryCommand>> LeaseBook::due_refreshes(in
   return out;
 }
 
-std::optional<RegistryCommand> LeaseBook::refresh_now(const std::string& stream, int64_t now_ms) {
+std::optional<RegistryCommand> LeaseBook::refresh_now(const std::string& stream) {
   auto it = owned_.find(stream);
   if (it == owned_.end()) return std::nullopt;
   if (it->second.in_flight) {
     it->second.again = true;
     return std::nullopt;
   }
-  it->second.in_flight = true;
-  it->second.next_refresh_ms = now_ms;
+  it->second.in_flight = true;  // its answer sets the next refresh
   return refresh(stream);
 }
 

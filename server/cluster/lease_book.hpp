@@ -57,7 +57,7 @@ class LeaseBook {
   // refresh to send now, which finds out whether it is still ours. Nothing when the stream is not
   // ours, or when a refresh is in flight: that one may have been answered before the take, so
   // another goes out as soon as it is answered.
-  std::optional<RegistryCommand> refresh_now(const std::string& stream, int64_t now_ms);
+  std::optional<RegistryCommand> refresh_now(const std::string& stream);
 
   // Ours without an answer from Redis (it was unreachable when the publish came): the stream goes
   // on and its first refresh, as soon as Redis answers, writes the claim or finds it lost.

@@ -223,10 +223,10 @@ bool RelayManager::want(const config::AppConfig& app, const std::string& name) {
 }
 
 void RelayManager::on_pull_wanted(const MeshEvent& e) {
-  const size_t slash = e.key.find('/');
-  if (slash == std::string::npos) return;
-  const config::AppConfig* app = services_.loop.config().find_app(e.key.substr(0, slash));
   if (!e.continues) {
+    const size_t slash = e.key.find('/');
+    if (slash == std::string::npos) return;
+    const config::AppConfig* app = services_.loop.config().find_app(e.key.substr(0, slash));
     if (app) want(*app, e.key.substr(slash + 1));
     return;
   }

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 from cluster_haproxy_test import HAProxy, node  # noqa: E402
 from cluster_ownership_test import Redis  # noqa: E402
-from takeover_tools import Sources, capture_video, make_source  # noqa: E402
+from takeover_tools import Sources, capture_video, make_source, stream_info  # noqa: E402
 
 require_tools("ffmpeg", "curl", "haproxy", "redis-server", "redis-cli")
 
@@ -41,19 +41,7 @@ def get(n, path):
 
 
 def stream_of(n, name):
-    streams = get(n, "/api/v1/streams")
-    for s in streams if isinstance(streams, list) else streams.get("streams", []):
-        if s.get("name") == name:
-            return s
-    return None
-
-
-def metric(n, name):
-    with urllib.request.urlopen(f"http://127.0.0.1:{n.http}/metrics", timeout=5) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(f'sluice_guard_events_total{{event="{name}"}}'):
-                return float(line.split()[-1])
-    return 0.0
+    return stream_info(n.http, name)
 
 
 def first_b_at(lines, src):
@@ -127,7 +115,7 @@ def main():
         vid = capture_video(path)
         src.check_runs(name, [m for _, m in vid][:-2], [ts for ts, _ in vid], ["A", "B"])
 
-    check(metric(n1, "publish_takeover") == 1, "node 1's /metrics: its publisher was replaced once")
+    check(guard_events(n1.http).get("publish_takeover", 0) == 1, "node 1's /metrics: its publisher was replaced once")
     check("event=claim_handover stream=live/cam from=tk1" in n2.log_text(), "node 2 logs the take")
     pulls = get(n1, "/api/v1/relays")["pull"]
     check(any(p.get("stream") == "live/cam" and p.get("cluster") for p in pulls),

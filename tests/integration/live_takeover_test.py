@@ -14,17 +14,15 @@ same name"), on a server with two worker loops.
 - reject: B is refused while A sends; after SIGSTOP A, B is refused until A has been quiet for
   publish_stale_after (2 s) and succeeds within 1 s after that.
 Takeovers are counted in /metrics and shown by /api/v1/streams."""
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
-from takeover_tools import Sources, capture_video, make_source  # noqa: E402
+from takeover_tools import Sources, capture_video, make_source, stream_info  # noqa: E402
 
 require_tools("ffmpeg", "curl", "rtmpdump")
 
@@ -46,20 +44,11 @@ sources, owner_of, check_runs = src.paths, src.owner_of, src.check_runs
 
 
 def api_stream(name):
-    with urllib.request.urlopen(f"http://127.0.0.1:{hport}/api/v1/streams", timeout=5) as r:
-        streams = json.loads(r.read())
-    for s in streams if isinstance(streams, list) else streams.get("streams", []):
-        if s.get("name") == name:
-            return s
-    return None
+    return stream_info(hport, name)
 
 
 def metric(name):
-    with urllib.request.urlopen(f"http://127.0.0.1:{hport}/metrics", timeout=5) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(f'sluice_guard_events_total{{event="{name}"}}'):
-                return float(line.split()[-1])
-    return 0.0
+    return guard_events(hport).get(name, 0)
 
 
 # --- takeover: A, then B (another loop), then C (the same loop as B) ---------------------------------

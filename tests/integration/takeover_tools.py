@@ -1,7 +1,9 @@
 """What the takeover tests share (docs/live.md, "A second publisher of the same name"): sources
 told apart by picture and tone, and the check that a player's capture is a run of one source's
 video packets, then the next one's, byte for byte, never interleaved."""
+import json
 import subprocess
+import urllib.request
 
 from common import check, contiguous_in, flv_tags
 
@@ -15,6 +17,16 @@ def make_source(path, size, tone, pattern="testsrc", seconds=40):
                     "-sc_threshold", "0", "-b:v", "300k", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k",
                     "-f", "flv", path], check=True, timeout=120)
     return path
+
+
+def stream_info(http_port, name):
+    """The stream's entry in /api/v1/streams (its publisher, takeovers), None when it is not there."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/api/v1/streams", timeout=5) as r:
+        streams = json.loads(r.read())
+    for s in streams if isinstance(streams, list) else streams.get("streams", []):
+        if s.get("name") == name:
+            return s
+    return None
 
 
 def video_payloads(tags):

@@ -102,8 +102,8 @@ TEST_CASE("release deletes only our own claim, once") {
 TEST_CASE("a take announced by another node is checked at once, even behind a refresh in flight") {
   LeaseBook book("a", 1, 30000ms);
   book.on_claim_reply("live/cam", std::string("OK"), 0);
-  CHECK_FALSE(book.refresh_now("live/other", 5));  // not ours: nothing to check
-  auto now = book.refresh_now("live/cam", 5);
+  CHECK_FALSE(book.refresh_now("live/other"));  // not ours: nothing to check
+  auto now = book.refresh_now("live/cam");
   REQUIRE(now);
   CHECK(book.due_refreshes(20000).empty());  // in flight: not sent twice
   CHECK(now->argv[0] == "EVAL");
@@ -114,7 +114,7 @@ TEST_CASE("a take announced by another node is checked at once, even behind a re
   // A refresh already in flight may have been answered before the take: another follows its answer.
   book.on_claim_reply("live/two", std::string("OK"), 0);
   REQUIRE(book.due_refreshes(10000).size() == 1);
-  CHECK_FALSE(book.refresh_now("live/two", 10001));
+  CHECK_FALSE(book.refresh_now("live/two"));
   CHECK_FALSE(book.on_refresh_reply("live/two", 1, 10002));
   CHECK(book.due_refreshes(10002).size() == 1);  // at once, not a third of the lease later
   CHECK_FALSE(book.on_refresh_reply("live/two", 1, 10003));

@@ -282,7 +282,7 @@ TEST_CASE("a take: the swap in Redis, the message on the channel, heard again af
   CHECK(call(l, client, {"PUBLISH", "sluice:taken", "live/cam"})->integer == 1);
   REQUIRE(l.run_until([&] { return heard.size() == 1; }));
   CHECK(heard[0] == "live/cam");
-  auto check_now = a.refresh_now("live/cam", 10);
+  auto check_now = a.refresh_now("live/cam");
   REQUIRE(check_now);
   CHECK(a.on_refresh_reply("live/cam", call(l, client, check_now->argv)->integer, 20));  // lost
 
