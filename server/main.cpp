@@ -40,11 +40,6 @@ int run_server(sluice::config::Config cfg) {
   sluice::server::init_logging(cfg.log);
   SLUICE_LOG_INFO("event=start version={} config=\"{}\"", SLUICE_VERSION, cfg.source);
   for (const auto& line : {sluice::config::to_yaml(cfg)}) SLUICE_LOG_INFO("effective configuration:\n{}", line);
-  if (cfg.srt.enabled()) {
-    // The section is read and checked; the listeners come with the SRT wing (docs/srt.md, "Status").
-    SLUICE_LOG_ERROR("event=start_failed error=\"srt.listen: SRT ingest is not built yet (docs/srt.md)\"");
-    return 1;
-  }
   const size_t workers = cfg.workers == 0 ? std::max<size_t>(1, uv_available_parallelism()) : cfg.workers;
   std::unique_ptr<sluice::server::WorkerMesh> mesh;
   if (workers > 1) mesh = std::make_unique<sluice::server::WorkerMesh>(workers);

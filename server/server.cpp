@@ -17,6 +17,7 @@
 #include "server/record/repair.hpp"
 #include "server/record/retention.hpp"
 #include "server/relay/relay_manager.hpp"
+#include "server/srt/srt_service.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/net_address.hpp"
@@ -47,7 +48,8 @@ Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_
       context_(loop, config_, worker),
       vod_files_(loop),
       gate_(loop, config_),
-      rtmp_services_{context_, registry_, vod_files_, gate_, nullptr},
+      publish_services_{context_, registry_, gate_},
+      rtmp_services_{publish_services_, vod_files_, nullptr},
       rtmp_(std::make_unique<RtmpService>(context_, rtmp_services_, mesh, [this] { return http_connection_count(); })),
       hls_directory_(hls ? hls : &own_hls_directory_),
       http_shared_(http_shared),
@@ -85,18 +87,27 @@ Result<void> Server::start() {
   stop_timer_.data = this;
   if (mesh_) join_mesh();
   hls_ = std::make_unique<HlsService>(context_, registry_, *hls_directory_, mesh_);
-  rtmp_services_.hls = hls_.get();
+  publish_services_.hls = hls_.get();
   relays_ = std::make_unique<RelayManager>(context_, registry_, mesh_, worker_);
-  rtmp_services_.relays = relays_.get();
+  publish_services_.relays = relays_.get();
   registry_.set_upstream_hook(
       [r = relays_.get()](const config::AppConfig& app, const std::string& name) { return r->want(app, name); });
   relays_->start();
   if (config_.cluster.enabled()) start_cluster();
   if (auto r = rtmp_->start(); !r) return r;
+  if (config_.srt.enabled()) {
+    srt_ = std::make_unique<SrtService>(publish_services_, mesh_, worker_, [this] {
+      return connection_count() + http_connection_count() + SrtService::total_connections();
+    });
+    if (auto r = srt_->start(); !r) return r;
+  }
   if (config_.http.enabled) make_http();
   if (worker_ != 0) return ok();
   start_first_worker();
   if (auto r = rtmp_->listen(bound_); !r) return r;
+  if (srt_) {
+    if (auto r = srt_->listen(bound_); !r) return r;
+  }
   if (http_) {
     auto r = http_->start(mesh_ && mesh_->size() > 1);
     if (!r) return r;
@@ -136,7 +147,7 @@ void Server::start_cluster() {
           .dump();
     });
   }
-  rtmp_services_.cluster = cluster_.get();
+  publish_services_.cluster = cluster_.get();
   // A player of a stream owned by another node gets it over one pull per node, run by loop 0.
   ClusterPulls pulls{nullptr, config_.cluster.token.value};
   if (worker_ == 0) {
@@ -203,6 +214,7 @@ void Server::end_lost_publish(const std::string& key, const std::string& why) {
   Handover handover;
   if (cluster_->book().draining() ||
       registry_.evict(key, 0, why, nullptr, handover) == StreamRegistry::Eviction::Kept) {
+    if (srt_) srt_->close_publisher(it->second.publisher, "cluster: " + why);
     return rtmp_->close_publisher(it->second.publisher, "cluster: " + why);
   }
   if (handover.takeovers != 0) GuardCounters::bump(GuardEvent::PublishTakeover);
@@ -218,8 +230,12 @@ void Server::on_wake(uv_async_t* async) {
 void Server::on_mesh_event(MeshEvent& e) {
   switch (e.kind) {
     case MeshEvent::Kind::Accept: rtmp_->adopt(e.fd, e.id, e.tls); return;
+    case MeshEvent::Kind::SrtAccept:
+      if (srt_) srt_->adopt(e.fd, e.id);
+      return;
     case MeshEvent::Kind::Kick: {
-      bool closed = rtmp_->close_client(e.id, "closed through the API");
+      bool closed = rtmp_->close_client(e.id, "closed through the API") ||
+                    (srt_ && srt_->close_client(e.id, "closed through the API"));
       if (HttpConnection* c = (closed || !http_) ? nullptr : http_->find(e.id)) {
         c->close("closed through the API");
         closed = true;
@@ -326,6 +342,7 @@ void Server::stop() {
   // Publications end first, on every connection of this loop and before the other loops hear of
   // the stop: their players, here or on another loop, are told before they are shut down.
   rtmp_->end_publishers("server stopped");
+  if (srt_) srt_->end_publishers("server stopped");
   if (mesh_ && worker_ == 0) {
     for (uint32_t w = 1; w < mesh_->size(); ++w) {
       auto e = std::make_unique<MeshEvent>();
@@ -358,6 +375,9 @@ void Server::stop() {
 }
 
 void Server::finish_stop() {
+  // SRT has no goodbye to send: its connections close now (their readers lose nothing queued
+  // that an ended publication would still bring).
+  if (srt_) srt_->close_all("server stopped");
   rtmp_->shutdown_gracefully();
   if (http_) http_->stop();
   uv_timer_start(
@@ -413,6 +433,7 @@ void Server::close_handles() {
     for (auto& s : signals_) close_handle(&s);
   }
   rtmp_->close_handles();
+  if (srt_) srt_->stop();
   if (cluster_) cluster_->stop();
   if (retention_) retention_->close();
   if (http_) http_->close_handles();

@@ -29,6 +29,7 @@
 #include "server/api/kicked_clients.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
+#include "server/ingest/publish_services.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/rtmp/service.hpp"
 #include "server/vod/files.hpp"
@@ -37,6 +38,7 @@ namespace sluice::server {
 
 class RecordRetention;
 class RelayManager;
+class SrtService;
 
 class HttpService;
 struct HttpShared;
@@ -90,6 +92,7 @@ class Server final : public HttpApi, public ApiView {
   // This loop's HTTP side (nullptr when http.enabled is false); the HTTP connections of every
   // loop count against rtmp.max_connections together with the RTMP ones.
   HttpService* http() override { return http_.get(); }
+  SrtService* srt() override { return srt_.get(); }
   HlsService& hls() override { return *hls_; }
   // HTTP connections of every loop.
   size_t http_connection_count() const override;
@@ -139,6 +142,8 @@ class Server final : public HttpApi, public ApiView {
   StreamRegistry registry_;
   VodFiles vod_files_;
   AccessGate gate_;
+  PublishServices publish_services_;  // what every protocol's publishers reach (server/ingest/)
+  std::unique_ptr<SrtService> srt_;   // null unless srt.listen is set (docs/srt.md)
   RtmpServices rtmp_services_;
   std::unique_ptr<RtmpService> rtmp_;  // the RTMP side: listeners, accept, hand-over, connections
   HlsDirectory own_hls_directory_;

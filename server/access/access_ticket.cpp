@@ -6,11 +6,11 @@ void AccessTicket::end(uint64_t now_ms) {
   seat_.release();
   AccessGate* gate = std::exchange(gate_, nullptr);
   if (!gate) return;
-  if (now_ms == 0 && socket_) now_ms = socket_->loop_context().now_ms();
+  if (now_ms == 0 && loop_) now_ms = loop_->now_ms();
   event_.duration_ms = now_ms > started_ms_ ? now_ms - started_ms_ : 0;
-  if (socket_) {
-    event_.bytes_in = socket_->bytes_in();
-    event_.bytes_out = socket_->bytes_out();
+  if (peer_) {
+    event_.bytes_in = peer_->bytes_in();
+    event_.bytes_out = peer_->bytes_out();
   }
   event_.reason = reason_.empty() ? "ended" : reason_;
   gate->notify_done(action_, std::move(event_));

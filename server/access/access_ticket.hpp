@@ -11,22 +11,24 @@
 #include "server/access/audience.hpp"
 #include "server/access/gate.hpp"
 #include "server/access/hook_messages.hpp"
-#include "server/io/stream_socket.hpp"
+#include "server/io/loop_context.hpp"
+#include "server/io/session_peer.hpp"
 
 namespace sluice::server {
 
 class AccessTicket {
  public:
   AccessTicket() = default;
-  // `socket` outlives the ticket (the ticket is held by something the socket owns).
-  AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, const StreamSocket& socket,
-               uint64_t now_ms)
+  // `peer` and `loop` outlive the ticket (the ticket is held by something the connection owns).
+  AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, const SessionPeer& peer,
+               const LoopContext& loop)
       : gate_(&gate),
         action_(action),
         event_(std::move(event)),
         seat_(std::move(seat)),
-        socket_(&socket),
-        started_ms_(now_ms) {}
+        peer_(&peer),
+        loop_(&loop),
+        started_ms_(loop.now_ms()) {}
   // A session that spans connections (an HLS viewer): no byte counts; end() needs its now_ms.
   AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, uint64_t now_ms)
       : gate_(&gate), action_(action), event_(std::move(event)), seat_(std::move(seat)), started_ms_(now_ms) {}
@@ -35,7 +37,8 @@ class AccessTicket {
         action_(o.action_),
         event_(std::move(o.event_)),
         seat_(std::move(o.seat_)),
-        socket_(o.socket_),
+        peer_(o.peer_),
+        loop_(o.loop_),
         started_ms_(o.started_ms_),
         reason_(std::move(o.reason_)) {}
   AccessTicket& operator=(AccessTicket&& o) noexcept {
@@ -45,7 +48,8 @@ class AccessTicket {
       action_ = o.action_;
       event_ = std::move(o.event_);
       seat_ = std::move(o.seat_);
-      socket_ = o.socket_;
+      peer_ = o.peer_;
+      loop_ = o.loop_;
       started_ms_ = o.started_ms_;
       reason_ = std::move(o.reason_);
     }
@@ -63,7 +67,8 @@ class AccessTicket {
   AccessAction action_ = AccessAction::Play;
   HookEvent event_;
   Seat seat_;
-  const StreamSocket* socket_ = nullptr;
+  const SessionPeer* peer_ = nullptr;
+  const LoopContext* loop_ = nullptr;
   uint64_t started_ms_ = 0;
   std::string reason_;
 };

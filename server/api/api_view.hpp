@@ -22,6 +22,7 @@ class KickedClients;
 class LoopLag;
 class RelayManager;
 class RtmpConnection;
+class SrtService;
 class StreamRegistry;
 class WorkerMesh;
 namespace cluster {
@@ -51,6 +52,7 @@ class ApiView {
   virtual KickedClients& kicked_clients() = 0;
 
   virtual HttpService* http() = 0;  // null when http.enabled is false
+  virtual SrtService* srt() = 0;    // null unless srt.listen is set
   virtual HlsService& hls() = 0;
   virtual RelayManager& relays() = 0;
   virtual cluster::ClusterService* cluster() = 0;  // null on a single node

@@ -211,7 +211,7 @@ bool write_streams(ApiView& server, HttpService& http, const std::string* only, 
 }
 
 json rtmp_client_json(ApiView& server, RtmpConnection& c,
-                      const std::map<const StreamSocket*, std::vector<std::string>>& publishing) {
+                      const std::map<const SessionPeer*, std::vector<std::string>>& publishing) {
   json j{{"id", c.id()},
          {"protocol", c.tls() ? "rtmps" : "rtmp"},
          {"address", c.peer()},
@@ -232,8 +232,8 @@ json rtmp_client_json(ApiView& server, RtmpConnection& c,
   return j;
 }
 
-std::map<const StreamSocket*, std::vector<std::string>> publishing_keys(ApiView& server) {
-  std::map<const StreamSocket*, std::vector<std::string>> publishing;
+std::map<const SessionPeer*, std::vector<std::string>> publishing_keys(ApiView& server) {
+  std::map<const SessionPeer*, std::vector<std::string>> publishing;
   for (const auto& [key, e] : server.registry().entries())
     if (e.publisher) publishing[e.publisher].push_back(key);
   return publishing;

@@ -48,8 +48,7 @@ void admitted(HttpConnection& c, const config::AppConfig& app, HookEvent&& event
                     c.peer(), app.name, printable(event.stream), o.reason);
     return c.send_error(status_of(o), "not allowed: " + o.reason, false, kHttpCors);
   }
-  AccessTicket ticket(c.service().gate(), AccessAction::Play, std::move(event), std::move(o.seat), c,
-                      c.loop_context().now_ms());
+  AccessTicket ticket(c.service().gate(), AccessAction::Play, std::move(event), std::move(o.seat), c, c.loop_context());
   if (app.type == config::AppType::Live) return c.respond<FlvResponder>().start(app, o.name, std::move(ticket));
   c.respond<FileResponder>().start(app, o.name, std::move(ticket));
 }

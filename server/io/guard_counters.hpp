@@ -45,6 +45,8 @@ enum class GuardEvent : size_t {
   PublishTakeover,           // a publisher replaced by a new one of the same name (publish_conflict: takeover)
   PublishStaleReplaced,      // a quiet publisher replaced by a new one (publish_conflict: reject, publish_stale_after)
   PublishConflictRefused,    // publish refused: the name is published (publish_conflict: reject, not stale)
+  SrtRejected,               // an SRT caller refused in its handshake (stream id, app, key, limits)
+  SrtBadInput,               // an SRT publisher closed for input that is no MPEG-TS (or past its bounds)
   Count
 };
 
@@ -86,6 +88,8 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"publish_stale_replaced",
      "quiet publishers replaced by a new one (publish_conflict: reject, publish_stale_after)"},
     {"publish_conflict_refused", "publishes refused because the name is published (and not stale, with reject)"},
+    {"srt_rejected", "SRT callers refused in the handshake (bad stream id, no such app, key or address rules, limits)"},
+    {"srt_bad_input", "SRT publishers closed for input that is no MPEG-TS or passes the demuxer's bounds"},
 }};
 
 class GuardCounters {

@@ -1,5 +1,5 @@
 // PlayerOutput: what a live player's subscriber (server/live/live_subscriber.hpp) asks of the
-// connection it writes to: names for its log lines, whether the connection is going, the bytes it
+// connection it writes to (a SessionPeer: names for its log lines), whether the connection is going, the bytes it
 // has taken and not yet sent, a flush at once or held, a close after this loop iteration. A TCP
 // StreamSocket is one (RTMP players, HTTP-FLV readers, push relays); an SRT connection, which has
 // no descriptor libuv writes to, will be another (docs/srt.md).
@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <string>
 
+#include "server/io/session_peer.hpp"
+
 namespace sluice::server {
 
-class PlayerOutput {
+class PlayerOutput : public SessionPeer {
  public:
-  virtual uint64_t id() const = 0;
-  virtual const std::string& peer() const = 0;
   // Closed, or about to be.
   virtual bool closing_soon() const = 0;
   // Bytes the connection took and has not sent yet: the transport's part of a player's backlog.

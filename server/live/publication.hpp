@@ -9,7 +9,7 @@
 //
 // What stays with the protocol: claiming the name (StreamRegistry::claim_publisher) and the access
 // check before, the frames' conversion into the canonical form, and what else a publish starts
-// (relays, HLS, recording, the cluster's claim: server/rtmp/live_publisher.cpp).
+// (relays, HLS, recording, the cluster's claim: server/ingest/live_publisher.cpp).
 #pragma once
 
 #include <cstdint>

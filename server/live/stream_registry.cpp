@@ -85,7 +85,7 @@ media::StreamHub* StreamRegistry::get_or_create(const std::string& key, const me
   return e.hub.get();
 }
 
-StreamRegistry::Claim StreamRegistry::claim_publisher(const std::string& key, const StreamSocket* publisher,
+StreamRegistry::Claim StreamRegistry::claim_publisher(const std::string& key, const SessionPeer* publisher,
                                                       const media::StreamHub::Options& options) {
   if (!get_or_create(key, options)) return Claim::Full;
   Entry& e = entries_[key];
@@ -105,13 +105,13 @@ StreamRegistry::Claim StreamRegistry::claim_publisher(const std::string& key, co
   return Claim::Claimed;
 }
 
-void StreamRegistry::set_seat(const std::string& key, const StreamSocket* publisher, PublisherSeat* seat) {
+void StreamRegistry::set_seat(const std::string& key, const SessionPeer* publisher, PublisherSeat* seat) {
   auto it = entries_.find(key);
   if (it != entries_.end() && it->second.publisher == publisher) it->second.seat = seat;
 }
 
 StreamRegistry::Eviction StreamRegistry::evict(const std::string& key, uint64_t stale_ms, const std::string& why,
-                                               const StreamSocket* taker, Handover& handover) {
+                                               const SessionPeer* taker, Handover& handover) {
   auto it = entries_.find(key);
   if (it == entries_.end() || !it->second.publisher) {
     const int owner = mesh_ ? mesh_->directory().owner(key) : StreamDirectory::kNoOwner;
@@ -190,7 +190,7 @@ void StreamRegistry::on_evict_answer(const MeshEvent& ev) {
   for (auto& w : waiters) w(ev.freed, handover);
 }
 
-void StreamRegistry::release_publisher(const std::string& key, const StreamSocket* publisher) {
+void StreamRegistry::release_publisher(const std::string& key, const SessionPeer* publisher) {
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.publisher != publisher) return;
   it->second.publisher = nullptr;

@@ -22,7 +22,7 @@
 
 namespace sluice::server {
 
-class StreamSocket;
+class SessionPeer;
 class WorkerMesh;
 
 // Live stream names become registry keys, log fields and (recording) file names, RTMP and HTTP-FLV
@@ -35,7 +35,7 @@ std::string_view stream_name_problem(std::string_view name);
 // The hub settings a live app asks for.
 media::StreamHub::Options hub_options(const config::AppConfig& app);
 
-// What the registry may ask of whoever publishes a name (server/rtmp/live_publisher.hpp, a relay
+// What the registry may ask of whoever publishes a name (server/ingest/live_publisher.hpp, a relay
 // pull): how long it has been quiet, and to give the name up to a new publisher (docs/live.md, "A
 // second publisher").
 class PublisherSeat {
@@ -47,7 +47,7 @@ class PublisherSeat {
   // publication now, so that the name is free when this returns, and tell the peer why. Returns
   // where the taker's timestamps begin when it ended quietly for the taker to continue
   // (Publication::end_quietly), nothing when its players were told of an end.
-  virtual std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) = 0;
+  virtual std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* taker) = 0;
 };
 
 // What a publisher taking a name over gets from the one it replaced: the stream's takeover count
@@ -61,8 +61,8 @@ class StreamRegistry {
  public:
   struct Entry {
     std::unique_ptr<media::StreamHub> hub;
-    const StreamSocket* publisher = nullptr;  // the publishing connection; nullptr while nobody publishes here
-    PublisherSeat* seat = nullptr;            // the publication of `publisher`, once it began
+    const SessionPeer* publisher = nullptr;  // the publishing connection; nullptr while nobody publishes here
+    PublisherSeat* seat = nullptr;           // the publication of `publisher`, once it began
     // The publisher history the API shows: when the current one began (wall clock, ms since the
     // epoch; 0 while nobody publishes here), and how many times one took the name over from another.
     int64_t published_since_ms = 0;
@@ -105,15 +105,14 @@ class StreamRegistry {
   enum class Claim { Claimed, Taken, Full };
   // Claims the name for a publisher: Taken if someone else already publishes it, Full if the
   // stream would pass rtmp.limits.max_streams.
-  Claim claim_publisher(const std::string& key, const StreamSocket* publisher,
-                        const media::StreamHub::Options& options);
+  Claim claim_publisher(const std::string& key, const SessionPeer* publisher, const media::StreamHub::Options& options);
   // Streams (hubs) on every worker together, and the most there may be (0 = no limit). A stream
   // with players on several workers has a hub on each and counts once per worker.
   static uint32_t total_streams();
   void set_max_streams(uint32_t max) { max_streams_ = max; }
-  void release_publisher(const std::string& key, const StreamSocket* publisher);
+  void release_publisher(const std::string& key, const SessionPeer* publisher);
   // The publication that `publisher` (which claimed key) has begun: what a takeover asks to give up.
-  void set_seat(const std::string& key, const StreamSocket* publisher, PublisherSeat* seat);
+  void set_seat(const std::string& key, const SessionPeer* publisher, PublisherSeat* seat);
 
   // A second publisher of key (docs/live.md, "A second publisher"). Freed: nobody publishes key on
   // this worker any more (the one who did gave up, or there was none). Kept: the publisher stays
@@ -122,7 +121,7 @@ class StreamRegistry {
   enum class Eviction { Freed, Kept, Elsewhere };
   // The publisher of key gives up to `taker` at once (stale_ms 0), or only when quiet for stale_ms;
   // `handover` is filled when it did (set_takeovers() and the taker's Publication use it).
-  Eviction evict(const std::string& key, uint64_t stale_ms, const std::string& why, const StreamSocket* taker,
+  Eviction evict(const std::string& key, uint64_t stale_ms, const std::string& why, const SessionPeer* taker,
                  Handover& handover);
   // The same on the worker that owns key, asked through the mesh; `done(freed, handover)` runs on
   // this loop with its answer.

@@ -6,8 +6,8 @@
 
 namespace sluice::server {
 
-void take_over(StreamRegistry& registry, const config::AppConfig& app, const std::string& key,
-               const StreamSocket* taker, const std::string& who, std::function<void(const TakeoverAnswer&)> done) {
+void take_over(StreamRegistry& registry, const config::AppConfig& app, const std::string& key, const SessionPeer* taker,
+               const std::string& who, std::function<void(const TakeoverAnswer&)> done) {
   const bool reject = app.publish_conflict == config::PublishConflict::Reject;
   const uint64_t stale_ms = reject ? static_cast<uint64_t>(app.publish_stale_after.count()) : 0;
   const GuardEvent counted = reject ? GuardEvent::PublishStaleReplaced : GuardEvent::PublishTakeover;

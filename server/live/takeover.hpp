@@ -19,7 +19,7 @@
 
 namespace sluice::server {
 
-class StreamSocket;
+class SessionPeer;
 
 struct TakeoverAnswer {
   bool from_other_loop = false;  // the publisher replaced was on another loop of this node
@@ -28,7 +28,7 @@ struct TakeoverAnswer {
 
 // `taker`: the new publisher's connection; `who`: how the log and the replaced client name it
 // ("conn 12 from 10.0.0.7:51234").
-void take_over(StreamRegistry& registry, const config::AppConfig& app, const std::string& key,
-               const StreamSocket* taker, const std::string& who, std::function<void(const TakeoverAnswer&)> done);
+void take_over(StreamRegistry& registry, const config::AppConfig& app, const std::string& key, const SessionPeer* taker,
+               const std::string& who, std::function<void(const TakeoverAnswer&)> done);
 
 }  // namespace sluice::server

@@ -30,6 +30,7 @@ struct ApiCall;
 struct MeshEvent {
   enum class Kind : uint8_t {
     Accept,        // fd: a new RTMP connection for this worker
+    SrtAccept,     // fd: a new SRT socket (an SRTSOCKET) for this worker, id its connection id
     Subscribe,     // from wants every message of key (sent to the owner)
     Unsubscribe,   // from no longer has players of key (sent to the owner)
     PublishStart,  // key's publisher (re)started on the owner

@@ -180,7 +180,7 @@ uint64_t Pull::quiet_ms() const {
   return now > last_frame_ms_ ? now - last_frame_ms_ : 0;
 }
 
-std::optional<uint32_t> Pull::give_up(const std::string& why, const StreamSocket*) {
+std::optional<uint32_t> Pull::give_up(const std::string& why, const SessionPeer*) {
   std::optional<uint32_t> point;
   if (settings_.locate && publication_) point = publication_->end_quietly();
   end(why);

@@ -73,7 +73,7 @@ class Pull final : public RelayClient::Owner, public PublisherSeat {
   // reconnect). A cluster pull: the stream's publisher reconnected here (docs/cluster.md, "A second
   // publisher on another node"), so the publication ends quietly for the taker's to continue.
   uint64_t quiet_ms() const override;
-  std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) override;
+  std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* taker) override;
 
  private:
   void relay_live(RelayClient& c) override;

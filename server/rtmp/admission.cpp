@@ -57,7 +57,7 @@ HookEvent RtmpConnection::hook_event(const std::string& stream, const std::strin
 
 AccessTicket RtmpConnection::ticket_for(AccessAction action, const std::string& stream, const std::string& query,
                                         Seat seat) {
-  return AccessTicket(services_.gate, action, hook_event(stream, query), std::move(seat), *this, loop_.now_ms());
+  return AccessTicket(services_.publish.gate, action, hook_event(stream, query), std::move(seat), *this, loop_);
 }
 
 void RtmpConnection::note_lifetime(uint64_t lifetime_s) {

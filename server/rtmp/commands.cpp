@@ -8,7 +8,8 @@
 #include "server/live/takeover.hpp"
 #include "server/rtmp/connection.hpp"
 #include "server/rtmp/live_player.hpp"
-#include "server/rtmp/live_publisher.hpp"
+#include "server/ingest/live_publisher.hpp"
+#include "server/ingest/publish_claim.hpp"
 #include "server/rtmp/vod_player.hpp"
 #include "server/vod/files.hpp"
 
@@ -78,7 +79,7 @@ void RtmpConnection::on_connect(protocol::ConnectEvent& e) {
     return;
   }
   app_ = app->name;
-  ask([&](AccessDone done) { return services_.gate.connect(hook_event("", ""), std::move(done)); },
+  ask([&](AccessDone done) { return services_.publish.gate.connect(hook_event("", ""), std::move(done)); },
       [this](AccessOutcome&& o) { finish_connect(std::move(o)); });
 }
 
@@ -110,122 +111,54 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
   HookEvent ev = hook_event(name, e.publish.query);
   ask(
       [&](AccessDone done) {
-        return services_.gate.admit(AccessAction::Publish, *app, peer_address(), ev, std::move(done));
+        return services_.publish.gate.admit(AccessAction::Publish, *app, peer_address(), ev, std::move(done));
       },
       [this, e](AccessOutcome&& o) { finish_publish(e, std::move(o)); });
 }
 
 void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o) {
   if (!o.allowed()) return refuse_admission(e.stream_id, true, e.publish.name, o);
-  const std::string& name = o.name;
-  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {  // a hook's rename
-    GuardCounters::bump(GuardEvent::BadStreamName);
-    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
-                            "Invalid stream name from the on_publish hook.");
-    SLUICE_LOG_WARN(
-        "conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"hook renamed to an invalid name: {}\"",
-        id(), peer(), app_, printable(name), problem);
-    session_.close_after_flush();
-    return;
-  }
-  std::string key = app_ + "/" + name;
-  if (services_.cluster == nullptr) return publish_here(e, key, std::move(o));
-  // A cluster node first claims the name in the registry (docs/cluster.md): the connection waits
-  // like for a hook, and the claim's answer decides.
+  // server/ingest/publish_claim.hpp: the answer may come later (the cluster, another loop); the
+  // connection waits for it as for a hook.
   auto held = std::make_shared<AccessOutcome>(std::move(o));
+  auto claim = std::make_shared<PublishClaim>();
   const config::AppConfig* app = config().find_app(app_);
-  const bool take = app->publish_conflict == config::PublishConflict::Takeover &&
-                    config().cluster.duplicate_publish == config::DuplicatePublish::Takeover;
   ask(
-      [this, key, take](AccessDone done) {
-        services_.cluster->claim(key, take,
-                                 [this, key, done = std::move(done), keep = Ref(this)](cluster::ClaimOutcome c) {
-                                   // A claim won for a connection that went meanwhile is given back at once.
-                                   if (closing() && c.result == cluster::ClaimResult::Owned)
-                                     services_.cluster->release(key);
-                                   if (!c.taken_from.empty()) {
-                                     SLUICE_LOG_INFO("conn={} peer={} event=publish_takeover stream={} from_node={}",
-                                                     id(), peer(), key, c.taken_from);
-                                   }
-                                   AccessOutcome answer;
-                                   if (c.result != cluster::ClaimResult::Owned) {
-                                     answer.refused_by = RefusedBy::Rules;
-                                     answer.reason = c.owner;
-                                   }
-                                   done(std::move(answer));
-                                 });
+      [this, app, held, claim](AccessDone done) {
+        claim_publish(
+            services_.publish, *app, *this, held->name, [this, keep = Ref(this)] { return !closing(); },
+            [claim, done = std::move(done)](PublishClaim c) {
+              *claim = std::move(c);
+              done(AccessOutcome{});
+            });
         return uint64_t{0};
       },
-      [this, e, key, held](AccessOutcome&& c) {
-        if (c.allowed()) return publish_here(e, key, std::move(*held));
-        session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
-                                "Stream '" + held->name + "' is already publishing on another node.");
-        SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"owned by node {}\"", id(),
-                        peer(), app_, held->name, c.reason);
-        session_.close_after_flush();
-      });
+      [this, e, app, held, claim](AccessOutcome&&) { publish_here(e, *app, std::move(*held), *claim); });
 }
 
-void RtmpConnection::publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o,
-                                  std::optional<TakeoverAnswer> takeover) {
-  const config::AppConfig* app = config().find_app(app_);
+void RtmpConnection::publish_here(const protocol::PublishEvent& e, const config::AppConfig& app, AccessOutcome&& o,
+                                  const PublishClaim& claim) {
   const std::string& name = o.name;
-  StreamRegistry::Claim claim = registry().claim_publisher(key, this, hub_options(*app));
-  // A publication that ended quietly for this publisher must end for its players after all.
-  const bool abandoned = takeover && takeover->handover.continue_after;
-  if (claim == StreamRegistry::Claim::Full) {
-    if (abandoned) registry().end_abandoned_publication(key);
-    if (services_.cluster != nullptr) services_.cluster->release(key);
-    refuse_for_streams_total(e.stream_id, name, true);
-    return;
-  }
-  if (claim == StreamRegistry::Claim::Taken) {
-    if (!takeover) return take_over(e, key, std::move(o));
-    if (abandoned) registry().end_abandoned_publication(key);
-    GuardCounters::bump(GuardEvent::PublishConflictRefused);
-    const bool reject = app->publish_conflict == config::PublishConflict::Reject;
-    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName,
-                            "Stream '" + name + "' is already publishing" +
-                                (reject ? " (publish_conflict: reject; it is replaced once it sends nothing for " +
-                                              std::to_string(app->publish_stale_after.count()) + " ms)"
-                                        : "") +
-                                ".");
-    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream={} reason=\"already publishing\"", id(),
-                    peer(), app_, name);
+  if (claim.refusal == PublishRefusal::Full) return refuse_for_streams_total(e.stream_id, name, true);
+  if (!claim.granted()) {
+    session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, publish_refusal_text(app, name, claim));
+    const char* why = claim.refusal == PublishRefusal::BadName     ? "hook renamed to an invalid name: "
+                      : claim.refusal == PublishRefusal::OtherNode ? "owned by node "
+                                                                   : "already publishing";
+    SLUICE_LOG_WARN("conn={} peer={} event=publish_rejected app={} stream=\"{}\" reason=\"{}{}\"", id(), peer(), app_,
+                    printable(name), why, claim.detail);
     session_.close_after_flush();
     return;
   }
-  const Handover handover = takeover ? takeover->handover : Handover{};
-  if (takeover && takeover->from_other_loop && services_.cluster != nullptr) services_.cluster->adopt(key);
-  if (handover.takeovers != 0) registry().set_takeovers(key, handover.takeovers);
   note_lifetime(o.lifetime_s);
   session_.accept_publish(e.stream_id, name);
-  publishers_.push_back(std::make_unique<LivePublisher>(
-      *this, e.stream_id, key, name, static_cast<uint32_t>(app->timestamp_jump.count()), handover.continue_after));
-  publishers_.back()->ticket = ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat));
-  if (app->record.mode == config::RecordMode::All) publishers_.back()->start_recording(*app);
-  publishers_.back()->start_relays(*app, o.push);
+  publishers_.push_back(start_publisher(*this, app, e.stream_id, name, claim,
+                                        ticket_for(AccessAction::Publish, name, e.publish.query, std::move(o.seat)),
+                                        o.push));
+  const uint32_t takeovers = claim.handover.takeovers;
   SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} type={}{}{}", id(), peer(), app_, name,
                   e.publish.type, name != e.publish.name ? " renamed_from=" + e.publish.name : "",
-                  handover.takeovers != 0 ? " takeovers=" + std::to_string(handover.takeovers) : "");
-}
-
-void RtmpConnection::take_over(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o) {
-  // server/live/takeover.hpp: the answer comes at once, or later when another loop publishes the
-  // name; the connection waits for it as for a hook.
-  auto held = std::make_shared<AccessOutcome>(std::move(o));
-  auto answer = std::make_shared<TakeoverAnswer>();
-  ask(
-      [this, key, answer](AccessDone done) {
-        server::take_over(registry(), *config().find_app(app_), key, this,
-                          "conn " + std::to_string(id()) + " from " + peer(),
-                          [done = std::move(done), answer, keep = Ref(this)](const TakeoverAnswer& a) {
-                            *answer = a;
-                            done(AccessOutcome{});
-                          });
-        return uint64_t{0};
-      },
-      [this, e, key, held, answer](AccessOutcome&&) { publish_here(e, key, std::move(*held), *answer); });
+                  takeovers != 0 ? " takeovers=" + std::to_string(takeovers) : "");
 }
 
 void RtmpConnection::end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) {
@@ -277,7 +210,7 @@ void RtmpConnection::on_play_live(const config::AppConfig& app, protocol::PlayEv
   HookEvent ev = hook_event(e.play.name, e.play.query);
   ask(
       [&](AccessDone done) {
-        return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
+        return services_.publish.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
       },
       [this, e](AccessOutcome&& o) { finish_play_live(e, std::move(o)); });
 }
@@ -378,7 +311,7 @@ void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEve
   HookEvent ev = hook_event(e.play.name, e.play.query);
   ask(
       [&](AccessDone done) {
-        return services_.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
+        return services_.publish.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
       },
       [this, e](AccessOutcome&& o) { finish_play_vod(e, std::move(o)); });
 }

@@ -5,7 +5,7 @@
 #include "protocol/proxy_header.hpp"
 #include "server/io/logging.hpp"
 #include "server/rtmp/live_player.hpp"
-#include "server/rtmp/live_publisher.hpp"
+#include "server/ingest/live_publisher.hpp"
 #include "server/rtmp/vod_player.hpp"
 #include "server/record/recorder.hpp"
 
@@ -25,9 +25,9 @@ protocol::SessionOptions session_options(const config::Config& cfg) {
 }  // namespace
 
 RtmpConnection::RtmpConnection(RtmpServices& services, uint64_t id)
-    : SessionSocket(services.loop, id, session_options(services.loop.config())), services_(services) {
+    : SessionSocket(services.publish.loop, id, session_options(services.publish.loop.config())), services_(services) {
   last_ping_ms_ = started_ms();
-  const auto& limits = services.loop.config().rtmp.limits;
+  const auto& limits = services.publish.loop.config().rtmp.limits;
   output_guard_.configure(limits.output_soft_bytes, limits.output_hard_bytes,
                           static_cast<uint64_t>(limits.output_timeout.count()));
 }
@@ -228,7 +228,7 @@ void RtmpConnection::end_streams() {
 }
 
 void RtmpConnection::on_close(const std::string& reason) {
-  if (pending_ != 0) services_.gate.cancel(std::exchange(pending_, 0));
+  if (pending_ != 0) services_.publish.gate.cancel(std::exchange(pending_, 0));
   held_.clear();
   for (auto& p : publishers_) p->ticket.set_end_reason(reason);
   for (auto& p : players_) p->ticket.set_end_reason(reason);

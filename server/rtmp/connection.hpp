@@ -25,7 +25,8 @@
 #include "server/io/stream_socket.hpp"
 #include "server/live/session_socket.hpp"
 #include "server/live/stream_registry.hpp"
-#include "server/live/takeover.hpp"
+#include "server/ingest/publish_claim.hpp"
+#include "server/ingest/publish_services.hpp"
 
 namespace sluice::config {
 struct AppConfig;
@@ -48,24 +49,17 @@ class ClusterService;
 // What an RTMP connection reaches beyond its loop. The composition root owns all of it, one per
 // worker loop, and it outlives every connection.
 struct RtmpServices {
-  LoopContext& loop;
-  StreamRegistry& registry;
+  // The loop, its registry and gate, and what a publish starts (relays, HLS, the cluster's claim).
+  PublishServices& publish;
   VodFiles& vod_files;
-  AccessGate& gate;
   // Told when a connection object is destroyed (the root keeps the set of connections).
   std::function<void(RtmpConnection*)> on_destroyed;
-  // Push targets of the streams published here (server/relay/relay_manager.hpp); may be null.
-  RelayManager* relays = nullptr;
-  // HLS muxers of this loop, started on publish where the app is not on demand; may be null.
-  HlsService* hls = nullptr;
-  // Stream ownership in the cluster registry (docs/cluster.md); null on a single node.
-  cluster::ClusterService* cluster = nullptr;
   // The node drains (server/drain.cpp): a client whose connect is accepted from now on is asked
   // at once to reconnect elsewhere, if it can.
   bool draining = false;
 };
 
-class RtmpConnection final : public SessionSocket {
+class RtmpConnection final : public SessionSocket, public PublisherHost {
  public:
   RtmpConnection(RtmpServices& services, uint64_t id);
 
@@ -101,18 +95,22 @@ class RtmpConnection final : public SessionSocket {
   RecordControl control_recording(const std::string& key, bool start);
   const std::string& app() const { return app_; }
   const config::Config& config() const { return loop_.config(); }
-  StreamRegistry& registry() { return services_.registry; }
+  StreamRegistry& registry() { return services_.publish.registry; }
   VodFiles& vod_files() { return services_.vod_files; }
-  AccessGate& gate() { return services_.gate; }
-  RelayManager* relays() { return services_.relays; }
-  cluster::ClusterService* cluster() { return services_.cluster; }
-  HlsService* hls() { return services_.hls; }
+  AccessGate& gate() { return services_.publish.gate; }
+  RelayManager* relays() { return services_.publish.relays; }
+  cluster::ClusterService* cluster() { return services_.publish.cluster; }
+  HlsService* hls() { return services_.publish.hls; }
+
+  // PublisherHost (server/ingest/publish_services.hpp).
+  const SessionPeer& publishing_peer() const override { return *this; }
+  PublishServices& publish_services() override { return services_.publish; }
   // Who this connection is, for hooks about one of its streams (client, address, app, tcUrl...).
-  HookEvent hook_base_event(const std::string& stream) const { return hook_event(stream, ""); }
+  HookEvent hook_base_event(const std::string& stream) const override { return hook_event(stream, ""); }
   // A new publisher took the name of this connection's publisher on `stream_id` (LivePublisher's
   // give_up): it ends, the client is told why, and the connection closes a second later (unless
   // the same connection published the name again).
-  void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection);
+  void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) override;
 
  protected:
   ~RtmpConnection() override;
@@ -148,13 +146,9 @@ class RtmpConnection final : public SessionSocket {
   void note_lifetime(uint64_t lifetime_s);
   void finish_connect(AccessOutcome&& o);
   void finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o);
-  // The name is this node's (claimed in the cluster, or no cluster): take it on this loop.
-  // `takeover`: the answer of take_over(), once the name's publisher was asked to give it up; a
-  // name still taken then is refused.
-  void publish_here(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o,
-                    std::optional<TakeoverAnswer> takeover = std::nullopt);
-  // The name is published: apps.NAME.publish_conflict says whether its publisher gives it up.
-  void take_over(const protocol::PublishEvent& e, const std::string& key, AccessOutcome&& o);
+  // The answer of claim_publish (server/ingest/publish_claim.hpp): publish, or refuse.
+  void publish_here(const protocol::PublishEvent& e, const config::AppConfig& app, AccessOutcome&& o,
+                    const PublishClaim& claim);
   void finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o);
   void finish_play_vod(const protocol::PlayEvent& e, AccessOutcome&& o);
   // Logs and answers a refusal by the gate; a refused publisher or player is then closed.

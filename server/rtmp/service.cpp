@@ -201,7 +201,7 @@ bool RtmpService::close_client(uint64_t id, const std::string& why) {
   return false;
 }
 
-void RtmpService::close_publisher(const StreamSocket* publisher, const std::string& why) {
+void RtmpService::close_publisher(const SessionPeer* publisher, const std::string& why) {
   for (RtmpConnection* c : connections_) {
     if (c == publisher) return c->close(why);
   }

@@ -71,7 +71,7 @@ class RtmpService {
   // The API's DELETE: closes connection `id` if it is here.
   bool close_client(uint64_t id, const std::string& why);
   // Closes the connection that is `publisher` (a stream another node owns), if it is here.
-  void close_publisher(const StreamSocket* publisher, const std::string& why);
+  void close_publisher(const SessionPeer* publisher, const std::string& why);
   // Starts or stops recording `key` on the connection that publishes it; nullopt: not published here.
   std::optional<RtmpConnection::RecordControl> control_recording(const std::string& key, bool start);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The floors of docs/architecture.md, checked on the include lines of every source file:
 #   base -> protocol -> media -> config -> server/io -> server/{live,vod,access,record} ->
-#   server/{relay,hls} (on live/) -> server/cluster (on relay/) -> server/{rtmp,http}
+#   server/{relay,hls} (on live/) -> server/cluster (on relay/) -> server/ingest (what every
+#   protocol's publisher does) -> server/{rtmp,http,srt}
 #   -> server/api (the stats API and /metrics, reading the loop through ApiView)
 #   -> server/ (the composition root: the files directly in server/: server.*, drain.cpp, main.cpp)
 # A file may include its own folder and the floors below it, never a floor above it or a sibling
@@ -36,6 +37,9 @@ check_floor "server/hls" "$low|server/io/|server/live/|server/hls/" "server/hls/
 # server/cluster/ stands on relay/: a stream owned by another node comes over a relay pull.
 check_floor "server/cluster" "$low|server/io/|server/live/|server/relay/|server/cluster/" "server/cluster/ sees io/, live/ and relay/, no other wing"
 mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|server/relay/|server/hls/|server/cluster/"
+# server/ingest/ stands on every wing a publish starts (relays, HLS, recording, the cluster's claim).
+check_floor "server/ingest" "$mid|server/ingest/" "server/ingest/ sees the wings below, not the front doors or the root"
+mid="$mid|server/ingest/"
 check_floor "server/rtmp" "$mid|server/rtmp/" "server/rtmp/ sees the wings below, not server/http/ or the root"
 check_floor "server/http" "$mid|server/http/" "server/http/ sees the wings below, not server/rtmp/ or the root"
 check_floor "server/srt" "$mid|server/srt/" "server/srt/ sees the wings below, not server/rtmp/, server/http/ or the root"

@@ -28,6 +28,7 @@ struct RtmpFixture : test::LoopFixture {
   StreamRegistry registry;
   VodFiles vod{&uv};
   std::unique_ptr<AccessGate> gate;
+  std::unique_ptr<PublishServices> publish;
   std::unique_ptr<RtmpServices> services;
   std::unique_ptr<RtmpService> service;
   uint16_t port = 0;
@@ -39,7 +40,8 @@ struct RtmpFixture : test::LoopFixture {
     config.rtmp.listen = {{"127.0.0.1", 0}};
     config.limits.per_ip = per_ip;
     gate = std::make_unique<AccessGate>(&uv, config);
-    services.reset(new RtmpServices{*loop, registry, vod, *gate, nullptr});
+    publish.reset(new PublishServices{*loop, registry, *gate});
+    services.reset(new RtmpServices{*publish, vod, nullptr});
     service = std::make_unique<RtmpService>(*loop, *services, nullptr, [] { return size_t{0}; });
     REQUIRE(service->start().ok());
     std::vector<std::string> bound;

@@ -1,4 +1,4 @@
-#include "server/rtmp/live_publisher.hpp"
+#include "server/ingest/live_publisher.hpp"
 
 #include "server/cluster/cluster_service.hpp"
 #include "server/hls/hls_service.hpp"
@@ -6,7 +6,6 @@
 #include "media/frame.hpp"
 #include "media/stream_hub.hpp"
 #include "server/live/stream_registry.hpp"
-#include "server/rtmp/connection.hpp"
 #include "server/io/logging.hpp"
 #include "config/config.hpp"
 #include "server/record/recorder.hpp"
@@ -14,60 +13,67 @@
 
 namespace sluice::server {
 
-LivePublisher::LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name,
+LivePublisher::LivePublisher(PublisherHost& host, uint32_t stream_id, std::string key, std::string name,
                              uint32_t timestamp_jump_ms, std::optional<uint32_t> continue_after)
-    : conn_(conn), stream_id_(stream_id), key_(std::move(key)), name_(std::move(name)) {
+    : host_(host),
+      services_(host.publish_services()),
+      stream_id_(stream_id),
+      key_(std::move(key)),
+      name_(std::move(name)) {
   // The registry created the hub when the name was claimed.
-  hub_ = conn_.registry().find(key_);
+  hub_ = services_.registry.find(key_);
   publication_.emplace(*hub_, timestamp_jump_ms, continue_after);
-  last_frame_ms_ = conn_.loop_context().now_ms();
-  conn_.registry().set_seat(key_, &conn_, this);
+  last_frame_ms_ = services_.loop.now_ms();
+  services_.registry.set_seat(key_, &host_.publishing_peer(), this);
 }
 
 uint64_t LivePublisher::quiet_ms() const {
-  const uint64_t now = conn_.loop_context().now_ms();
+  const uint64_t now = services_.loop.now_ms();
   return now > last_frame_ms_ ? now - last_frame_ms_ : 0;
 }
 
-std::optional<uint32_t> LivePublisher::give_up(const std::string& why, const StreamSocket* taker) {
+std::optional<uint32_t> LivePublisher::give_up(const std::string& why, const SessionPeer* taker) {
   cluster_successor_ = taker ? Successor::SameLoop : Successor::OtherLoop;
   // The hub's publication goes on for the taker: its players see no end, only the new frames.
   const uint32_t latest = publication_->end_quietly();
-  conn_.end_replaced_publisher(stream_id_, why, taker == &conn_);  // destroys this
+  host_.end_replaced_publisher(stream_id_, why, taker == &host_.publishing_peer());  // destroys this
   return latest;
 }
 
 void LivePublisher::start_relays(const config::AppConfig& app,
                                  const std::vector<std::pair<std::string, std::string>>& extra) {
-  if (RelayManager* relays = conn_.relays()) relays->on_publish_start(app, name_, *hub_, extra);
-  if (HlsService* hls = conn_.hls()) hls->on_publish(app, key_);
+  if (RelayManager* relays = services_.relays) relays->on_publish_start(app, name_, *hub_, extra);
+  if (HlsService* hls = services_.hls) hls->on_publish(app, key_);
 }
 
 LivePublisher::~LivePublisher() {
   // The recording first: it is one of the hub's subscribers, and the hub may go with the claim.
   if (recorder_) recorder_->stop("unpublish");
   recorder_.reset();
-  if (RelayManager* relays = conn_.relays()) relays->on_publish_end(key_);
+  if (RelayManager* relays = services_.relays) relays->on_publish_end(key_);
   const uint64_t frames = publication_->frames(), bytes = publication_->bytes();
   const uint64_t jumps = publication_->timestamp_jumps();
   publication_.reset();
-  SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}", conn_.id(), key_, frames,
-                  bytes, jumps);
-  conn_.registry().release_publisher(key_, &conn_);
-  if (cluster::ClusterService* c = conn_.cluster()) {
+  SLUICE_LOG_INFO("conn={} event=publish_end stream={} frames={} bytes={} timestamp_jumps={}",
+                  host_.publishing_peer().id(), key_, frames, bytes, jumps);
+  services_.registry.release_publisher(key_, &host_.publishing_peer());
+  if (cluster::ClusterService* c = services_.cluster) {
     if (cluster_successor_ == Successor::None) c->release(key_);
     if (cluster_successor_ == Successor::OtherLoop) c->hand_over(key_);
   }
 }
 
-void LivePublisher::on_message(protocol::Message& m) {
-  last_frame_ms_ = conn_.loop_context().now_ms();
+void LivePublisher::on_message(protocol::Message& m) { on_frame(m.type, m.timestamp, std::move(m.payload)); }
+
+void LivePublisher::on_frame(uint8_t type, uint32_t timestamp, Slice payload) {
+  last_frame_ms_ = services_.loop.now_ms();
   std::optional<media::TimestampCorrector::Jump> jump;
-  media::FramePtr frame = publication_->publish(m.type, m.timestamp, std::move(m.payload), jump);
+  media::FramePtr frame = publication_->publish(type, timestamp, std::move(payload), jump);
   if (jump) log_jump(*jump);
   if (!logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
     logged_codecs_ = true;
-    SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", conn_.id(), key_, hub_->info().summary());
+    SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", host_.publishing_peer().id(), key_,
+                    hub_->info().summary());
   }
 }
 
@@ -82,8 +88,8 @@ void LivePublisher::start_recording(const config::AppConfig& app) {
   s.segment_bytes = app.record.segment_bytes;
   // The file may finish after this publisher is gone: the callback holds only the loop's gate
   // (which outlives every recording: a stopping server waits for them) and copies.
-  HookEvent base = conn_.hook_base_event(name_);
-  s.on_file_done = [gate = &conn_.gate(), base](const RecordFile::Done& d) {
+  HookEvent base = host_.hook_base_event(name_);
+  s.on_file_done = [gate = &services_.gate, base](const RecordFile::Done& d) {
     HookEvent e = base;
     e.path = d.path;
     e.mp4_path = d.mp4_path;
@@ -95,15 +101,15 @@ void LivePublisher::start_recording(const config::AppConfig& app) {
     e.error = d.error;
     gate->notify_record_done(std::move(e));
   };
-  recorder_ = std::make_unique<Recorder>(conn_.loop_context().loop(), *hub_, s);
-  SLUICE_LOG_INFO("conn={} event=record_start stream={} dir=\"{}\"", conn_.id(), key_, s.dir);
+  recorder_ = std::make_unique<Recorder>(services_.loop.loop(), *hub_, s);
+  SLUICE_LOG_INFO("conn={} event=record_start stream={} dir=\"{}\"", host_.publishing_peer().id(), key_, s.dir);
 }
 
 bool LivePublisher::stop_recording(const std::string& why) {
   if (!recording()) return false;
   recorder_->stop(why);
   recorder_.reset();
-  SLUICE_LOG_INFO("conn={} event=record_stop stream={} reason=\"{}\"", conn_.id(), key_, why);
+  SLUICE_LOG_INFO("conn={} event=record_stop stream={} reason=\"{}\"", host_.publishing_peer().id(), key_, why);
   return true;
 }
 
@@ -112,10 +118,10 @@ bool LivePublisher::recording() const { return recorder_ && recorder_->recording
 void LivePublisher::log_jump(const media::TimestampCorrector::Jump& j) {
   GuardCounters::bump(GuardEvent::TimestampJump);
   uint64_t suppressed = 0;
-  if (!jump_log_.allow(conn_.loop_context().now_ms(), suppressed)) return;
+  if (!jump_log_.allow(services_.loop.now_ms(), suppressed)) return;
   SLUICE_LOG_WARN("conn={} event=timestamp_jump stream={} kind={} from={} to={} step_ms={} rebased_to={} suppressed={}",
-                  conn_.id(), key_, j.kind == media::FrameKind::Audio ? "audio" : "video", j.from, j.to, j.step_ms,
-                  j.output, suppressed);
+                  host_.publishing_peer().id(), key_, j.kind == media::FrameKind::Audio ? "audio" : "video", j.from,
+                  j.to, j.step_ms, j.output, suppressed);
 }
 
 }  // namespace sluice::server

@@ -1,4 +1,5 @@
-// LivePublisher: one published live stream on an RTMP connection. Its messages feed the stream's
+// LivePublisher: one published live stream, whatever protocol brings it (an RTMP publish, an SRT
+// caller in publish mode), on the connection that owns it (a PublisherHost). Its frames feed the stream's
 // hub through a Publication (server/live/publication.hpp: continuous timestamps, counts, the
 // publication's start and end); it starts what a publish brings with it (push targets, HLS, the
 // recording) and gives the name back when destroyed.
@@ -17,6 +18,7 @@
 #include "server/live/publication.hpp"
 #include "protocol/message.hpp"
 #include "server/io/guard_counters.hpp"
+#include "server/ingest/publish_services.hpp"
 
 namespace sluice::media {
 class StreamHub;
@@ -27,20 +29,21 @@ struct AppConfig;
 
 namespace sluice::server {
 
-class RtmpConnection;
 class Recorder;
 
 class LivePublisher final : public PublisherSeat {
  public:
   // timestamp_jump_ms: the app's timestamp_jump (config/config.hpp). continue_after: it took the
   // name over from a publication that ended quietly (server/live/publication.hpp).
-  LivePublisher(RtmpConnection& conn, uint32_t stream_id, std::string key, std::string name, uint32_t timestamp_jump_ms,
+  LivePublisher(PublisherHost& host, uint32_t stream_id, std::string key, std::string name, uint32_t timestamp_jump_ms,
                 std::optional<uint32_t> continue_after = {});
   ~LivePublisher() override;
   LivePublisher(const LivePublisher&) = delete;
   LivePublisher& operator=(const LivePublisher&) = delete;
 
   void on_message(protocol::Message& m);
+  // One canonical frame (media/frame.hpp: an FLV tag's type and body, a millisecond timestamp).
+  void on_frame(uint8_t type, uint32_t timestamp, Slice payload);
 
   uint32_t stream_id() const { return stream_id_; }
   const std::string& name() const { return name_; }
@@ -58,16 +61,17 @@ class LivePublisher final : public PublisherSeat {
   AccessTicket ticket;
 
   // PublisherSeat (server/live/stream_registry.hpp): a takeover ends this publisher through its
-  // connection, which owns it (`this` is gone when give_up returns).
+  // host, which owns it (`this` is gone when give_up returns).
   uint64_t quiet_ms() const override;
-  std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* taker) override;
+  std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* taker) override;
 
  private:
   // Who has the name's cluster claim after this publisher: nobody (it is released), the taker on
   // this loop (the claim is shared: nothing to do), or on another loop of this node (this loop
   // stops refreshing it and leaves it in place).
   enum class Successor : uint8_t { None, SameLoop, OtherLoop };
-  RtmpConnection& conn_;
+  PublisherHost& host_;
+  PublishServices& services_;
   uint32_t stream_id_;
   std::string key_;
   std::string name_;

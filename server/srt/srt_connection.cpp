@@ -1,0 +1,281 @@
+#include "server/srt/srt_connection.hpp"
+
+#include <algorithm>
+
+#include "server/io/guard_counters.hpp"
+#include "server/io/logging.hpp"
+#include "server/srt/srt_service.hpp"
+#include "server/srt/srt_socket.hpp"
+
+namespace sluice::server {
+
+namespace {
+// A reader's flush moves at most this much of its queue per pass, and makes a few passes: one
+// reader cannot keep the loop, and libsrt's send buffer takes a GOP in a few passes.
+constexpr size_t kFillBytes = 256 * 1024;
+constexpr int kPassesPerFlush = 8;
+constexpr size_t kMaxMessage = 1500;  // more than any SRT payload (1456 at most)
+}  // namespace
+
+SrtConnection::SrtConnection(SrtService& service, PublishServices& services, SRTSOCKET socket, uint64_t id)
+    : service_(service), services_(services), socket_(socket), id_(id), started_ms_(services.loop.now_ms()) {}
+
+SrtConnection::~SrtConnection() { *alive_ = false; }
+
+void SrtConnection::open() {
+  peer_ = srt_peer(socket_);
+  char sid[protocol::kMaxSrtStreamId + 1] = {};
+  int len = sizeof sid - 1;
+  if (srt_getsockflag(socket_, SRTO_STREAMID, sid, &len) != 0) len = 0;
+  // The handshake checked it already; a stream id read back wrong is the only way to fail here.
+  auto parsed = protocol::parse_srt_stream_id(std::string_view(sid, static_cast<size_t>(len)));
+  if (!parsed) return close("bad stream id");
+  stream_ = std::move(*parsed);
+  const config::AppConfig* app = services_.loop.config().find_app(stream_.app);
+  if (app == nullptr) return close("no app");
+  const bool publishes = stream_.mode == protocol::SrtStreamId::Mode::Publish;
+  SLUICE_LOG_INFO("conn={} peer={} event=srt_connect app={} stream=\"{}\" mode={}", id_, peer(), stream_.app,
+                  printable(stream_.name), publishes ? "publish" : "request");
+  watch(SRT_EPOLL_ERR);
+  HookEvent ev = hook_base_event(stream_.name);
+  ev.query = stream_.query;
+  std::weak_ptr<bool> alive = alive_;
+  pending_gate_ = services_.gate.admit(publishes ? AccessAction::Publish : AccessAction::Play, *app, peer_.raw,
+                                       std::move(ev), [this, alive](AccessOutcome&& o) {
+                                         if (alive.expired() || closed_) return;
+                                         pending_gate_ = 0;
+                                         admitted(std::move(o));
+                                       });
+}
+
+HookEvent SrtConnection::hook_base_event(const std::string& stream) const {
+  HookEvent e;
+  e.client_id = id_;
+  set_hook_peer(e, peer());
+  e.app = stream_.app;
+  e.stream = stream;
+  e.protocol = "srt";
+  return e;
+}
+
+void SrtConnection::refuse(const char* event, const std::string& reason) {
+  SLUICE_LOG_WARN("conn={} peer={} event={} app={} stream=\"{}\" reason=\"{}\"", id_, peer(), event, stream_.app,
+                  printable(stream_.name), reason);
+  close(reason);
+}
+
+void SrtConnection::admitted(AccessOutcome&& o) {
+  const bool publishes = stream_.mode == protocol::SrtStreamId::Mode::Publish;
+  if (!o.allowed()) return refuse(publishes ? "publish_rejected" : "play_rejected", "not allowed: " + o.reason);
+  const config::AppConfig* app = services_.loop.config().find_app(stream_.app);
+  if (!publishes) return read(*app, std::move(o));
+  auto held = std::make_shared<AccessOutcome>(std::move(o));
+  std::weak_ptr<bool> alive = alive_;
+  claim_publish(
+      services_, *app, *this, held->name, [this, alive] { return !alive.expired() && !closed_; },
+      [this, app, held](PublishClaim c) { publish(*app, std::move(*held), c); });
+}
+
+void SrtConnection::publish(const config::AppConfig& app, AccessOutcome&& o, const PublishClaim& claim) {
+  const std::string& name = o.name;
+  if (!claim.granted()) {
+    if (claim.refusal == PublishRefusal::Full) GuardCounters::bump(GuardEvent::StreamsTotal);
+    return refuse("publish_rejected", publish_refusal_text(app, name, claim));
+  }
+  key_ = claim.key;
+  HookEvent ev = hook_base_event(name);
+  ev.query = stream_.query;
+  publisher_ = start_publisher(
+      *this, app, 0, name, claim,
+      AccessTicket(services_.gate, AccessAction::Publish, std::move(ev), std::move(o.seat), *this, services_.loop),
+      o.push);
+  const uint32_t takeovers = claim.handover.takeovers;
+  SLUICE_LOG_INFO("conn={} peer={} event=publish app={} stream={} proto=srt{}{}", id_, peer(), app.name, name,
+                  name != stream_.name ? " renamed_from=" + stream_.name : "",
+                  takeovers != 0 ? " takeovers=" + std::to_string(takeovers) : "");
+  watch(SRT_EPOLL_IN | SRT_EPOLL_ERR);
+  receive_media();  // what came while the gate decided
+}
+
+void SrtConnection::read(const config::AppConfig& app, AccessOutcome&& o) {
+  const std::string& name = o.name;
+  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
+    GuardCounters::bump(GuardEvent::BadStreamName);
+    return refuse("play_rejected", "invalid stream name from the on_play hook");
+  }
+  StreamRegistry& registry = services_.registry;
+  const std::string key = app.name + "/" + name;
+  const bool live = registry.is_live(key);
+  const bool pulled = !live && registry.ask_upstream(app, name);
+  if (!live && !pulled && !app.wait_for_publisher) return refuse("play_rejected", "no stream '" + name + "'");
+  media::StreamHub* hub = registry.get_or_create(key, hub_options(app));
+  if (hub == nullptr) {
+    GuardCounters::bump(GuardEvent::StreamsTotal);
+    return refuse("play_rejected", "rtmp.limits.max_streams reached");
+  }
+  key_ = key;
+  HookEvent ev = hook_base_event(name);
+  ev.query = stream_.query;
+  reader_ = std::make_unique<SrtReader>(*this, registry, key, *hub, services_.loop.config().rtmp.player_queue);
+  reader_->ticket =
+      AccessTicket(services_.gate, AccessAction::Play, std::move(ev), std::move(o.seat), *this, services_.loop);
+  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} proto=srt live={}", id_, peer(), app.name, name,
+                  live     ? "yes"
+                  : pulled ? "pulling"
+                           : "waiting");
+  watch(SRT_EPOLL_IN | SRT_EPOLL_ERR);
+  discard_input();
+  request_flush();
+}
+
+void SrtConnection::watch(int events) {
+  if (!closed_) service_.poller().watch(socket_, events);
+}
+
+void SrtConnection::on_ready(int events) {
+  if (closed_) return;
+  if (events & SRT_EPOLL_IN) {
+    if (publisher_) {
+      receive_media();
+    } else {
+      discard_input();
+    }
+  }
+  if (closed_) return;
+  if ((events & SRT_EPOLL_OUT) && blocked_) {
+    blocked_ = false;
+    watch(SRT_EPOLL_IN | SRT_EPOLL_ERR);
+    flush();
+  }
+  if (closed_) return;
+  if (events & SRT_EPOLL_ERR) {
+    const SRT_SOCKSTATUS st = srt_getsockstate(socket_);
+    close(st == SRTS_BROKEN ? "connection broken (peer gone or idle timeout)" : "closed by peer");
+  }
+}
+
+void SrtConnection::receive_media() {
+  uint8_t buf[kMaxMessage];
+  while (!closed_ && publisher_) {
+    const int n = srt_recvmsg(socket_, reinterpret_cast<char*>(buf), sizeof buf);
+    if (n == SRT_ERROR) {
+      const int error = srt_getlasterror(nullptr);
+      if (error == SRT_EASYNCRCV) return;
+      return close(error == SRT_ECONNLOST ? "closed by peer" : srt_error("srt_recvmsg"));
+    }
+    if (n <= 0) return;
+    bytes_in_ += static_cast<uint64_t>(n);
+    frames_.clear();
+    Result<void> fed = demuxer_.feed({buf, static_cast<size_t>(n)}, frames_);
+    for (auto& f : frames_) {
+      if (!publisher_) break;
+      publisher_->on_frame(f.type, f.timestamp, Slice::adopt(std::move(f.body)));
+    }
+    if (!fed) {
+      GuardCounters::bump(GuardEvent::SrtBadInput);
+      return refuse("srt_bad_input", "bad MPEG-TS: " + fed.error().message());
+    }
+  }
+}
+
+void SrtConnection::discard_input() {
+  char buf[kMaxMessage];
+  while (!closed_) {
+    const int n = srt_recvmsg(socket_, buf, sizeof buf);
+    if (n == SRT_ERROR) {
+      if (srt_getlasterror(nullptr) != SRT_EASYNCRCV) close(srt_error("srt_recvmsg"));
+      return;
+    }
+    if (n <= 0) return;
+    bytes_in_ += static_cast<uint64_t>(n);
+  }
+}
+
+void SrtConnection::request_flush() {
+  if (!closed_) services_.loop.flush().flush_soon(this);
+}
+
+void SrtConnection::request_held_flush() {
+  if (!closed_) services_.loop.flush().flush_held(this);
+}
+
+void SrtConnection::schedule_close(std::string reason) {
+  if (closing_soon()) return;
+  pending_close_reason = std::move(reason);
+  services_.loop.flush().flush_soon(this);
+}
+
+bool SrtConnection::send_pending() {
+  const size_t payload = services_.loop.config().srt.payload_size;
+  while (sent_ < pending_.size()) {
+    const size_t n = std::min(payload, pending_.size() - sent_);
+    const int rc =
+        srt_sendmsg2(socket_, reinterpret_cast<const char*>(pending_.data() + sent_), static_cast<int>(n), nullptr);
+    if (rc == SRT_ERROR) {
+      if (srt_getlasterror(nullptr) == SRT_EASYNCSND) {
+        blocked_ = true;
+        watch(SRT_EPOLL_IN | SRT_EPOLL_OUT | SRT_EPOLL_ERR);
+        return false;
+      }
+      close(srt_error("srt_sendmsg"));
+      return false;
+    }
+    sent_ += n;
+    bytes_out_ += n;
+  }
+  pending_.clear();
+  sent_ = 0;
+  return true;
+}
+
+void SrtConnection::flush() {
+  if (closed_ || !reader_ || blocked_) return;
+  bool more = true;
+  for (int pass = 0; pass < kPassesPerFlush && more; ++pass) {
+    if (!send_pending()) return;  // SRT_EPOLL_OUT goes on
+    more = reader_->fill(pending_, kFillBytes);
+    if (!send_pending()) return;
+  }
+  if (more) return request_flush();
+  if (reader_->ended()) close("the publication ended");
+}
+
+void SrtConnection::end_publishing(const std::string& why) {
+  if (!publisher_) return;
+  publisher_->ticket.set_end_reason(why);
+  publisher_.reset();
+}
+
+void SrtConnection::end_replaced_publisher(uint32_t, const std::string& why, bool) {
+  if (!publisher_) return;
+  SLUICE_LOG_WARN("conn={} peer={} event=unpublish app={} stream={} proto=srt reason=\"{}\"", id_, peer(), stream_.app,
+                  stream_.name, why);
+  publisher_->ticket.set_end_reason(why);
+  publisher_.reset();
+  // SRT has no status to carry the reason: the caller sees its connection close.
+  close(why);
+}
+
+void SrtConnection::close(const std::string& reason) {
+  if (closed_) return;
+  if (pending_gate_ != 0) services_.gate.cancel(std::exchange(pending_gate_, 0));
+  if (publisher_) {
+    publisher_->ticket.set_end_reason("closed: " + reason);
+    publisher_.reset();
+  }
+  if (reader_) {
+    reader_->ticket.set_end_reason("closed: " + reason);
+    reader_.reset();
+  }
+  closed_ = true;
+  services_.loop.flush().cancel(this);
+  const media::ts::TsDemuxer::Stats st = demuxer_.stats();
+  SLUICE_LOG_INFO(
+      "conn={} peer={} event=srt_close reason=\"{}\" bytes_in={} bytes_out={} continuity_errors={} damaged_packets={}",
+      id_, peer(), reason, bytes_in_, bytes_out_, st.continuity_errors, st.damaged_packets);
+  service_.poller().unwatch(socket_);
+  srt_close(socket_);
+  service_.retire(this);
+}
+
+}  // namespace sluice::server

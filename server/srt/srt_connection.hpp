@@ -1,0 +1,122 @@
+// SrtConnection: one accepted SRT socket on its worker loop (docs/srt.md). The caller's stream id
+// says what it wants: to publish (its MPEG-TS is demuxed into the stream's hub through a
+// LivePublisher, server/ingest/) or to read (an SrtReader sends it the stream as MPEG-TS). Admission
+// is the access gate's, as for RTMP (hooks see "protocol": "srt"); the stream id's form, the app and
+// the key were already checked in the handshake (srt_handshake.hpp).
+//
+// I/O: the loop's SrtPoller says when the socket became readable, writable or broken
+// (edge-triggered); the connection then reads until libsrt has nothing more, or sends until its
+// send buffer is full and waits for writable. A reader's output is flushed by the loop's
+// FlushScheduler like a TCP player's (at once, or held within rtmp.player_queue.write_delay).
+//
+// Lifetime: the service owns it. close() ends everything at once (the publication, the reader,
+// the socket) and hands the object back to the service, which deletes it on a later loop turn, so
+// a close from inside any callback is safe; callbacks that may come after (a hook's answer) hold
+// a weak token.
+#pragma once
+
+#include <srt/srt.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "media/ts/ts_demuxer.hpp"
+#include "protocol/srt_stream_id.hpp"
+#include "server/access/gate.hpp"
+#include "server/ingest/live_publisher.hpp"
+#include "server/ingest/publish_claim.hpp"
+#include "server/ingest/publish_services.hpp"
+#include "server/io/flush_scheduler.hpp"
+#include "server/io/net_address.hpp"
+#include "server/io/player_output.hpp"
+#include "server/srt/srt_reader.hpp"
+
+namespace sluice::server {
+
+class SrtService;
+
+class SrtConnection final : public Flushable, public PlayerOutput, public PublisherHost {
+ public:
+  SrtConnection(SrtService& service, PublishServices& services, SRTSOCKET socket, uint64_t id);
+  ~SrtConnection();
+  SrtConnection(const SrtConnection&) = delete;
+  SrtConnection& operator=(const SrtConnection&) = delete;
+
+  // Reads the caller's stream id and address and asks the access gate.
+  void open();
+  // What the poller saw: SRT_EPOLL_IN, OUT, ERR.
+  void on_ready(int events);
+  // Server stop, first step: a publication ends, so its players everywhere are told.
+  void end_publishing(const std::string& why);
+
+  SRTSOCKET socket() const { return socket_; }
+  bool publishing() const { return publisher_ != nullptr; }
+  bool reading() const { return reader_ != nullptr; }
+  bool closed() const { return closed_; }
+  const protocol::SrtStreamId& stream_id() const { return stream_; }
+  const std::string& key() const { return key_; }  // "app/name" once admitted
+  uint64_t started_ms() const { return started_ms_; }
+  uint64_t dropped_frames() const { return reader_ ? reader_->dropped_frames() : 0; }
+  const media::ts::TsDemuxer& demuxer() const { return demuxer_; }
+
+  // SessionPeer and PlayerOutput.
+  uint64_t id() const override { return id_; }
+  const std::string& peer() const override { return peer_.text; }
+  uint64_t bytes_in() const override { return bytes_in_; }
+  uint64_t bytes_out() const override { return bytes_out_; }
+  bool closing_soon() const override { return closed_ || !pending_close_reason.empty(); }
+  size_t write_queue_bytes() const override { return pending_.size() - sent_; }
+  void schedule_close(std::string reason) override;
+  void request_flush() override;
+  void request_held_flush() override;
+
+  // Flushable.
+  void flush() override;
+  void close(const std::string& reason) override;
+
+  // PublisherHost.
+  const SessionPeer& publishing_peer() const override { return *this; }
+  PublishServices& publish_services() override { return services_; }
+  HookEvent hook_base_event(const std::string& stream) const override;
+  void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) override;
+
+ private:
+  void admitted(AccessOutcome&& o);
+  void publish(const config::AppConfig& app, AccessOutcome&& o, const PublishClaim& claim);
+  void read(const config::AppConfig& app, AccessOutcome&& o);
+  void refuse(const char* event, const std::string& reason);
+  // Publisher: every message libsrt holds, through the demuxer into the hub.
+  void receive_media();
+  // Reader: whatever it sends is read and dropped (libsrt would otherwise hold it).
+  void discard_input();
+  // Sends pending_ in messages of payload_size; false when libsrt's send buffer is full (or the
+  // connection closed).
+  bool send_pending();
+  void watch(int events);
+
+  SrtService& service_;
+  PublishServices& services_;
+  SRTSOCKET socket_;
+  uint64_t id_;
+  PeerAddress peer_;
+  protocol::SrtStreamId stream_;
+  std::string key_;
+  uint64_t started_ms_;
+  uint64_t bytes_in_ = 0;
+  uint64_t bytes_out_ = 0;
+  bool closed_ = false;
+  bool blocked_ = false;  // a send met a full buffer: waiting for SRT_EPOLL_OUT
+  uint64_t pending_gate_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  media::ts::TsDemuxer demuxer_;
+  std::vector<media::ts::TsDemuxer::Frame> frames_;
+  std::unique_ptr<LivePublisher> publisher_;
+  std::unique_ptr<SrtReader> reader_;
+  std::vector<uint8_t> pending_;  // a reader's TS bytes not yet taken by libsrt
+  size_t sent_ = 0;               // of pending_
+};
+
+}  // namespace sluice::server
