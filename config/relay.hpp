@@ -35,7 +35,7 @@ struct PullConfig {
   bool operator==(const PullConfig&) const = default;
 };
 
-// Why an rtmp:// or rtmps:// relay URL is not usable (for the config, the API, the on_publish hook);
+// Why an rtmp://, rtmps:// or srt:// relay URL is not usable (for the config, the API, the on_publish hook);
 // empty when it is.
 std::string relay_url_problem(std::string_view url);
 

@@ -6,12 +6,19 @@
 namespace sluice::config {
 
 std::string relay_url_problem(std::string_view url) {
-  if (!url.starts_with("rtmp://") && !url.starts_with("rtmps://")) return "must start with rtmp:// or rtmps://";
+  if (!url.starts_with("rtmp://") && !url.starts_with("rtmps://") && !url.starts_with("srt://")) {
+    return "must start with rtmp://, rtmps:// or srt://";
+  }
   if (url.size() > 2048) return "is longer than 2048 bytes";
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
       return "may only hold visible ASCII characters";
     }
+  }
+  if (url.starts_with("srt://")) {
+    if (RelayUrl::parse(url)) return "";
+    return "is not srt://host:port?streamid=ID[&passphrase=P][&latency=MS][&pbkeylen=16|24|32] (a stream id of 1..512 "
+           "bytes, percent-encoded; a passphrase of 10..79 characters; a latency of 20..10000 ms; no other setting)";
   }
   std::string_view rest = url.substr(url.find("//") + 2);
   const size_t slash = rest.find('/');
@@ -81,7 +88,7 @@ void load_pull(FieldReader& r, const Field& self, RelayConfig& relay) {
   if (auto f = s.take("upstreams")) {
     read_urls(r, *f, p.upstreams);
   } else {
-    r.error(self, "needs upstreams (a list of rtmp:// or rtmps:// URLs)");
+    r.error(self, "needs upstreams (a list of rtmp://, rtmps:// or srt:// URLs)");
   }
   if (auto f = s.take("on_demand")) r.read_bool(*f, p.on_demand);
   if (auto f = s.take("idle")) r.read_duration(*f, p.idle, std::chrono::seconds(0), std::chrono::hours(24), true);

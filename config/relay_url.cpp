@@ -5,9 +5,96 @@
 
 namespace sluice::config {
 
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> percent_decoded(std::string_view in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out += in[i];
+      continue;
+    }
+    if (i + 2 >= in.size()) return std::nullopt;
+    const int hi = hex_digit(in[i + 1]), lo = hex_digit(in[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+bool read_number(std::string_view text, uint32_t max, uint32_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return !text.empty() && ec == std::errc() && p == text.data() + text.size() && out <= max;
+}
+
+// srt://host:port?query (the authority as for RTMP, a port required, no path).
+std::optional<RelayUrl> parse_srt(std::string_view rest) {
+  RelayUrl u;
+  u.srt = true;
+  const size_t q = rest.find('?');
+  std::string_view authority = rest.substr(0, q);
+  if (!authority.empty() && authority.back() == '/') authority.remove_suffix(1);
+  if (authority.empty() || authority.find('/') != std::string_view::npos ||
+      authority.find('@') != std::string_view::npos)
+    return std::nullopt;
+  const size_t colon = authority.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  std::string_view host = authority.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return std::nullopt;
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return std::nullopt;  // an IPv6 address needs its brackets
+  }
+  uint32_t port = 0;
+  if (!read_number(authority.substr(colon + 1), 65535, port) || port == 0) return std::nullopt;
+  u.host = std::string(host);
+  u.port = static_cast<uint16_t>(port);
+  std::string_view query = q == std::string_view::npos ? std::string_view() : rest.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    const size_t eq = pair.find('=');
+    if (eq == std::string_view::npos) return std::nullopt;
+    std::string_view key = pair.substr(0, eq), value = pair.substr(eq + 1);
+    if (key == "streamid") {
+      auto decoded = percent_decoded(value);
+      if (!decoded || decoded->empty() || decoded->size() > 512) return std::nullopt;
+      u.stream_id = std::move(*decoded);
+    } else if (key == "passphrase") {
+      auto decoded = percent_decoded(value);
+      if (!decoded || decoded->size() < 10 || decoded->size() > 79) return std::nullopt;
+      u.passphrase = std::move(*decoded);
+    } else if (key == "latency") {
+      if (!read_number(value, 10'000, u.latency_ms) || u.latency_ms < 20) return std::nullopt;
+    } else if (key == "pbkeylen") {
+      if (!read_number(value, 32, u.pbkeylen) || (u.pbkeylen != 16 && u.pbkeylen != 24 && u.pbkeylen != 32))
+        return std::nullopt;
+    } else {
+      return std::nullopt;  // a setting Sluice would silently ignore
+    }
+  }
+  if (u.stream_id.empty()) return std::nullopt;
+  const std::string shown = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+  u.tc_url = "srt://" + shown + ":" + std::to_string(u.port);
+  return u;
+}
+
+}  // namespace
+
 std::optional<RelayUrl> RelayUrl::parse(std::string_view url) {
   RelayUrl u;
   std::string_view rest;
+  if (url.starts_with("srt://")) return parse_srt(url.substr(6));
   if (url.starts_with("rtmps://")) {
     u.tls = true;
     u.port = 443;
@@ -75,8 +162,8 @@ std::optional<RelayUrl> RelayUrl::parse(std::string_view url) {
 
 std::string RelayUrl::stream_name(std::string_view local_name, std::string_view key) const {
   if (!key.empty()) return std::string(key);
-  if (name.empty()) return std::string(local_name);
-  std::string out = name;
+  if (!srt && name.empty()) return std::string(local_name);
+  std::string out = srt ? stream_id : name;
   constexpr std::string_view kPlaceholder = "{stream}";
   for (size_t at = out.find(kPlaceholder); at != std::string::npos;
        at = out.find(kPlaceholder, at + local_name.size())) {

@@ -95,12 +95,15 @@ Result<void> Server::start() {
   relays_->start();
   if (config_.cluster.enabled()) start_cluster();
   if (auto r = rtmp_->start(); !r) return r;
-  if (config_.srt.enabled()) {
-    srt_ = std::make_unique<SrtService>(publish_services_, mesh_, worker_, [this] {
-      return connection_count() + http_connection_count() + SrtService::total_connections();
-    });
-    if (auto r = srt_->start(); !r) return r;
-  }
+  // Every loop has an SRT side: srt:// relays need one even where nothing listens for SRT (its
+  // thread starts with its first socket).
+  srt_ = std::make_unique<SrtService>(publish_services_, mesh_, worker_, [this] {
+    return connection_count() + http_connection_count() + SrtService::total_connections();
+  });
+  if (auto r = srt_->start(); !r) return r;
+  relays_->use_srt_links([s = srt_.get()](uint64_t id, RelayLink::Settings settings, RelayLink::Owner* owner) {
+    return s->make_link(id, std::move(settings), owner);
+  });
   if (config_.http.enabled) make_http();
   if (worker_ != 0) return ok();
   start_first_worker();

@@ -67,6 +67,7 @@ void server_series(MetricsText& out, ApiView& server, const json& s) {
   out.metric("sluice_connections", "gauge", "Open client connections.");
   out.value("sluice_connections{protocol=\"rtmp\"}", static_cast<double>(server.connection_count()));
   out.value("sluice_connections{protocol=\"http\"}", static_cast<double>(server.http_connection_count()));
+  out.value("sluice_connections{protocol=\"srt\"}", s["connections"]["srt"].get<double>());
   out.metric("sluice_streams", "gauge", "Streams known to the server (published or waited for).");
   out.value("sluice_streams", s["streams"]["total"].get<double>());
   out.metric("sluice_streams_live", "gauge", "Streams with a publisher.");
@@ -92,6 +93,19 @@ void record_series(MetricsText& out) {
   out.value("sluice_record_files_open", static_cast<double>(rec.files_open.load()));
   out.metric("sluice_record_files_removed_total", "counter", "Finished recordings removed by record.keep.");
   out.value("sluice_record_files_removed_total", static_cast<double>(rec.files_removed.load()));
+}
+
+// SRT's sums over the open connections (docs/srt.md, "Figures").
+void srt_series(MetricsText& out, const json& s) {
+  const json& t = s["srt"];
+  out.metric("sluice_srt_bytes", "gauge", "Bytes received and sent by the open SRT connections.");
+  out.value("sluice_srt_bytes{direction=\"in\"}", t["bytes_in"].get<double>());
+  out.value("sluice_srt_bytes{direction=\"out\"}", t["bytes_out"].get<double>());
+  out.metric("sluice_srt_packets", "gauge",
+             "SRT packets of the open connections: lost on the way, retransmitted, dropped as too late.");
+  out.value("sluice_srt_packets{kind=\"lost\"}", t["packets_lost"].get<double>());
+  out.value("sluice_srt_packets{kind=\"retransmitted\"}", t["packets_retransmitted"].get<double>());
+  out.value("sluice_srt_packets{kind=\"dropped\"}", t["packets_dropped"].get<double>());
 }
 
 void http_series(MetricsText& out, const json& s) {
@@ -173,6 +187,7 @@ std::string prometheus_text(ApiView& server, HttpService& http, const json& figu
   server_series(out, server, figures);
   record_series(out);
   http_series(out, figures);
+  srt_series(out, figures);
   hls_metrics(server, http, m);
   hold_and_cluster_series(out, figures);
   relay_metrics(server, m);

@@ -14,6 +14,7 @@
 #include "server/api/cluster_api.hpp"
 #include "server/api/hls_api.hpp"
 #include "server/api/http_figures.hpp"
+#include "server/api/srt_figures.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/record/record_stats.hpp"
@@ -250,6 +251,7 @@ json clients_json(ApiView& server, HttpService& http) {
   server.for_each_other_loop_client([&rows](const json& j) { rows.emplace_back(j["id"].get<uint64_t>(), j); });
   json http_rows = json::array();
   add_http_clients(http, now, server.worker(), http_rows);
+  if (SrtService* srt = server.srt()) add_srt_clients(*srt, now, server.worker(), http_rows);
   for (json& j : http_rows) rows.emplace_back(j["id"].get<uint64_t>(), std::move(j));
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   json arr = json::array();
@@ -262,7 +264,8 @@ json server_json(ApiView& server, HttpService& http, const std::map<std::string,
   size_t live = 0;
   for (const auto& [key, j] : streams) live += j["live"].get<bool>();
   const HttpTotals h = http_totals(server, &http);
-  json bytes{{"http_in", h.bytes_in}, {"http_out", h.bytes_out}};
+  const SrtTotals srt = srt_totals(server);
+  json bytes{{"http_in", h.bytes_in}, {"http_out", h.bytes_out}, {"srt_in", srt.bytes_in}, {"srt_out", srt.bytes_out}};
   uint64_t rtmp_in = 0, rtmp_out = 0;
   uint64_t dropped = server.registry().dropped_frames();
   for (RtmpConnection* c : server.connections()) {
@@ -290,8 +293,10 @@ json server_json(ApiView& server, HttpService& http, const std::map<std::string,
               {"connections",
                {{"rtmp", server.connection_count()},
                 {"http", server.http_connection_count()},
-                {"total", server.connection_count() + server.http_connection_count()},
+                {"srt", srt.connections},
+                {"total", server.connection_count() + server.http_connection_count() + srt.connections},
                 {"max", server.config().rtmp.max_connections}}},
+              {"srt", srt_totals_json(srt)},
               {"streams", {{"total", streams.size()}, {"live", live}}},
               {"workers", server.mesh() ? server.mesh()->size() : 1},
               {"bytes", bytes},
@@ -442,6 +447,7 @@ json worker_snapshot(ApiView& server) {
             {"write_hold_ms", server.write_hold_ms()},
             {"cluster", cluster_loop_json(server)}};
   if (const HttpService* http = server.http()) snap["http"] = http_loop_json(*http);
+  if (SrtService* srt = server.srt()) snap["srt"] = srt_loop_json(*srt);
   return snap;
 }
 
@@ -453,6 +459,7 @@ json worker_clients(ApiView& server) {
   }
   // This loop's HTTP connections are rows of /api/v1/clients like the RTMP ones.
   if (const HttpService* http = server.http()) add_http_clients(*http, server.now_ms(), server.worker(), clients);
+  if (SrtService* srt = server.srt()) add_srt_clients(*srt, server.now_ms(), server.worker(), clients);
   return clients;
 }
 

@@ -66,8 +66,8 @@ void Pull::wait_to_retry(const std::string& why) {
 }
 
 void Pull::connect() {
-  RelayClient::Settings s;
-  s.role = RelayClient::Role::Pull;
+  RelayLink::Settings s;
+  s.role = RelayLink::Role::Pull;
   s.url = settings_.upstreams[upstream_];
   s.stream_name = s.url.stream_name(settings_.name);
   if (!settings_.query.empty()) s.stream_name += "?" + settings_.query;
@@ -75,21 +75,22 @@ void Pull::connect() {
   s.setup_timeout_ms = static_cast<uint64_t>(services_.loop.config().rtmp.handshake_timeout.count());
   ++connects_;
   set_state(State::Connecting, "");
-  client_ = new RelayClient(services_.loop, RelayServices::next_id(), std::move(s), this);
+  client_ = services_.make_link(std::move(s), this);
+  if (client_ == nullptr) return wait_to_retry("srt:// needs SRT, which this server was started without");
   client_->start();  // may fail at once: relay_closed has then run
 }
 
-void Pull::relay_live(RelayClient& c) {
+void Pull::relay_live(RelayLink& c) {
   if (claimed_by_ == nullptr) {
-    auto claim = services_.registry.claim_publisher(settings_.key, &c, settings_.hub);
+    auto claim = services_.registry.claim_publisher(settings_.key, &c.link_peer(), settings_.hub);
     if (claim != StreamRegistry::Claim::Claimed) {
       // Published here meanwhile (an edge's own publisher), or the server is full.
       end(claim == StreamRegistry::Claim::Taken ? "published here by another client" : "rtmp.limits.max_streams");
       return;
     }
-    claimed_by_ = &c;
+    claimed_by_ = &c.link_peer();
     hub_ = services_.registry.find(settings_.key);
-    services_.registry.set_seat(settings_.key, &c, this);
+    services_.registry.set_seat(settings_.key, claimed_by_, this);
     if (settings_.follows.takeovers != 0) services_.registry.set_takeovers(settings_.key, settings_.follows.takeovers);
   }
   live_since_ms_ = last_frame_ms_ = services_.loop.now_ms();
@@ -109,7 +110,7 @@ bool is_sample_access(const protocol::Message& m) {
 }
 }  // namespace
 
-void Pull::relay_media(RelayClient&, protocol::Message& m) {
+void Pull::relay_media(RelayLink&, protocol::Message& m) {
   if (!hub_ || is_sample_access(m)) return;
   last_frame_ms_ = services_.loop.now_ms();
   if (!publication_) {
@@ -120,7 +121,7 @@ void Pull::relay_media(RelayClient&, protocol::Message& m) {
   publication_->publish(m.type, m.timestamp, std::move(m.payload), jump);
 }
 
-void Pull::relay_source_end(RelayClient&) { end_publication(); }
+void Pull::relay_source_end(RelayLink&) { end_publication(); }
 
 void Pull::end_publication() { publication_.reset(); }
 
@@ -134,18 +135,18 @@ void Pull::abandon_handover() {
 
 // The connection is done for this pull: its bytes are counted, the local publication ends and the
 // name is given back.
-void Pull::let_go(RelayClient& c) {
+void Pull::let_go(RelayLink& c) {
   client_ = nullptr;
-  bytes_in_done_ += c.bytes_in();
+  bytes_in_done_ += c.link_peer().bytes_in();
   end_publication();
-  if (claimed_by_ == &c) {
+  if (claimed_by_ == &c.link_peer()) {
     claimed_by_ = nullptr;
     hub_ = nullptr;
-    services_.registry.release_publisher(settings_.key, &c);
+    services_.registry.release_publisher(settings_.key, &c.link_peer());
   }
 }
 
-void Pull::relay_closed(RelayClient& c, const std::string& reason) {
+void Pull::relay_closed(RelayLink& c, const std::string& reason) {
   last_error_ = reason;
   let_go(c);
   if (state_ == State::Ended) return;
@@ -213,7 +214,7 @@ void Pull::on_tick(uint64_t now_ms) {
 void Pull::end(const std::string& why) {
   if (state_ == State::Ended) return;
   set_state(State::Ended, why);
-  if (RelayClient* c = client_) {
+  if (RelayLink* c = client_) {
     let_go(*c);
     c->detach(why, nullptr);
   }
@@ -253,7 +254,7 @@ nlohmann::json Pull::status() const {
                         {"connects", connects_},
                         {"failures", backoff_.failures()},
                         {"frames", frames_},
-                        {"bytes_in", bytes_in_done_ + (client_ ? client_->bytes_in() : 0)},
+                        {"bytes_in", bytes_in_done_ + (client_ ? client_->link_peer().bytes_in() : 0)},
                         {"last_error", last_error_}};
 }
 

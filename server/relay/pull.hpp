@@ -1,5 +1,5 @@
 // Pull: one local stream fed from an upstream server (apps.NAME.pull, and every stream of an edge
-// app): the upstream is played through a RelayClient and its messages are published into the
+// app): the upstream is played through a RelayLink (RTMP or SRT) and its messages are published into the
 // local hub, which fans them out to every local player, HTTP-FLV reader, recorder and push target,
 // and through the worker mesh to the other loops. One Pull per stream per server (they all run on
 // worker 0), however many players join.
@@ -27,14 +27,14 @@
 #include "server/live/publication.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/relay/backoff.hpp"
-#include "server/relay/relay_client.hpp"
+#include "server/relay/relay_link.hpp"
 #include "server/relay/stream_locator.hpp"
 
 namespace sluice::server {
 
 struct RelayServices;
 
-class Pull final : public RelayClient::Owner, public PublisherSeat {
+class Pull final : public RelayLink::Owner, public PublisherSeat {
  public:
   enum class State : uint8_t { Locating, Connecting, Live, Waiting, Ended };
 
@@ -76,10 +76,10 @@ class Pull final : public RelayClient::Owner, public PublisherSeat {
   std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* taker) override;
 
  private:
-  void relay_live(RelayClient& c) override;
-  void relay_media(RelayClient& c, protocol::Message& m) override;
-  void relay_source_end(RelayClient& c) override;
-  void relay_closed(RelayClient& c, const std::string& reason) override;
+  void relay_live(RelayLink& c) override;
+  void relay_media(RelayLink& c, protocol::Message& m) override;
+  void relay_source_end(RelayLink& c) override;
+  void relay_closed(RelayLink& c, const std::string& reason) override;
   void connect();
   void locate();
   void on_located(const StreamLocation& where);
@@ -87,14 +87,14 @@ class Pull final : public RelayClient::Owner, public PublisherSeat {
   void set_state(State s, const std::string& why);
   void end_publication();
   void abandon_handover();
-  void let_go(RelayClient& c);
+  void let_go(RelayLink& c);
   bool in_use() const;
   std::string upstream_display() const;
 
   RelayServices& services_;
   Settings settings_;
-  RelayClient* client_ = nullptr;
-  const StreamSocket* claimed_by_ = nullptr;  // the connection the name is claimed for
+  RelayLink* client_ = nullptr;
+  const SessionPeer* claimed_by_ = nullptr;  // the connection the name is claimed for
   media::StreamHub* hub_ = nullptr;
   std::optional<Publication> publication_;  // while the upstream sends media
   State state_ = State::Connecting;

@@ -37,8 +37,8 @@ PushTarget::~PushTarget() {
 void PushTarget::start() { connect(); }
 
 void PushTarget::connect() {
-  RelayClient::Settings s;
-  s.role = RelayClient::Role::Push;
+  RelayLink::Settings s;
+  s.role = RelayLink::Role::Push;
   s.url = urls_[at_];
   s.stream_name = publish_name_;
   s.tls = services_.tls(verify_);
@@ -49,7 +49,8 @@ void PushTarget::connect() {
   s.setup_timeout_ms = static_cast<uint64_t>(services_.loop.config().rtmp.handshake_timeout.count());
   ++connects_;
   set_state(State::Connecting, "");
-  client_ = new RelayClient(services_.loop, RelayServices::next_id(), std::move(s), this);
+  client_ = services_.make_link(std::move(s), this);
+  if (client_ == nullptr) return fail("srt:// needs SRT, which this server was started without");
   client_->start();  // may fail at once: relay_closed has then run
 }
 
@@ -57,22 +58,26 @@ void PushTarget::stop(const std::string& why) {
   if (state_ == State::Stopped) return;
   set_state(State::Stopped, why);
   if (client_) {
-    RelayClient* c = client_;
+    RelayLink* c = client_;
     client_ = nullptr;
-    bytes_done_ += c->bytes_out();
+    bytes_done_ += c->link_peer().bytes_out();
     // A live push sends FCUnpublish + deleteStream behind its queued frames, meanwhile draining.
     c->detach(why, services_.draining);
   }
 }
 
-void PushTarget::relay_live(RelayClient&) {
+void PushTarget::relay_live(RelayLink&) {
   live_since_ms_ = services_.loop.now_ms();
   set_state(State::Live, "");
 }
 
-void PushTarget::relay_closed(RelayClient& c, const std::string& reason) {
+void PushTarget::relay_closed(RelayLink& c, const std::string& reason) {
   client_ = nullptr;
-  bytes_done_ += c.bytes_out();
+  bytes_done_ += c.link_peer().bytes_out();
+  fail(reason);
+}
+
+void PushTarget::fail(const std::string& reason) {
   last_error_ = reason;
   if (state_ == State::Stopped) return;
   const uint64_t now = services_.loop.now_ms();
@@ -103,7 +108,7 @@ void PushTarget::set_state(State s, const std::string& why) {
   }
 }
 
-uint64_t PushTarget::bytes_out() const { return bytes_done_ + (client_ ? client_->bytes_out() : 0); }
+uint64_t PushTarget::bytes_out() const { return bytes_done_ + (client_ ? client_->link_peer().bytes_out() : 0); }
 
 nlohmann::json PushTarget::status() const {
   return nlohmann::json{{"id", target_id_},

@@ -1,5 +1,5 @@
 // PushTarget: one local stream restreamed to one target (apps.NAME.push, or added through the
-// API), as long as the stream is published. A state machine over RelayClient connections:
+// API), as long as the stream is published. A state machine over RelayLink connections (RTMP or SRT):
 //   connecting -> live (publishing there) -> [connection lost] -> waiting (backoff) -> connecting ...
 //   any state -> stopped (source ended or target removed; a live connection sends FCUnpublish).
 // Each change of state is one log line; status() is what the API, /metrics and the page show.
@@ -13,13 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "server/relay/backoff.hpp"
-#include "server/relay/relay_client.hpp"
+#include "server/relay/relay_link.hpp"
 
 namespace sluice::server {
 
 struct RelayServices;
 
-class PushTarget final : public RelayClient::Owner {
+class PushTarget final : public RelayLink::Owner {
  public:
   enum class State : uint8_t { Connecting, Live, Waiting, Stopped };
 
@@ -44,9 +44,11 @@ class PushTarget final : public RelayClient::Owner {
   uint64_t bytes_out() const;
 
  private:
-  void relay_live(RelayClient& c) override;
-  void relay_closed(RelayClient& c, const std::string& reason) override;
+  void relay_live(RelayLink& c) override;
+  void relay_closed(RelayLink& c, const std::string& reason) override;
   void connect();
+  // The connection failed or ended: wait (backoff), then try the next URL.
+  void fail(const std::string& reason);
   void set_state(State s, const std::string& why);
 
   RelayServices& services_;
@@ -58,7 +60,7 @@ class PushTarget final : public RelayClient::Owner {
   bool verify_;
   std::string source_key_;
   media::StreamHub& hub_;
-  RelayClient* client_ = nullptr;
+  RelayLink* client_ = nullptr;
   State state_ = State::Connecting;
   Backoff backoff_;
   uint64_t retry_at_ms_ = 0;

@@ -18,6 +18,7 @@
 #include "protocol/session.hpp"
 #include "server/io/tls_context.hpp"
 #include "server/live/session_socket.hpp"
+#include "server/relay/relay_link.hpp"
 #include "server/relay/relay_url.hpp"
 
 namespace sluice::media {
@@ -29,52 +30,24 @@ namespace sluice::server {
 class StreamRegistry;
 class RelaySink;
 
-class RelayClient final : public SessionSocket {
+class RelayClient final : public SessionSocket, public RelayLink {
  public:
-  enum class Role : uint8_t { Push, Pull };
-
-  class Owner {
-   public:
-    virtual ~Owner() = default;
-    // Push: the target accepted the publish. Pull: the upstream started playing (again).
-    virtual void relay_live(RelayClient& c) = 0;
-    // Pull: one media message from the upstream.
-    virtual void relay_media(RelayClient& c, protocol::Message& m) {
-      (void)c;
-      (void)m;
-    }
-    // Pull: the upstream's publisher left (its players wait for the next one).
-    virtual void relay_source_end(RelayClient& c) { (void)c; }
-    // detach() handed the connection to this owner until it closes.
-    virtual void relay_adopted(RelayClient& c) { (void)c; }
-    // The connection is closing (called once, from close()); the owner forgets the pointer.
-    virtual void relay_closed(RelayClient& c, const std::string& reason) = 0;
-  };
-
-  struct Settings {
-    Role role = Role::Push;
-    RelayUrl url;
-    std::string stream_name;                // published or played there
-    std::shared_ptr<const TlsContext> tls;  // for rtmps:// (a client context)
-    // Push: the local stream.
-    StreamRegistry* registry = nullptr;
-    std::string source_key;
-    media::StreamHub* hub = nullptr;
-    const config::PlayerQueueConfig* queue = nullptr;
-    uint64_t setup_timeout_ms = 10'000;  // connect to publish/play start
-    uint64_t idle_timeout_ms = 10'000;   // pull: nothing received this long while media flowed (x3 before)
-  };
+  using Role = RelayLink::Role;
+  using Owner = RelayLink::Owner;
+  using Settings = RelayLink::Settings;
 
   RelayClient(LoopContext& loop, uint64_t id, Settings settings, Owner* owner);
 
   // Resolves the host (threadpool) and connects; failures close the connection.
-  void start();
+  void start() override;
   // Push: the source ended: FCUnpublish and deleteStream behind the frames still queued, then close.
   void finish_push();
   // The owner is going: the connection closes (a push sends its end first, reporting to `drain`,
   // which then owns it, meanwhile).
-  void detach(const std::string& why, Owner* drain);
-  void on_tick(uint64_t now_ms);
+  void detach(const std::string& why, Owner* drain) override;
+  void on_tick(uint64_t now_ms) override;
+  void close_link(const std::string& reason) override { close(reason); }
+  const SessionPeer& link_peer() const override { return *this; }
 
   bool is_live() const { return live_; }
   const Settings& settings() const { return settings_; }

@@ -66,7 +66,7 @@ bool relay_selects(const std::vector<std::string>& streams, const std::string& n
 }
 
 RelayManager::RelayManager(LoopContext& loop, StreamRegistry& registry, WorkerMesh* mesh, uint32_t worker)
-    : services_{loop, registry, client_context(true), client_context(false), &draining_},
+    : services_{loop, registry, client_context(true), client_context(false), &draining_, {}},
       mesh_(mesh),
       worker_(worker) {}
 

@@ -42,6 +42,8 @@ class RelayManager {
   // In a cluster, a stream that no app pulls and nobody publishes here is pulled from the node
   // that owns it (docs/cluster.md, "Location").
   void use_cluster(ClusterPulls cluster) { cluster_ = std::move(cluster); }
+  // srt:// targets and upstreams are made by the SRT wing (server/relay/relay_link.hpp).
+  void use_srt_links(SrtLinkFactory make) { services_.srt_links = std::move(make); }
   // Server shutdown: every relay ends (pushes send their end first).
   void stop();
   // The end of a stop: connections still sending their end are closed.

@@ -129,7 +129,7 @@ void SrtConnection::read(const config::AppConfig& app, AccessOutcome&& o) {
 }
 
 void SrtConnection::watch(int events) {
-  if (!closed_) service_.poller().watch(socket_, events);
+  if (!closed_) service_.poller()->watch(socket_, events);
 }
 
 void SrtConnection::on_ready(int events) {
@@ -155,26 +155,20 @@ void SrtConnection::on_ready(int events) {
 }
 
 void SrtConnection::receive_media() {
-  uint8_t buf[kMaxMessage];
-  while (!closed_ && publisher_) {
-    const int n = srt_recvmsg(socket_, reinterpret_cast<char*>(buf), sizeof buf);
-    if (n == SRT_ERROR) {
-      const int error = srt_getlasterror(nullptr);
-      if (error == SRT_EASYNCRCV) return;
-      return close(error == SRT_ECONNLOST ? "closed by peer" : srt_error("srt_recvmsg"));
-    }
-    if (n <= 0) return;
-    bytes_in_ += static_cast<uint64_t>(n);
-    frames_.clear();
-    Result<void> fed = demuxer_.feed({buf, static_cast<size_t>(n)}, frames_);
-    for (auto& f : frames_) {
-      if (!publisher_) break;
-      publisher_->on_frame(f.type, f.timestamp, Slice::adopt(std::move(f.body)));
-    }
-    if (!fed) {
-      GuardCounters::bump(GuardEvent::SrtBadInput);
-      return refuse("srt_bad_input", "bad MPEG-TS: " + fed.error().message());
-    }
+  if (closed_ || !publisher_) return;
+  std::string error;
+  const SrtTsReceiver::Outcome got = receiver_.receive(
+      socket_,
+      [this](media::ts::TsDemuxer::Frame& f) {
+        if (!publisher_) return false;
+        publisher_->on_frame(f.type, f.timestamp, Slice::adopt(std::move(f.body)));
+        return true;
+      },
+      error);
+  if (got == SrtTsReceiver::Outcome::Closed) return close(error);
+  if (got == SrtTsReceiver::Outcome::Bad) {
+    GuardCounters::bump(GuardEvent::SrtBadInput);
+    refuse("srt_bad_input", error);
   }
 }
 
@@ -187,7 +181,7 @@ void SrtConnection::discard_input() {
       return;
     }
     if (n <= 0) return;
-    bytes_in_ += static_cast<uint64_t>(n);
+    discarded_ += static_cast<uint64_t>(n);
   }
 }
 
@@ -206,26 +200,16 @@ void SrtConnection::schedule_close(std::string reason) {
 }
 
 bool SrtConnection::send_pending() {
-  const size_t payload = services_.loop.config().srt.payload_size;
-  while (sent_ < pending_.size()) {
-    const size_t n = std::min(payload, pending_.size() - sent_);
-    const int rc =
-        srt_sendmsg2(socket_, reinterpret_cast<const char*>(pending_.data() + sent_), static_cast<int>(n), nullptr);
-    if (rc == SRT_ERROR) {
-      if (srt_getlasterror(nullptr) == SRT_EASYNCSND) {
-        blocked_ = true;
-        watch(SRT_EPOLL_IN | SRT_EPOLL_OUT | SRT_EPOLL_ERR);
-        return false;
-      }
-      close(srt_error("srt_sendmsg"));
+  std::string error;
+  switch (sender_.send(socket_, services_.loop.config().srt.payload_size, error)) {
+    case SrtTsSender::Outcome::Sent: return true;
+    case SrtTsSender::Outcome::Blocked:
+      blocked_ = true;
+      watch(SRT_EPOLL_IN | SRT_EPOLL_OUT | SRT_EPOLL_ERR);
       return false;
-    }
-    sent_ += n;
-    bytes_out_ += n;
+    case SrtTsSender::Outcome::Failed: close(error); return false;
   }
-  pending_.clear();
-  sent_ = 0;
-  return true;
+  return false;
 }
 
 void SrtConnection::flush() {
@@ -233,7 +217,7 @@ void SrtConnection::flush() {
   bool more = true;
   for (int pass = 0; pass < kPassesPerFlush && more; ++pass) {
     if (!send_pending()) return;  // SRT_EPOLL_OUT goes on
-    more = reader_->fill(pending_, kFillBytes);
+    more = reader_->fill(sender_.buffer(), kFillBytes);
     if (!send_pending()) return;
   }
   if (more) return request_flush();
@@ -269,11 +253,11 @@ void SrtConnection::close(const std::string& reason) {
   }
   closed_ = true;
   services_.loop.flush().cancel(this);
-  const media::ts::TsDemuxer::Stats st = demuxer_.stats();
+  const media::ts::TsDemuxer::Stats st = receiver_.demuxer().stats();
   SLUICE_LOG_INFO(
       "conn={} peer={} event=srt_close reason=\"{}\" bytes_in={} bytes_out={} continuity_errors={} damaged_packets={}",
-      id_, peer(), reason, bytes_in_, bytes_out_, st.continuity_errors, st.damaged_packets);
-  service_.poller().unwatch(socket_);
+      id_, peer(), reason, bytes_in(), bytes_out(), st.continuity_errors, st.damaged_packets);
+  service_.poller()->unwatch(socket_);
   srt_close(socket_);
   service_.retire(this);
 }

@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "media/ts/ts_demuxer.hpp"
 #include "protocol/srt_stream_id.hpp"
 #include "server/access/gate.hpp"
 #include "server/ingest/live_publisher.hpp"
@@ -32,12 +31,12 @@
 #include "server/io/net_address.hpp"
 #include "server/io/player_output.hpp"
 #include "server/srt/srt_reader.hpp"
+#include "server/srt/srt_service.hpp"
+#include "server/srt/srt_ts_io.hpp"
 
 namespace sluice::server {
 
-class SrtService;
-
-class SrtConnection final : public Flushable, public PlayerOutput, public PublisherHost {
+class SrtConnection final : public Flushable, public PlayerOutput, public PublisherHost, public SrtSocketOwner {
  public:
   SrtConnection(SrtService& service, PublishServices& services, SRTSOCKET socket, uint64_t id);
   ~SrtConnection();
@@ -47,7 +46,7 @@ class SrtConnection final : public Flushable, public PlayerOutput, public Publis
   // Reads the caller's stream id and address and asks the access gate.
   void open();
   // What the poller saw: SRT_EPOLL_IN, OUT, ERR.
-  void on_ready(int events);
+  void on_ready(int events) override;
   // Server stop, first step: a publication ends, so its players everywhere are told.
   void end_publishing(const std::string& why);
 
@@ -59,15 +58,15 @@ class SrtConnection final : public Flushable, public PlayerOutput, public Publis
   const std::string& key() const { return key_; }  // "app/name" once admitted
   uint64_t started_ms() const { return started_ms_; }
   uint64_t dropped_frames() const { return reader_ ? reader_->dropped_frames() : 0; }
-  const media::ts::TsDemuxer& demuxer() const { return demuxer_; }
+  const media::ts::TsDemuxer& demuxer() const { return receiver_.demuxer(); }
 
   // SessionPeer and PlayerOutput.
   uint64_t id() const override { return id_; }
   const std::string& peer() const override { return peer_.text; }
-  uint64_t bytes_in() const override { return bytes_in_; }
-  uint64_t bytes_out() const override { return bytes_out_; }
+  uint64_t bytes_in() const override { return receiver_.bytes() + discarded_; }
+  uint64_t bytes_out() const override { return sender_.bytes(); }
   bool closing_soon() const override { return closed_ || !pending_close_reason.empty(); }
-  size_t write_queue_bytes() const override { return pending_.size() - sent_; }
+  size_t write_queue_bytes() const override { return sender_.unsent(); }
   void schedule_close(std::string reason) override;
   void request_flush() override;
   void request_held_flush() override;
@@ -91,8 +90,7 @@ class SrtConnection final : public Flushable, public PlayerOutput, public Publis
   void receive_media();
   // Reader: whatever it sends is read and dropped (libsrt would otherwise hold it).
   void discard_input();
-  // Sends pending_ in messages of payload_size; false when libsrt's send buffer is full (or the
-  // connection closed).
+  // Sends what the reader produced; false when libsrt's send buffer is full (or the connection closed).
   bool send_pending();
   void watch(int events);
 
@@ -104,19 +102,16 @@ class SrtConnection final : public Flushable, public PlayerOutput, public Publis
   protocol::SrtStreamId stream_;
   std::string key_;
   uint64_t started_ms_;
-  uint64_t bytes_in_ = 0;
-  uint64_t bytes_out_ = 0;
+  uint64_t discarded_ = 0;  // a reader's input
   bool closed_ = false;
   bool blocked_ = false;  // a send met a full buffer: waiting for SRT_EPOLL_OUT
   uint64_t pending_gate_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
-  media::ts::TsDemuxer demuxer_;
-  std::vector<media::ts::TsDemuxer::Frame> frames_;
+  SrtTsReceiver receiver_;
+  SrtTsSender sender_;
   std::unique_ptr<LivePublisher> publisher_;
   std::unique_ptr<SrtReader> reader_;
-  std::vector<uint8_t> pending_;  // a reader's TS bytes not yet taken by libsrt
-  size_t sent_ = 0;               // of pending_
 };
 
 }  // namespace sluice::server

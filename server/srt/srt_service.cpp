@@ -11,6 +11,7 @@
 #include "server/io/uv_handle.hpp"
 #include "server/srt/srt_connection.hpp"
 #include "server/srt/srt_handshake.hpp"
+#include "server/srt/srt_relay_link.hpp"
 #include "server/srt/srt_socket.hpp"
 
 namespace sluice::server {
@@ -54,17 +55,28 @@ SrtService::SrtService(PublishServices& services, WorkerMesh* mesh, uint32_t wor
 SrtService::~SrtService() { stop(); }
 
 Result<void> SrtService::start() {
-  route_srt_logs();
-  poller_ = std::make_unique<SrtPoller>(services_.loop.loop(), [this](const SrtPoller::Ready& r) { on_ready(r); });
-  if (auto r = poller_->start(); !r) return r;
   uv_timer_init(services_.loop.loop(), &reap_);
   reap_.data = this;
   started_ = true;
   return {};
 }
 
+SrtPoller* SrtService::poller() {
+  if (poller_ || poller_failed_ || !started_) return poller_.get();
+  route_srt_logs();
+  poller_ = std::make_unique<SrtPoller>(services_.loop.loop(), [this](const SrtPoller::Ready& r) { on_ready(r); });
+  if (auto r = poller_->start(); !r) {
+    SLUICE_LOG_ERROR("event=srt_unavailable reason=\"{}\"", r.error().context);
+    poller_.reset();
+    poller_failed_ = true;
+  }
+  return poller_.get();
+}
+
 Result<void> SrtService::listen(std::vector<std::string>& bound) {
   const config::SrtConfig& c = services_.loop.config().srt;
+  if (c.listen.empty()) return {};
+  if (poller() == nullptr) return Error(Errc::Io, "srt.listen: libsrt could not start");
   for (const config::ListenAddress& addr : c.listen) {
     sockaddr_storage ss{};
     const int bad = addr.is_ipv6() ? uv_ip6_addr(addr.host.c_str(), addr.port, reinterpret_cast<sockaddr_in6*>(&ss))
@@ -117,8 +129,8 @@ int SrtService::on_listen(void* opaque, SRTSOCKET ns, int, const sockaddr* peer,
 
 void SrtService::on_ready(const SrtPoller::Ready& r) {
   if (std::find(listeners_.begin(), listeners_.end(), r.socket) != listeners_.end()) return accept_all(r.socket);
-  auto it = connections_.find(r.socket);
-  if (it != connections_.end()) it->second->on_ready(r.events);
+  auto it = owners_.find(r.socket);
+  if (it != owners_.end()) it->second->on_ready(r.events);
 }
 
 void SrtService::accept_all(SRTSOCKET listener) {
@@ -156,21 +168,33 @@ void SrtService::accept_all(SRTSOCKET listener) {
 }
 
 void SrtService::adopt(SRTSOCKET s, uint64_t id) {
-  if (!started_ || stopping_) {
+  if (!started_ || stopping_ || poller() == nullptr) {
     srt_close(s);
     g_connections.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
   auto* c = new SrtConnection(*this, services_, s, id);
   connections_[s] = c;
+  owners_[s] = c;
   c->open();
 }
 
 void SrtService::retire(SrtConnection* c) {
   connections_.erase(c->socket());
+  owners_.erase(c->socket());
   g_connections.fetch_sub(1, std::memory_order_relaxed);
   retired_.push_back(c);
-  // Deleted on a later turn of the loop: close() may run inside the connection's own calls.
+  reap_soon();
+}
+
+void SrtService::retire(SrtRelayLink* l) {
+  std::erase(links_, l);
+  retired_links_.push_back(l);
+  reap_soon();
+}
+
+// Deleted on a later turn of the loop: a close may run inside the object's own calls.
+void SrtService::reap_soon() {
   if (started_) uv_timer_start(&reap_, &SrtService::on_reap, 0, 0);
 }
 
@@ -179,6 +203,16 @@ void SrtService::on_reap(uv_timer_t* t) {
   std::vector<SrtConnection*> dead;
   dead.swap(self->retired_);
   for (SrtConnection* c : dead) delete c;
+  std::vector<SrtRelayLink*> dead_links;
+  dead_links.swap(self->retired_links_);
+  for (SrtRelayLink* l : dead_links) delete l;
+}
+
+RelayLink* SrtService::make_link(uint64_t id, RelayLink::Settings settings, RelayLink::Owner* owner) {
+  if (!started_ || stopping_) return nullptr;
+  auto* l = new SrtRelayLink(*this, services_.loop, id, std::move(settings), owner);
+  links_.push_back(l);
+  return l;
 }
 
 void SrtService::end_publishers(const std::string& why) {
@@ -212,13 +246,17 @@ void SrtService::close_publisher(const SessionPeer* publisher, const std::string
 void SrtService::stop() {
   if (!started_) return;
   close_all("server is stopping");
+  std::vector<SrtRelayLink*> links = links_;
+  for (SrtRelayLink* l : links) l->close_link("server is stopping");
   started_ = false;
   for (SRTSOCKET s : listeners_) srt_close(s);
   listeners_.clear();
-  poller_->stop();
+  if (poller_) poller_->stop();
   uv_timer_stop(&reap_);
   for (SrtConnection* c : retired_) delete c;
   retired_.clear();
+  for (SrtRelayLink* l : retired_links_) delete l;
+  retired_links_.clear();
   close_handle(&reap_);
 }
 

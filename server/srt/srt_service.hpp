@@ -6,6 +6,9 @@
 //
 // The handshake's decision (srt_handshake.hpp) runs in libsrt's thread, inside the listen
 // callback: it reads only the configuration, which no loop changes.
+//
+// The service also makes the loop's srt:// relay links (srt_relay_link.hpp), so every loop has
+// one; its poller thread starts with the first SRT socket of the loop, not before.
 #pragma once
 
 #include <srt/srt.h>
@@ -21,11 +24,22 @@
 #include "base/result.hpp"
 #include "server/ingest/publish_services.hpp"
 #include "server/live/worker_mesh.hpp"
+#include "server/relay/relay_link.hpp"
 #include "server/srt/srt_poller.hpp"
 
 namespace sluice::server {
 
 class SrtConnection;
+class SrtRelayLink;
+
+// What the poller's news about one socket go to: an accepted connection or a relay link.
+class SrtSocketOwner {
+ public:
+  virtual void on_ready(int events) = 0;  // SRT_EPOLL_IN, OUT, ERR
+
+ protected:
+  ~SrtSocketOwner() = default;
+};
 
 class SrtService {
  public:
@@ -35,10 +49,12 @@ class SrtService {
   SrtService(const SrtService&) = delete;
   SrtService& operator=(const SrtService&) = delete;
 
-  // The poller (every loop, when srt.listen is set).
+  // Ready to make connections and links (the poller waits for the first socket).
   Result<void> start();
   // Worker 0: binds srt.listen; `bound` gets "srt udp ADDRESS:PORT" for each.
   Result<void> listen(std::vector<std::string>& bound);
+  // An srt:// push target's or pull's connection (server/relay/relay_link.hpp); null when stopping.
+  RelayLink* make_link(uint64_t id, RelayLink::Settings settings, RelayLink::Owner* owner);
   // A socket worker 0 accepted for this loop.
   void adopt(SRTSOCKET s, uint64_t id);
 
@@ -54,9 +70,13 @@ class SrtService {
   const std::unordered_map<SRTSOCKET, SrtConnection*>& connections() const { return connections_; }
   static size_t total_connections();
 
-  // For connections.
-  SrtPoller& poller() { return *poller_; }
+  // For connections and links: the loop's poller (started on first use; null if it cannot
+  // start), the sockets whose news go to whom, and a deferred delete.
+  SrtPoller* poller();
+  void track(SRTSOCKET s, SrtSocketOwner* owner) { owners_[s] = owner; }
+  void untrack(SRTSOCKET s) { owners_.erase(s); }
   void retire(SrtConnection* c);
+  void retire(SrtRelayLink* l);
 
  private:
   void on_ready(const SrtPoller::Ready& r);
@@ -71,9 +91,15 @@ class SrtService {
   std::unique_ptr<SrtPoller> poller_;
   std::vector<SRTSOCKET> listeners_;
   std::unordered_map<SRTSOCKET, SrtConnection*> connections_;
+  std::unordered_map<SRTSOCKET, SrtSocketOwner*> owners_;
+  std::vector<SrtRelayLink*> links_;
   std::vector<SrtConnection*> retired_;
+  std::vector<SrtRelayLink*> retired_links_;
   uv_timer_t reap_{};
+  void reap_soon();
+
   bool started_ = false;
+  bool poller_failed_ = false;
   bool stopping_ = false;
   uint32_t next_worker_ = 0;
 };

@@ -181,10 +181,13 @@ TEST_CASE("relay errors name the offending key") {
   CHECK(load(enough).ok());
   // URLs that are not rtmp[s]://host/app, in push, pull and origins.
   CHECK(contains(error_of(live + "    push: [{ url: \"http://h/app\" }]\n"),
-                 "apps.live.push[0].url: \"http://h/app\" must start with rtmp:// or rtmps://"));
+                 "apps.live.push[0].url: \"http://h/app\" must start with rtmp://, rtmps:// or srt://"));
   CHECK(contains(error_of(live + "    push: [{ url: rtmp://h }]\n"), "apps.live.push[0].url: \"rtmp://h\" has no app"));
   CHECK(contains(error_of(live + "    pull: { upstreams: [rtmp://o/live, srt://o/live] }\n"),
-                 "apps.live.pull.upstreams[1]: \"srt://o/live\" must start with rtmp://"));
+                 "apps.live.pull.upstreams[1]: \"srt://o/live\" is not srt://host:port?streamid=ID"));
+  CHECK(contains(error_of(live + "    push: [{ url: \"srt://h:9000?streamid=x&mode=caller\" }]\n"),
+                 "apps.live.push[0].url: \"srt://h:9000?streamid=x&mode=caller\" is not srt://"));
+  CHECK(load(live + "    push: [{ url: \"srt://h:9000?streamid=publish:live/{stream}&latency=300\" }]\n").ok());
   CHECK(contains(error_of("apps:\n  e: { type: edge, origins: [\"rtmp:///live\"] }\n"),
                  "apps.e.origins[0]: \"rtmp:///live\" has no host"));
   // A push target without url, and a key from an unset variable.

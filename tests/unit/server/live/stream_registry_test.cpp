@@ -45,7 +45,7 @@ TEST_CASE("a held hub outlives its publisher while a player holds it unsubscribe
   StreamRegistry r;
   media::StreamHub::Options o;
   int publisher = 0;
-  auto* pub = reinterpret_cast<const StreamSocket*>(&publisher);
+  auto* pub = reinterpret_cast<const SessionPeer*>(&publisher);
   REQUIRE(r.claim_publisher("live/p", pub, o) == StreamRegistry::Claim::Claimed);
   media::StreamHub* hub = r.find("live/p");
   r.hold("live/p");  // the player, not subscribed (paused)
@@ -60,21 +60,21 @@ namespace {
 struct FakeSeat final : PublisherSeat {
   StreamRegistry& registry;
   std::string key;
-  const StreamSocket* publisher;
+  const SessionPeer* publisher;
   uint64_t quiet = 0;
   std::optional<uint32_t> latest;  // what give_up answers
   std::string gave_up_why;
-  const StreamSocket* taker = nullptr;
-  FakeSeat(StreamRegistry& r, std::string k, const StreamSocket* p) : registry(r), key(std::move(k)), publisher(p) {}
+  const SessionPeer* taker = nullptr;
+  FakeSeat(StreamRegistry& r, std::string k, const SessionPeer* p) : registry(r), key(std::move(k)), publisher(p) {}
   uint64_t quiet_ms() const override { return quiet; }
-  std::optional<uint32_t> give_up(const std::string& why, const StreamSocket* t) override {
+  std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* t) override {
     gave_up_why = why;
     taker = t;
     registry.release_publisher(key, publisher);
     return latest;
   }
 };
-const StreamSocket* fake_socket(int& storage) { return reinterpret_cast<const StreamSocket*>(&storage); }
+const SessionPeer* fake_socket(int& storage) { return reinterpret_cast<const SessionPeer*>(&storage); }
 }  // namespace
 
 TEST_CASE("a takeover: the publisher gives the name up at once, and the stream counts it") {

@@ -219,3 +219,29 @@ TEST_CASE("Backoff: reset() starts again from the first range") {
   CHECK(d <= 1000);
   CHECK(b.failures() == 1);
 }
+
+TEST_CASE("srt:// URLs: host and port, the stream id decoded, the query's settings checked") {
+  auto u =
+      RelayUrl::parse("srt://10.0.0.1:9000?streamid=%23!::r=live/{stream},m=publish&latency=300&passphrase=0123456789");
+  REQUIRE(u);
+  CHECK(u->srt);
+  CHECK(u->host == "10.0.0.1");
+  CHECK(u->port == 9000);
+  CHECK(u->stream_id == "#!::r=live/{stream},m=publish");
+  CHECK(u->latency_ms == 300);
+  CHECK(u->passphrase == "0123456789");
+  CHECK(u->stream_name("cam") == "#!::r=live/cam,m=publish");
+  CHECK(u->display() == "srt://10.0.0.1:9000");  // no stream id: it may hold a key
+  auto v6 = RelayUrl::parse("srt://[::1]:9000?streamid=read:live/x");
+  REQUIRE(v6);
+  CHECK(v6->host == "::1");
+  CHECK(v6->display() == "srt://[::1]:9000");
+  CHECK_FALSE(RelayUrl::parse("srt://h:9000"));                              // no stream id
+  CHECK_FALSE(RelayUrl::parse("srt://h?streamid=a"));                        // no port
+  CHECK_FALSE(RelayUrl::parse("srt://h:9000/live?streamid=a"));              // a path
+  CHECK_FALSE(RelayUrl::parse("srt://h:9000?streamid=a&mode=listener"));     // an unknown setting
+  CHECK_FALSE(RelayUrl::parse("srt://h:9000?streamid=a&passphrase=short"));  // under 10 characters
+  CHECK_FALSE(RelayUrl::parse("srt://h:9000?streamid=a&latency=5"));         // under 20 ms
+  CHECK_FALSE(RelayUrl::parse("srt://h:9000?streamid=a%2"));                 // a broken escape
+  CHECK_FALSE(RelayUrl::parse("srt://::1:9000?streamid=a"));                 // IPv6 without brackets
+}
