@@ -16,7 +16,7 @@ namespace sluice::test {
 struct RelayFixture : LoopFixture {
   server::StreamRegistry registry;
   server::DrainingRelays draining;
-  server::RelayServices services{*loop, registry, nullptr, nullptr, &draining};
+  server::RelayServices services{*loop, registry, nullptr, nullptr, &draining, {}};
 
   // What a stopping server does: connections still sending their end are closed.
   ~RelayFixture() { draining.close_all("test over"); }
