@@ -1,5 +1,7 @@
 // Relay URLs (server/relay/relay_url.hpp) and their load-time check (config::relay_url_problem in
-// config/relay_schema.hpp) on arbitrary bytes. Properties: no crash; a URL that parses has a
+// config/relay_schema.hpp) on arbitrary bytes. Properties: no crash; an srt:// URL that parses has
+// a host, a port other than 0, a stream id of 1..512 bytes, settings in their ranges, a display
+// form "srt://host:port" without the query, and is accepted by the config check; an RTMP URL that parses has a
 // non-empty host and app, a port other than 0, and a tcUrl that starts with rtmp:// or rtmps://,
 // ends in "/" + app and parses back to the same host, port and app; a URL that parses, is visible
 // ASCII and at most 2048 bytes is accepted by the config check; stream_name gives the key when
@@ -29,7 +31,25 @@ bool visible_ascii(std::string_view s) {
   return true;
 }
 
+void check_srt(std::string_view in, const RelayUrl& u) {
+  if (!in.starts_with("srt://") || u.host.empty() || u.port == 0) std::abort();
+  if (u.stream_id.empty() || u.stream_id.size() > 512) std::abort();
+  if (!u.passphrase.empty() && (u.passphrase.size() < 10 || u.passphrase.size() > 79)) std::abort();
+  if (u.latency_ms != 0 && (u.latency_ms < 20 || u.latency_ms > 10'000)) std::abort();
+  if (u.pbkeylen != 0 && u.pbkeylen != 16 && u.pbkeylen != 24 && u.pbkeylen != 32) std::abort();
+  const std::string shown = u.display();
+  if (!shown.starts_with("srt://") || shown.find('?') != std::string::npos ||
+      !shown.ends_with(":" + std::to_string(u.port))) {
+    std::abort();
+  }
+  if (visible_ascii(in) && in.size() <= 2048 && !config::relay_url_problem(in).empty()) std::abort();
+  if (u.stream_name("local", "key") != "key") std::abort();
+  if (u.stream_id.find("{stream}") == std::string::npos && u.stream_name("local") != u.stream_id) std::abort();
+  (void)u.stream_name(in.substr(0, 64));
+}
+
 void check_parsed(std::string_view in, const RelayUrl& u) {
+  if (u.srt) return check_srt(in, u);
   if (u.host.empty() || u.app.empty() || u.port == 0) std::abort();
   std::string_view tc = u.tc_url;
   if (!(u.tls ? tc.starts_with("rtmps://") : tc.starts_with("rtmp://"))) std::abort();
