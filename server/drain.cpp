@@ -10,6 +10,7 @@
 #include "server/api/http_figures.hpp"
 #include "server/io/logging.hpp"
 #include "server/server.hpp"
+#include "server/srt/srt_service.hpp"
 
 namespace sluice::server {
 
@@ -33,7 +34,9 @@ void Server::on_stop_signal(const char* name) {
 // RTMP connections of every loop and the busy HTTP connections of every loop (HTTP-FLV, downloads,
 // HLS, the API...: an idle keep-alive connection, a metrics scraper's or a health checker's, is no
 // session that a drain waits for). Other loops' HTTP figures come from their snapshots (250 ms).
-size_t Server::session_count() { return connection_count() + http_totals(*this, http_.get()).busy; }
+size_t Server::session_count() {
+  return connection_count() + SrtService::total_connections() + http_totals(*this, http_.get()).busy;
+}
 
 void Server::begin_drain(const char* signal_name) {
   draining_ = true;
@@ -42,9 +45,11 @@ void Server::begin_drain(const char* signal_name) {
   // No new RTMP clients: the load balancer's connection attempts fail here at once and go to
   // another node. (/readyz already answers 503: stopping() includes the drain.)
   rtmp_->stop_listening();
+  if (srt_) srt_->stop_listening();
   const size_t sessions = session_count();
-  SLUICE_LOG_INFO("event=drain_start signal={} sessions={} rtmp={} http={} drain_ms={}", signal_name, sessions,
-                  connection_count(), sessions - connection_count(), config_.shutdown.drain.count());
+  const size_t srt = SrtService::total_connections();
+  SLUICE_LOG_INFO("event=drain_start signal={} sessions={} rtmp={} http={} srt={} drain_ms={}", signal_name, sessions,
+                  connection_count(), sessions - connection_count() - srt, srt, config_.shutdown.drain.count());
   if (mesh_) {
     for (uint32_t w = 0; w < mesh_->size(); ++w) {
       if (w == worker_) continue;

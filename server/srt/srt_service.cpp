@@ -243,6 +243,14 @@ void SrtService::close_publisher(const SessionPeer* publisher, const std::string
   }
 }
 
+void SrtService::stop_listening() {
+  for (SRTSOCKET s : listeners_) {
+    if (poller_) poller_->unwatch(s);
+    srt_close(s);
+  }
+  listeners_.clear();
+}
+
 void SrtService::stop() {
   if (!started_) return;
   close_all("server is stopping");

@@ -55,6 +55,8 @@ class SrtService {
   Result<void> listen(std::vector<std::string>& bound);
   // An srt:// push target's or pull's connection (server/relay/relay_link.hpp); null when stopping.
   RelayLink* make_link(uint64_t id, RelayLink::Settings settings, RelayLink::Owner* owner);
+  // Draining: no new SRT callers (the listeners close; connections go on).
+  void stop_listening();
   // A socket worker 0 accepted for this loop.
   void adopt(SRTSOCKET s, uint64_t id);
 
