@@ -10,17 +10,23 @@
 namespace sluice::server {
 
 namespace {
-// A reader's flush moves at most this much of its queue per pass, and makes a few passes: one
-// reader cannot keep the loop, and libsrt's send buffer takes a GOP in a few passes.
-constexpr size_t kFillBytes = 256 * 1024;
-constexpr int kPassesPerFlush = 8;
 constexpr size_t kMaxMessage = 1500;  // more than any SRT payload (1456 at most)
 }  // namespace
 
 SrtConnection::SrtConnection(SrtService& service, PublishServices& services, SRTSOCKET socket, uint64_t id)
-    : service_(service), services_(services), socket_(socket), id_(id), started_ms_(services.loop.now_ms()) {}
+    : SrtTsOutput(services.loop),
+      service_(service),
+      services_(services),
+      socket_(socket),
+      id_(id),
+      started_ms_(services.loop.now_ms()) {}
 
-SrtConnection::~SrtConnection() { *alive_ = false; }
+SrtConnection::~SrtConnection() {
+  *alive_ = false;
+  // Here, not in close(): the service deletes a connection no sooner than kMinSocketLifeMs after
+  // its accept (srt_service.cpp), so that the caller learns of a close right behind its handshake.
+  srt_close(socket_);
+}
 
 void SrtConnection::open() {
   peer_ = srt_peer(socket_);
@@ -142,11 +148,7 @@ void SrtConnection::on_ready(int events) {
     }
   }
   if (closed_) return;
-  if ((events & SRT_EPOLL_OUT) && blocked_) {
-    blocked_ = false;
-    watch(SRT_EPOLL_IN | SRT_EPOLL_ERR);
-    flush();
-  }
+  if (events & SRT_EPOLL_OUT) on_writable();
   if (closed_) return;
   if (events & SRT_EPOLL_ERR) {
     const SRT_SOCKSTATUS st = srt_getsockstate(socket_);
@@ -185,43 +187,8 @@ void SrtConnection::discard_input() {
   }
 }
 
-void SrtConnection::request_flush() {
-  if (!closed_) services_.loop.flush().flush_soon(this);
-}
-
-void SrtConnection::request_held_flush() {
-  if (!closed_) services_.loop.flush().flush_held(this);
-}
-
-void SrtConnection::schedule_close(std::string reason) {
-  if (closing_soon()) return;
-  pending_close_reason = std::move(reason);
-  services_.loop.flush().flush_soon(this);
-}
-
-bool SrtConnection::send_pending() {
-  std::string error;
-  switch (sender_.send(socket_, services_.loop.config().srt.payload_size, error)) {
-    case SrtTsSender::Outcome::Sent: return true;
-    case SrtTsSender::Outcome::Blocked:
-      blocked_ = true;
-      watch(SRT_EPOLL_IN | SRT_EPOLL_OUT | SRT_EPOLL_ERR);
-      return false;
-    case SrtTsSender::Outcome::Failed: close(error); return false;
-  }
-  return false;
-}
-
-void SrtConnection::flush() {
-  if (closed_ || !reader_ || blocked_) return;
-  bool more = true;
-  for (int pass = 0; pass < kPassesPerFlush && more; ++pass) {
-    if (!send_pending()) return;  // SRT_EPOLL_OUT goes on
-    more = reader_->fill(sender_.buffer(), kFillBytes);
-    if (!send_pending()) return;
-  }
-  if (more) return request_flush();
-  if (reader_->ended()) close("the publication ended");
+void SrtConnection::watch_output(bool writable) {
+  watch(SRT_EPOLL_IN | SRT_EPOLL_ERR | (writable ? SRT_EPOLL_OUT : 0));
 }
 
 void SrtConnection::end_publishing(const std::string& why) {
@@ -252,13 +219,12 @@ void SrtConnection::close(const std::string& reason) {
     reader_.reset();
   }
   closed_ = true;
-  services_.loop.flush().cancel(this);
+  loop_.flush().cancel(this);
   const media::ts::TsDemuxer::Stats st = receiver_.demuxer().stats();
   SLUICE_LOG_INFO(
       "conn={} peer={} event=srt_close reason=\"{}\" bytes_in={} bytes_out={} continuity_errors={} damaged_packets={}",
       id_, peer(), reason, bytes_in(), bytes_out(), st.continuity_errors, st.damaged_packets);
   service_.poller()->unwatch(socket_);
-  srt_close(socket_);
   service_.retire(this);
 }
 

@@ -5,9 +5,8 @@
 // the key were already checked in the handshake (srt_handshake.hpp).
 //
 // I/O: the loop's SrtPoller says when the socket became readable, writable or broken
-// (edge-triggered); the connection then reads until libsrt has nothing more, or sends until its
-// send buffer is full and waits for writable. A reader's output is flushed by the loop's
-// FlushScheduler like a TCP player's (at once, or held within rtmp.player_queue.write_delay).
+// (edge-triggered); the connection then reads until libsrt has nothing more. A reader's output is
+// an SrtTsOutput's (srt_ts_output.hpp).
 //
 // Lifetime: the service owns it. close() ends everything at once (the publication, the reader,
 // the socket) and hands the object back to the service, which deletes it on a later loop turn, so
@@ -33,10 +32,11 @@
 #include "server/srt/srt_reader.hpp"
 #include "server/srt/srt_service.hpp"
 #include "server/srt/srt_ts_io.hpp"
+#include "server/srt/srt_ts_output.hpp"
 
 namespace sluice::server {
 
-class SrtConnection final : public Flushable, public PlayerOutput, public PublisherHost, public SrtSocketOwner {
+class SrtConnection final : public SrtTsOutput, public PublisherHost, public SrtSocketOwner {
  public:
   SrtConnection(SrtService& service, PublishServices& services, SRTSOCKET socket, uint64_t id);
   ~SrtConnection();
@@ -64,15 +64,8 @@ class SrtConnection final : public Flushable, public PlayerOutput, public Publis
   uint64_t id() const override { return id_; }
   const std::string& peer() const override { return peer_.text; }
   uint64_t bytes_in() const override { return receiver_.bytes() + discarded_; }
-  uint64_t bytes_out() const override { return sender_.bytes(); }
-  bool closing_soon() const override { return closed_ || !pending_close_reason.empty(); }
-  size_t write_queue_bytes() const override { return sender_.unsent(); }
-  void schedule_close(std::string reason) override;
-  void request_flush() override;
-  void request_held_flush() override;
 
   // Flushable.
-  void flush() override;
   void close(const std::string& reason) override;
 
   // PublisherHost.
@@ -90,9 +83,11 @@ class SrtConnection final : public Flushable, public PlayerOutput, public Publis
   void receive_media();
   // Reader: whatever it sends is read and dropped (libsrt would otherwise hold it).
   void discard_input();
-  // Sends what the reader produced; false when libsrt's send buffer is full (or the connection closed).
-  bool send_pending();
   void watch(int events);
+  // SrtTsOutput.
+  SRTSOCKET output_socket() const override { return socket_; }
+  void watch_output(bool writable) override;
+  const char* ended_reason() const override { return "the publication ended"; }
 
   SrtService& service_;
   PublishServices& services_;
@@ -103,15 +98,11 @@ class SrtConnection final : public Flushable, public PlayerOutput, public Publis
   std::string key_;
   uint64_t started_ms_;
   uint64_t discarded_ = 0;  // a reader's input
-  bool closed_ = false;
-  bool blocked_ = false;  // a send met a full buffer: waiting for SRT_EPOLL_OUT
   uint64_t pending_gate_ = 0;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   SrtTsReceiver receiver_;
-  SrtTsSender sender_;
   std::unique_ptr<LivePublisher> publisher_;
-  std::unique_ptr<SrtReader> reader_;
 };
 
 }  // namespace sluice::server

@@ -8,8 +8,6 @@
 namespace sluice::server {
 
 namespace {
-constexpr size_t kFillBytes = 256 * 1024;
-constexpr int kPassesPerFlush = 8;
 
 // A lookup under way outlives a link closed meanwhile: the callback then only frees it.
 struct Resolve {
@@ -19,7 +17,7 @@ struct Resolve {
 }  // namespace
 
 SrtRelayLink::SrtRelayLink(SrtService& service, LoopContext& loop, uint64_t id, Settings settings, Owner* owner)
-    : service_(service), loop_(loop), id_(id), settings_(std::move(settings)), owner_(owner) {
+    : SrtTsOutput(loop), service_(service), id_(id), settings_(std::move(settings)), owner_(owner) {
   const RelayUrl& u = settings_.url;
   peer_ = (u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host) + ":" + std::to_string(u.port);
 }
@@ -103,11 +101,7 @@ void SrtRelayLink::on_ready(int events) {
   if (closed_) return;
   if ((events & SRT_EPOLL_IN) && settings_.role == Role::Pull) receive();
   if (closed_) return;
-  if ((events & SRT_EPOLL_OUT) && blocked_) {
-    blocked_ = false;
-    watch(SRT_EPOLL_IN | SRT_EPOLL_ERR);
-    flush();
-  }
+  if (events & SRT_EPOLL_OUT) on_writable();
 }
 
 void SrtRelayLink::go_live() {
@@ -141,44 +135,7 @@ void SrtRelayLink::receive() {
   if (got == SrtTsReceiver::Outcome::Closed || got == SrtTsReceiver::Outcome::Bad) close(error);
 }
 
-void SrtRelayLink::request_flush() {
-  if (!closed_) loop_.flush().flush_soon(this);
-}
-
-void SrtRelayLink::request_held_flush() {
-  if (!closed_) loop_.flush().flush_held(this);
-}
-
-void SrtRelayLink::schedule_close(std::string reason) {
-  if (closing_soon()) return;
-  pending_close_reason = std::move(reason);
-  loop_.flush().flush_soon(this);
-}
-
-bool SrtRelayLink::send_pending() {
-  std::string error;
-  switch (sender_.send(socket_, loop_.config().srt.payload_size, error)) {
-    case SrtTsSender::Outcome::Sent: return true;
-    case SrtTsSender::Outcome::Blocked:
-      blocked_ = true;
-      watch(SRT_EPOLL_IN | SRT_EPOLL_OUT | SRT_EPOLL_ERR);
-      return false;
-    case SrtTsSender::Outcome::Failed: close(error); return false;
-  }
-  return false;
-}
-
-void SrtRelayLink::flush() {
-  if (closed_ || !reader_ || blocked_) return;
-  bool more = true;
-  for (int pass = 0; pass < kPassesPerFlush && more; ++pass) {
-    if (!send_pending()) return;
-    more = reader_->fill(sender_.buffer(), kFillBytes);
-    if (!send_pending()) return;
-  }
-  if (more) return request_flush();
-  if (reader_->ended()) close("source ended");
-}
+void SrtRelayLink::watch_output(bool writable) { watch(SRT_EPOLL_IN | SRT_EPOLL_ERR | (writable ? SRT_EPOLL_OUT : 0)); }
 
 void SrtRelayLink::detach(const std::string& why, Owner* drain) {
   // MPEG-TS has no end to send: the target sees the connection close, after the frames already

@@ -17,17 +17,16 @@
 #include <memory>
 #include <string>
 
-#include "server/io/flush_scheduler.hpp"
 #include "server/io/loop_context.hpp"
-#include "server/io/player_output.hpp"
 #include "server/relay/relay_link.hpp"
 #include "server/srt/srt_reader.hpp"
 #include "server/srt/srt_service.hpp"
 #include "server/srt/srt_ts_io.hpp"
+#include "server/srt/srt_ts_output.hpp"
 
 namespace sluice::server {
 
-class SrtRelayLink final : public RelayLink, public PlayerOutput, public Flushable, public SrtSocketOwner {
+class SrtRelayLink final : public RelayLink, public SrtTsOutput, public SrtSocketOwner {
  public:
   SrtRelayLink(SrtService& service, LoopContext& loop, uint64_t id, Settings settings, Owner* owner);
   ~SrtRelayLink();
@@ -48,15 +47,8 @@ class SrtRelayLink final : public RelayLink, public PlayerOutput, public Flushab
   uint64_t id() const override { return id_; }
   const std::string& peer() const override { return peer_; }
   uint64_t bytes_in() const override { return receiver_.bytes(); }
-  uint64_t bytes_out() const override { return sender_.bytes(); }
-  bool closing_soon() const override { return closed_ || !pending_close_reason.empty(); }
-  size_t write_queue_bytes() const override { return sender_.unsent(); }
-  void schedule_close(std::string reason) override;
-  void request_flush() override;
-  void request_held_flush() override;
 
   // Flushable.
-  void flush() override;
   void close(const std::string& reason) override;
 
  private:
@@ -64,11 +56,13 @@ class SrtRelayLink final : public RelayLink, public PlayerOutput, public Flushab
   void connect(const sockaddr* addr);
   void go_live();
   void receive();
-  bool send_pending();
   void watch(int events);
+  // SrtTsOutput.
+  SRTSOCKET output_socket() const override { return socket_; }
+  void watch_output(bool writable) override;
+  const char* ended_reason() const override { return "source ended"; }
 
   SrtService& service_;
-  LoopContext& loop_;
   uint64_t id_;
   Settings settings_;
   Owner* owner_;
@@ -78,11 +72,7 @@ class SrtRelayLink final : public RelayLink, public PlayerOutput, public Flushab
   uint64_t started_ms_ = 0;
   uint64_t last_receive_ms_ = 0;
   bool live_ = false;
-  bool blocked_ = false;
-  bool closed_ = false;
   SrtTsReceiver receiver_;
-  SrtTsSender sender_;
-  std::unique_ptr<SrtReader> reader_;
 };
 
 }  // namespace sluice::server

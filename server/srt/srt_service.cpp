@@ -18,6 +18,7 @@ namespace sluice::server {
 
 namespace {
 constexpr int kBacklog = 128;
+constexpr uint64_t kMinSocketLifeMs = 100;  // see on_reap
 std::atomic<size_t> g_connections{0};
 
 // Refusals in the handshake are logged from libsrt's thread, at most once a second in all.
@@ -145,7 +146,7 @@ void SrtService::accept_all(SRTSOCKET listener) {
       GuardCounters::bump(GuardEvent::ConnectionLimit);
       SLUICE_LOG_WARN("conn={} peer={} event=srt_refused reason=\"{}\"", id, format_sockaddr(ss),
                       stopping_ ? "server is stopping" : "rtmp.max_connections reached");
-      srt_close(s);
+      close_later(s);
       continue;
     }
     g_connections.fetch_add(1, std::memory_order_relaxed);
@@ -194,18 +195,51 @@ void SrtService::retire(SrtRelayLink* l) {
 }
 
 // Deleted on a later turn of the loop: a close may run inside the object's own calls.
-void SrtService::reap_soon() {
-  if (started_) uv_timer_start(&reap_, &SrtService::on_reap, 0, 0);
+void SrtService::reap_soon(uint64_t delay_ms) {
+  if (started_) uv_timer_start(&reap_, &SrtService::on_reap, delay_ms, 0);
+}
+
+// An accepted socket is closed (its connection deleted) no sooner than kMinSocketLifeMs after its
+// accept: libsrt 1.5 reports the accept before the caller has the handshake's last answer, and a
+// close that reaches the caller before that answer is lost on it: the caller then believes it is
+// connected until its peer idle timeout (5 s), for about half of the connections refused at once
+// (a hook's or a limit's refusal). A few tens of ms are enough; the socket is watched no more.
+void SrtService::close_later(SRTSOCKET s) {
+  refused_.emplace_back(s, services_.loop.now_ms() + kMinSocketLifeMs);
+  reap_soon(kMinSocketLifeMs);
 }
 
 void SrtService::on_reap(uv_timer_t* t) {
   auto* self = static_cast<SrtService*>(t->data);
+  const uint64_t now = self->services_.loop.now_ms();
+  std::vector<SrtConnection*> waiting;
+  uint64_t next_ms = 0;
   std::vector<SrtConnection*> dead;
   dead.swap(self->retired_);
-  for (SrtConnection* c : dead) delete c;
+  for (SrtConnection* c : dead) {
+    const uint64_t due = c->started_ms() + kMinSocketLifeMs;
+    if (due <= now) {
+      delete c;
+      continue;
+    }
+    waiting.push_back(c);
+    next_ms = next_ms == 0 ? due - now : std::min(next_ms, due - now);
+  }
+  self->retired_ = std::move(waiting);
+  std::vector<std::pair<SRTSOCKET, uint64_t>> sockets;
+  sockets.swap(self->refused_);
+  for (const auto& [sock, due] : sockets) {
+    if (due <= now) {
+      srt_close(sock);
+      continue;
+    }
+    self->refused_.emplace_back(sock, due);
+    next_ms = next_ms == 0 ? due - now : std::min(next_ms, due - now);
+  }
   std::vector<SrtRelayLink*> dead_links;
   dead_links.swap(self->retired_links_);
   for (SrtRelayLink* l : dead_links) delete l;
+  if (next_ms != 0) self->reap_soon(next_ms);
 }
 
 RelayLink* SrtService::make_link(uint64_t id, RelayLink::Settings settings, RelayLink::Owner* owner) {
@@ -265,6 +299,8 @@ void SrtService::stop() {
   retired_.clear();
   for (SrtRelayLink* l : retired_links_) delete l;
   retired_links_.clear();
+  for (const auto& [sock, due] : refused_) srt_close(sock);
+  refused_.clear();
   close_handle(&reap_);
 }
 

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -97,8 +98,11 @@ class SrtService {
   std::vector<SrtRelayLink*> links_;
   std::vector<SrtConnection*> retired_;
   std::vector<SrtRelayLink*> retired_links_;
+  std::vector<std::pair<SRTSOCKET, uint64_t>> refused_;  // socket, when to close it
   uv_timer_t reap_{};
-  void reap_soon();
+  void reap_soon(uint64_t delay_ms = 0);
+  // A socket refused right after its accept, closed a little later (on_reap says why).
+  void close_later(SRTSOCKET s);
 
   bool started_ = false;
   bool poller_failed_ = false;
