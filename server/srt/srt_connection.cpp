@@ -188,7 +188,7 @@ void SrtConnection::discard_input() {
 }
 
 void SrtConnection::watch_output(bool writable) {
-  watch(SRT_EPOLL_IN | SRT_EPOLL_ERR | (writable ? SRT_EPOLL_OUT : 0));
+  watch(SRT_EPOLL_IN | SRT_EPOLL_ERR | (writable ? static_cast<int>(SRT_EPOLL_OUT) : 0));
 }
 
 void SrtConnection::end_publishing(const std::string& why) {

@@ -135,7 +135,9 @@ void SrtRelayLink::receive() {
   if (got == SrtTsReceiver::Outcome::Closed || got == SrtTsReceiver::Outcome::Bad) close(error);
 }
 
-void SrtRelayLink::watch_output(bool writable) { watch(SRT_EPOLL_IN | SRT_EPOLL_ERR | (writable ? SRT_EPOLL_OUT : 0)); }
+void SrtRelayLink::watch_output(bool writable) {
+  watch(SRT_EPOLL_IN | SRT_EPOLL_ERR | (writable ? static_cast<int>(SRT_EPOLL_OUT) : 0));
+}
 
 void SrtRelayLink::detach(const std::string& why, Owner* drain) {
   // MPEG-TS has no end to send: the target sees the connection close, after the frames already
