@@ -24,6 +24,7 @@
 #include "server/http/util.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/rtmp/connection.hpp"
+#include "server/srt/srt_service.hpp"
 #include "server/api/api_view.hpp"
 #include "server/api/kicked_clients.hpp"
 #include "server/io/loop_lag.hpp"
@@ -330,6 +331,11 @@ HttpApiReply delete_client(ApiView& server, HttpService& http, std::string_view 
   }
   if (HttpConnection* c = http.find(id)) {
     c->close("closed through the API");
+    HttpApiReply r;
+    r.status = 204;
+    return r;
+  }
+  if (SrtService* srt = server.srt(); srt && srt->close_client(id, "closed through the API")) {
     HttpApiReply r;
     r.status = 204;
     return r;
