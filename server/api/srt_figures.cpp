@@ -32,7 +32,7 @@ SrtTotals srt_loop_totals(SrtService* srt) {
     SRT_TRACEBSTATS perf{};
     if (!stats_of(*c, perf)) continue;
     t.packets_lost += count(perf.pktRcvLossTotal);
-    t.packets_retransmitted += count(perf.pktRetransTotal);
+    t.packets_retransmitted += count(perf.pktRetransTotal) + count(perf.pktRcvRetrans);
     t.packets_dropped += count(perf.pktRcvDropTotal) + count(perf.pktSndDropTotal);
   }
   return t;
@@ -95,7 +95,7 @@ void add_srt_clients(SrtService& srt, uint64_t now_ms, uint32_t worker, json& ro
                       {"packets_sent", count(perf.pktSentTotal)},
                       {"packets_lost", count(perf.pktRcvLossTotal)},
                       {"packets_send_lost", count(perf.pktSndLossTotal)},
-                      {"packets_retransmitted", count(perf.pktRetransTotal)},
+                      {"packets_retransmitted", count(perf.pktRetransTotal) + count(perf.pktRcvRetrans)},
                       {"packets_dropped", count(perf.pktRcvDropTotal) + count(perf.pktSndDropTotal)},
                       {"receive_buffer_ms", perf.msRcvBuf},
                       {"receive_buffer_bytes", perf.byteRcvBuf},

@@ -21,7 +21,7 @@ struct SrtTotals {
   uint64_t bytes_in = 0;  // open connections
   uint64_t bytes_out = 0;
   uint64_t packets_lost = 0;           // received packets lost on the way (before retransmission)
-  uint64_t packets_retransmitted = 0;  // sent again
+  uint64_t packets_retransmitted = 0;  // sent again, or received again (a publisher's repaired losses)
   uint64_t packets_dropped = 0;        // given up (too late for the latency), both directions
 };
 
