@@ -30,7 +30,7 @@ struct SrtConfig {
   Secret passphrase;
   uint32_t pbkeylen = 16;  // 16, 24 or 32: AES-128, -192, -256 (with a passphrase)
   // SRTO_MAXBW, bytes per second for one connection's sending (retransmissions included); 0:
-  // libsrt's default (relative to the input rate plus 25 %).
+  // libsrt's default (SRTO_MAXBW -1: 1 Gb/s).
   uint64_t max_bandwidth = 0;
   uint32_t payload_size = 1316;  // SRTO_PAYLOADSIZE: 7 MPEG-TS packets (188..1456, a multiple of 188)
   // SRTO_PEERIDLETIMEO: a peer silent this long (no data, no keepalive) is gone (1..60 s).

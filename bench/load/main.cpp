@@ -1,4 +1,4 @@
-// sluice-bench: a load generator for RTMP, HTTP-FLV and HLS servers on Sluice's own protocol core.
+// sluice-bench: a load generator for RTMP, HTTP-FLV, HLS and SRT servers on Sluice's own protocol core.
 //
 //   sluice-bench play    -n 2000 --rate 200 --duration 30 rtmp://127.0.0.1/live/stream
 //   sluice-bench play    -n 500 --duration 30 rtmps://127.0.0.1:4443/live/stream   (RTMP over TLS)
@@ -7,6 +7,9 @@
 //   sluice-bench http-flv -n 500 --duration 30 http://127.0.0.1:8080/live/stream.flv
 //   sluice-bench hls -n 1000 --duration 30 http://127.0.0.1:8080/live/stream/index.m3u8
 //   sluice-bench hls -n 10 -f src.flv --publish rtmp://127.0.0.1/live/lat http://127.0.0.1:8080/live/lat/index.m3u8
+//   sluice-bench srt-read -n 500 'srt://127.0.0.1:9000?streamid=read:live/cam'
+//   sluice-bench srt-publish -n 20 -f src.ts 'srt://127.0.0.1:9000?streamid=publish:live/s{i}'
+//   sluice-bench latency -f src.ts --publish 'srt://127.0.0.1:9000?streamid=publish:live/l' rtmp://127.0.0.1/live/l
 //
 // One process, one libuv loop. See bench/load/README.md for options and output fields.
 #include <malloc.h>
@@ -16,6 +19,8 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -23,6 +28,7 @@
 #include "bench/load/flv_file.hpp"
 #include "bench/load/options.hpp"
 #include "bench/load/runner.hpp"
+#include "bench/load/srt_client.hpp"
 
 using namespace sluice;
 using namespace sluice::bench;
@@ -47,10 +53,15 @@ void raise_fd_limit(uint32_t connections) {
                  (unsigned long long)lim.rlim_cur, connections);
 }
 
-void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help, bool rtmp = true) {
+enum class UrlKind : uint8_t { Rtmp, Http, Srt };
+
+void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help, UrlKind kind = UrlKind::Rtmp) {
+  const bool rtmp = kind == UrlKind::Rtmp;
   cmd->add_option("urls", o.urls,
                   rtmp ? "rtmp[s]://host[:port]/app/stream (several: round-robin; {i} = client index)"
-                       : "http://host[:port]/path (several: round-robin; {i} = client index)")
+                  : kind == UrlKind::Http ? "http://host[:port]/path (several: round-robin; {i} = client index)"
+                                          : "srt://host:port?streamid=ID[&latency=MS][&passphrase=P] (several: "
+                                            "round-robin; {i} = client index)")
       ->required();
   cmd->add_option("-n,--clients", o.clients, clients_help)->capture_default_str()->check(CLI::Range(1u, 100000u));
   cmd->add_option("--rate", o.rate, "ramp-up: new connections per second (0 = all at once)")
@@ -68,6 +79,17 @@ void add_common(CLI::App* cmd, BenchOptions& o, const char* clients_help, bool r
   cmd->add_option("--allow-failures", o.allow_failures, "exit 0 while at most this many clients failed")
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "no progress lines on stderr");
+}
+
+// SRT callers' transport options.
+void add_srt(CLI::App* cmd, BenchOptions& o) {
+  cmd->add_option("--srt-latency", o.srt_latency_ms, "SRT latency asked for, ms (a URL's latency= overrides it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 60000u));
+  cmd->add_option("--srt-ports", o.srt_ports,
+                  "SRT callers share this many local UDP ports (libsrt multiplexers); 0 = a port of its own each")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 65535u));
 }
 
 void add_player(CLI::App* cmd, BenchOptions& o, bool rtmp = true) {
@@ -93,7 +115,15 @@ int write_json(const BenchOptions& o, const Summary& s, Runner& runner) {
     std::fprintf(stderr, "sluice-bench: cannot write %s\n", o.json_file.c_str());
     return kExitUsage;
   }
-  f << summary_json(s, runner.client_stats(), o.per_client).dump(2) << "\n";
+  auto j = summary_json(s, runner.client_stats(), o.per_client);
+  if (const SrtContext* srt = runner.srt()) {
+    j["srt"] = srt_summary_json(*srt);
+    j["options"]["srt_latency_ms"] = o.srt_latency_ms;
+    j["options"]["srt_ports"] = o.srt_ports;
+    if (!o.ts_file.empty()) j["options"]["file"] = o.ts_file;
+    if (!o.publish_url.empty()) j["options"]["publish_url"] = o.publish_url;
+  }
+  f << j.dump(2) << "\n";
   return 0;
 }
 
@@ -112,7 +142,8 @@ void keep_freed_memory() {
 int main(int argc, char** argv) {
   keep_freed_memory();
   BenchOptions o;
-  CLI::App app{"sluice-bench: RTMP, HTTP-FLV and HLS load generator (players, publishers, delay through the server)"};
+  CLI::App app{
+      "sluice-bench: RTMP, HTTP-FLV, HLS and SRT load generator (players, publishers, delay through the server)"};
   app.require_subcommand(1);
   auto* play = app.add_subcommand("play", "N players of one or several RTMP URLs, live or VOD");
   add_common(play, o, "players");
@@ -123,14 +154,20 @@ int main(int argc, char** argv) {
   auto* latency = app.add_subcommand("latency", "publish one FLV and play it with K players: delay per message");
   add_common(latency, o, "players");
   add_player(latency, o);
-  latency->add_option("-f,--file", o.flv_file, "FLV file to publish")->required()->check(CLI::ExistingFile);
+  latency->add_option("-f,--file", o.flv_file, "FLV file to publish (with --publish srt://: an MPEG-TS file)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  latency->add_option("--publish", o.publish_url,
+                      "publish -f FILE.ts over SRT to this srt:// URL instead (the players stay RTMP): the delay "
+                      "from an SRT publisher to RTMP players");
+  add_srt(latency, o);
   auto* http_flv = app.add_subcommand("http-flv", "N HTTP-FLV players (GET http://host:port/app/stream.flv)");
-  add_common(http_flv, o, "players", false);
+  add_common(http_flv, o, "players", UrlKind::Http);
   add_player(http_flv, o, false);
   http_flv->add_flag("--http10", o.http10, "send HTTP/1.0 requests (body ends at close) instead of HTTP/1.1 (chunked)");
   auto* hls =
       app.add_subcommand("hls", "N HLS readers (LL-HLS parts with blocking reload, or segments) of index.m3u8 URLs");
-  add_common(hls, o, "readers", false);
+  add_common(hls, o, "readers", UrlKind::Http);
   hls->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
       ->capture_default_str()
       ->check(CLI::Range(1u, 600000u));
@@ -143,6 +180,17 @@ int main(int argc, char** argv) {
          "--publish", o.publish_url,
          "also publish --file to this rtmp:// URL; readers start once it is live and report each part's latency")
       ->needs(hls_file);
+  auto* srt_read = app.add_subcommand("srt-read", "N SRT readers (callers in request mode) of srt:// URLs");
+  add_common(srt_read, o, "readers", UrlKind::Srt);
+  srt_read->add_option("--stall-ms", o.stall_ms, "media time behind wall time by more than this counts as a stall")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 600000u));
+  add_srt(srt_read, o);
+  auto* srt_publish =
+      app.add_subcommand("srt-publish", "M SRT publishers of an MPEG-TS file, paced by its PCR in real time, looping");
+  add_common(srt_publish, o, "publishers", UrlKind::Srt);
+  srt_publish->add_option("-f,--file", o.ts_file, "MPEG-TS file to publish")->required()->check(CLI::ExistingFile);
+  add_srt(srt_publish, o);
   CLI11_PARSE(app, argc, argv);
 
   if (play->parsed()) o.mode = Mode::Play;
@@ -150,6 +198,15 @@ int main(int argc, char** argv) {
   if (latency->parsed()) o.mode = Mode::Latency;
   if (http_flv->parsed()) o.mode = Mode::HttpFlv;
   if (hls->parsed()) o.mode = Mode::Hls;
+  if (srt_read->parsed()) o.mode = Mode::SrtRead;
+  if (srt_publish->parsed()) o.mode = Mode::SrtPublish;
+  if (o.mode == Mode::Latency && !o.publish_url.empty()) {
+    if (!o.publish_url.starts_with("srt://")) {
+      std::fprintf(stderr, "sluice-bench: latency --publish takes an srt:// URL\n");
+      return kExitUsage;
+    }
+    o.ts_file = std::exchange(o.flv_file, std::string());  // the file is MPEG-TS
+  }
   if (o.read_batch_ms < 0) o.read_batch_ms = o.mode == Mode::Latency ? 0 : 100;
 
   std::unique_ptr<FlvFile> file;
@@ -175,6 +232,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   print_summary(stdout, *summary);
+  if (const SrtContext* srt = runner.srt()) print_srt_summary(stdout, *srt, o.mode);
   std::fflush(stdout);
   if (!o.json_file.empty()) {
     if (int rc = write_json(o, *summary, runner); rc != 0) return rc;

@@ -9,6 +9,8 @@ const char* mode_name(Mode m) {
     case Mode::Latency: return "latency";
     case Mode::HttpFlv: return "http-flv";
     case Mode::Hls: return "hls";
+    case Mode::SrtRead: return "srt-read";
+    case Mode::SrtPublish: return "srt-publish";
   }
   return "?";
 }

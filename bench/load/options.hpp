@@ -8,11 +8,13 @@
 namespace sluice::bench {
 
 enum class Mode : uint8_t {
-  Play,     // N players of one or several RTMP URLs
-  Publish,  // M publishers of an FLV file, paced in real time, looping
-  Latency,  // one publisher and K players in this process: delay through the server
-  HttpFlv,  // N HTTP-FLV players of one or several http:// URLs
-  Hls,      // N HLS readers (LL-HLS parts, or segments) of http://.../index.m3u8 URLs
+  Play,        // N players of one or several RTMP URLs
+  Publish,     // M publishers of an FLV file, paced in real time, looping
+  Latency,     // one publisher and K players in this process: delay through the server
+  HttpFlv,     // N HTTP-FLV players of one or several http:// URLs
+  Hls,         // N HLS readers (LL-HLS parts, or segments) of http://.../index.m3u8 URLs
+  SrtRead,     // N SRT callers in request mode (srt://host:port?streamid=read:app/stream)
+  SrtPublish,  // M SRT callers publishing an MPEG-TS file, paced in real time, looping
 };
 
 const char* mode_name(Mode m);
@@ -42,8 +44,12 @@ struct BenchOptions {
   bool hls_segments = false;    // hls: read segments as a standard HLS player, even from an LL-HLS playlist
   bool hls_no_skip = false;     // hls: no _HLS_skip=YES (delta updates) on blocking reloads
   // hls: also publish flv_file to this rtmp:// URL from this process, start the readers once it
-  // is live, and measure each part's latency against its send time.
+  // is live, and measure each part's latency against its send time. latency: an srt:// URL, the
+  // publisher of ts_file whose frames the RTMP players time.
   std::string publish_url;
+  std::string ts_file;            // srt-publish, latency --publish srt://: the MPEG-TS to send
+  uint32_t srt_latency_ms = 120;  // SRT callers: SRTO_LATENCY (a URL's latency= overrides it)
+  uint32_t srt_ports = 0;         // SRT callers share this many local UDP ports (0: one each)
 };
 
 }  // namespace sluice::bench

@@ -16,6 +16,7 @@
 #include "bench/load/publisher_client.hpp"
 #include "bench/load/rtmp_connection.hpp"
 #include "bench/load/rtmp_url.hpp"
+#include "bench/load/srt_client.hpp"
 
 namespace sluice::bench {
 
@@ -41,7 +42,7 @@ struct ProgressSnapshot {
 };
 
 std::string progress_line(Mode mode, const ProgressSnapshot& p) {
-  const bool players = mode != Mode::Publish;
+  const bool players = mode != Mode::Publish && mode != Mode::SrtPublish;
   char buf[160];
   std::string line = "t=" + std::to_string(p.seconds) + "s ";
   if (p.publisher) line += p.publisher_live ? "publisher ok, " : "publisher not live, ";
@@ -106,6 +107,8 @@ Result<void> Runner::make_clients() {
     case Mode::Publish: return make_rtmp_clients();
     case Mode::Hls:
     case Mode::HttpFlv: return make_http_clients();
+    case Mode::SrtRead:
+    case Mode::SrtPublish: return make_srt_clients();
   }
   return Error(Errc::Unsupported, "unknown mode");
 }
@@ -123,7 +126,13 @@ Result<void> Runner::make_rtmp_clients() {
     return parsed;
   };
   LatencyTracker* tracker = options_.mode == Mode::Latency ? &tracker_ : nullptr;
-  if (options_.mode == Mode::Latency) {
+  if (options_.mode == Mode::Latency && !options_.publish_url.empty()) {
+    // The publisher speaks SRT (an MPEG-TS file), the players RTMP.
+    if (auto started = start_srt(); !started) return started;
+    auto url = parse_srt_url(options_.publish_url);
+    if (!url) return std::move(url).error();
+    publishers_.push_back(make_srt_publisher(*srt_, std::move(*url), options_, *ts_file_, identity(0, 0), tracker));
+  } else if (options_.mode == Mode::Latency) {
     uint32_t url_index = 0;
     auto url = url_for(0, url_index);
     if (!url) return std::move(url).error();
@@ -171,6 +180,42 @@ Result<void> Runner::make_http_clients() {
       players_.push_back(std::make_unique<HttpFlvClient>(&loop_, it->second, options_, identity(i, url_index)));
     }
     ramp_.push_back(players_.back().get());
+  }
+  return ok();
+}
+
+Result<void> Runner::start_srt() {
+  if (!options_.ts_file.empty()) {
+    // 7 packets (1316 bytes) per message: what SRT encoders send and payload_size defaults to.
+    auto loaded = TsFile::load(options_.ts_file, 7);
+    if (!loaded) return std::move(loaded).error();
+    ts_file_ = std::make_unique<TsFile>(std::move(*loaded));
+  }
+  srt_ = std::make_unique<SrtContext>(&loop_, options_);
+  srt_->ts_file = ts_file_.get();
+  return srt_->start();
+}
+
+Result<void> Runner::make_srt_clients() {
+  if (auto started = start_srt(); !started) return started;
+  std::map<std::string, SrtUrl> resolved;
+  for (uint32_t i = 0; i < options_.clients; ++i) {
+    const auto url_index = static_cast<uint32_t>(i % options_.urls.size());
+    const std::string text = expand_index(options_.urls[url_index], i);
+    auto it = resolved.find(text);
+    if (it == resolved.end()) {
+      auto parsed = parse_srt_url(text);
+      if (!parsed) return std::move(parsed).error();
+      it = resolved.emplace(text, std::move(*parsed)).first;
+    }
+    if (options_.mode == Mode::SrtPublish) {
+      publishers_.push_back(
+          make_srt_publisher(*srt_, it->second, options_, *ts_file_, identity(i, url_index), nullptr));
+      ramp_.push_back(publishers_.back().get());
+    } else {
+      players_.push_back(make_srt_reader(*srt_, it->second, options_, identity(i, url_index)));
+      ramp_.push_back(players_.back().get());
+    }
   }
   return ok();
 }
@@ -312,9 +357,12 @@ void Runner::stop() {
       uv_close(reinterpret_cast<uv_handle_t*>(t), nullptr);
     for (uv_signal_t* s : {&sigint_, &sigterm_}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
   }
+  // SRT publishers first stop sending and wait until the server has what they sent.
+  if (srt_) srt_->drain();
   // Clients never started get stop() too: they count as failed and their handles get closed.
   for (auto& c : publishers_) c->stop();
   for (auto& c : players_) c->stop();
+  if (srt_) srt_->close();
 }
 
 std::vector<const ClientStats*> Runner::client_stats() {
@@ -337,6 +385,10 @@ Summary Runner::summarize() {
   s.reads = RtmpConnection::total_reads() + HttpFlvClient::total_reads() + HttpKeepAlive::total_reads();
   s.read_bytes =
       RtmpConnection::total_read_bytes() + HttpFlvClient::total_read_bytes() + HttpKeepAlive::total_read_bytes();
+  if (srt_) {
+    s.reads += srt_->reads();
+    s.read_bytes += srt_->read_bytes();
+  }
   s.tls_negotiated = RtmpConnection::tls_negotiated();
   auto collect = [](std::vector<std::unique_ptr<Client>>& clients) {
     std::vector<const ClientStats*> out;

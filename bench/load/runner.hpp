@@ -15,6 +15,7 @@
 #include "bench/load/hls_latency.hpp"
 #include "bench/load/latency_tracker.hpp"
 #include "bench/load/options.hpp"
+#include "bench/load/srt_client.hpp"
 #include "bench/load/stats.hpp"
 
 namespace sluice::bench {
@@ -32,11 +33,15 @@ class Runner {
   Result<Summary> run();
   // The clients' figures, for the JSON per-client list; valid after run().
   std::vector<const ClientStats*> client_stats();
+  // SRT modes (srt-read, srt-publish, latency --publish srt://): libsrt's side of the run.
+  const SrtContext* srt() const { return srt_.get(); }
 
  private:
   Result<void> make_clients();
   Result<void> make_rtmp_clients();  // play, latency, publish
   Result<void> make_http_clients();  // HTTP-FLV, HLS
+  Result<void> make_srt_clients();   // srt-read, srt-publish
+  Result<void> start_srt();          // the context, and the TS file of an SRT publisher
   void start_timers();
   void on_ramp();
   void on_tick();
@@ -49,6 +54,7 @@ class Runner {
 
   const BenchOptions& options_;
   std::unique_ptr<FlvFile> file_;
+  std::unique_ptr<TsFile> ts_file_;
   uv_loop_t loop_{};
   uv_timer_t ramp_timer_{};
   uv_timer_t tick_timer_{};
@@ -63,6 +69,8 @@ class Runner {
   HlsLatency hls_latency_;
   std::vector<std::unique_ptr<Client>> players_;
   std::vector<std::unique_ptr<Client>> publishers_;
+  // The clients close their sockets through it: ~Runner clears them first.
+  std::unique_ptr<SrtContext> srt_;
   // Clients the ramp starts, in order; in latency mode the publisher starts at once instead.
   std::vector<Client*> ramp_;
   size_t ramped_ = 0;
