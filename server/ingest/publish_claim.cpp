@@ -47,8 +47,9 @@ void claim_here(const std::shared_ptr<ClaimRun>& run, std::optional<TakeoverAnsw
     // The answer comes at once, or later when another loop publishes the name.
     const std::string who = "conn " + std::to_string(run->who.id()) + " from " + run->who.peer();
     return take_over(registry, run->app, run->key, &run->who, who, [run](const TakeoverAnswer& a) {
-      if (!run->wanted()) return;
-      claim_here(run, a);
+      if (run->wanted()) return claim_here(run, a);
+      // The taker went meanwhile: a publication that ended quietly for it ends for its players.
+      if (a.handover.continue_after) run->services.registry.end_abandoned_publication(run->key);
     });
   }
   PublishClaim c;
