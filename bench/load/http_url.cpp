@@ -1,9 +1,8 @@
 #include "bench/load/http_url.hpp"
 
-#include <netdb.h>
-
 #include <charconv>
-#include <cstring>
+
+#include "bench/load/resolve.hpp"
 
 namespace sluice::bench {
 
@@ -56,15 +55,7 @@ Result<HttpUrl> parse_http_url(std::string_view text) {
   u.host_header = v6 ? "[" + u.host + "]" : u.host;
   if (u.port != 80) u.host_header += ":" + std::to_string(u.port);
 
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string port_str = std::to_string(u.port);
-  if (int rc = getaddrinfo(u.host.c_str(), port_str.c_str(), &hints, &found); rc != 0 || !found)
-    return Error(Errc::Io, "cannot resolve " + u.host + ": " + gai_strerror(rc));
-  std::memcpy(&u.addr, found->ai_addr, found->ai_addrlen);
-  freeaddrinfo(found);
+  if (auto r = resolve_host(u.host, u.port, SOCK_STREAM, u.addr); !r) return r.error();
   return u;
 }
 

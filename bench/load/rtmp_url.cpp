@@ -1,9 +1,8 @@
 #include "bench/load/rtmp_url.hpp"
 
-#include <netdb.h>
-
 #include <charconv>
-#include <cstring>
+
+#include "bench/load/resolve.hpp"
 
 namespace sluice::bench {
 
@@ -70,15 +69,7 @@ Result<RtmpUrl> parse_rtmp_url(std::string_view text) {
   u.tc_url = std::string(u.tls ? "rtmps://" : "rtmp://") + (v6 ? "[" + u.host + "]" : u.host) + ":" +
              std::to_string(u.port) + "/" + u.app;
 
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const std::string port_str = std::to_string(u.port);
-  if (int rc = getaddrinfo(u.host.c_str(), port_str.c_str(), &hints, &found); rc != 0 || !found)
-    return Error(Errc::Io, "cannot resolve " + u.host + ": " + gai_strerror(rc));
-  std::memcpy(&u.addr, found->ai_addr, found->ai_addrlen);
-  freeaddrinfo(found);
+  if (auto r = resolve_host(u.host, u.port, SOCK_STREAM, u.addr); !r) return r.error();
   return u;
 }
 

@@ -17,6 +17,7 @@
 #include "bench/load/latency_tracker.hpp"
 #include "bench/load/playback_monitor.hpp"
 #include "bench/load/stats.hpp"
+#include "bench/load/resolve.hpp"
 #include "media/ts/pes.hpp"
 #include "media/ts/ts_demuxer.hpp"
 #include "media/ts/ts_format.hpp"
@@ -205,15 +206,7 @@ Result<SrtUrl> parse_srt_url(std::string_view text) {
     }
   }
   if (u.stream_id.size() > 512) return Error(Errc::Config, "stream id longer than 512 bytes: " + u.text);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_DGRAM;
-  addrinfo* found = nullptr;
-  const std::string port_str = std::to_string(u.port);
-  if (int rc = getaddrinfo(u.host.c_str(), port_str.c_str(), &hints, &found); rc != 0 || !found)
-    return Error(Errc::Io, "cannot resolve " + u.host + ": " + gai_strerror(rc));
-  std::memcpy(&u.addr, found->ai_addr, found->ai_addrlen);
-  freeaddrinfo(found);
+  if (auto r = resolve_host(u.host, u.port, SOCK_DGRAM, u.addr); !r) return r.error();
   return u;
 }
 
