@@ -31,20 +31,6 @@ uint64_t steady_ms() {
           .count());
 }
 
-std::vector<uint8_t> raw_address(const sockaddr* sa) {
-  if (sa == nullptr) return {};
-  if (sa->sa_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
-    const auto* b = reinterpret_cast<const uint8_t*>(&in->sin_addr);
-    return {b, b + 4};
-  }
-  if (sa->sa_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    const auto* b = reinterpret_cast<const uint8_t*>(&in6->sin6_addr);
-    return {b, b + 16};
-  }
-  return {};
-}
 }  // namespace
 
 size_t SrtService::total_connections() { return g_connections.load(std::memory_order_relaxed); }
@@ -108,8 +94,10 @@ Result<void> SrtService::listen(std::vector<std::string>& bound) {
 // libsrt's thread, inside the caller's handshake: only the configuration is read.
 int SrtService::on_listen(void* opaque, SRTSOCKET ns, int, const sockaddr* peer, const char* stream_id) {
   auto* self = static_cast<SrtService*>(opaque);
-  const std::vector<uint8_t> raw = raw_address(peer);
-  SrtVerdict v = judge_srt_caller(self->services_.loop.config(), stream_id ? stream_id : "", raw, unix_now());
+  sockaddr_storage ss{};
+  if (peer) memcpy(&ss, peer, peer->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+  const PeerAddress caller = peer_address_of(ss);  // no address for another family: the rules see none
+  SrtVerdict v = judge_srt_caller(self->services_.loop.config(), stream_id ? stream_id : "", caller.raw, unix_now());
   if (v.reject == 0) {
     if (v.latency) set_srt_latency(ns, *v.latency);
     if (v.passphrase) set_srt_passphrase(ns, *v.passphrase);
@@ -120,10 +108,8 @@ int SrtService::on_listen(void* opaque, SRTSOCKET ns, int, const sockaddr* peer,
   std::lock_guard<std::mutex> lock(g_reject_log_mutex);
   uint64_t suppressed = 0;
   if (g_reject_log.allow(steady_ms(), suppressed)) {
-    sockaddr_storage ss{};
-    if (peer) memcpy(&ss, peer, peer->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
-    SLUICE_LOG_WARN("peer={} event=srt_rejected stream_id=\"{}\" code={} reason=\"{}\" suppressed={}",
-                    format_sockaddr(ss), printable(stream_id ? stream_id : ""), v.reject, v.reason, suppressed);
+    SLUICE_LOG_WARN("peer={} event=srt_rejected stream_id=\"{}\" code={} reason=\"{}\" suppressed={}", caller.text,
+                    printable(stream_id ? stream_id : ""), v.reject, v.reason, suppressed);
   }
   return -1;
 }
