@@ -21,12 +21,14 @@ bool SrtReader::wants(const media::Frame& f) const {
   return !ended_ && (f.kind == media::FrameKind::Video || f.kind == media::FrameKind::Audio);
 }
 
-bool SrtReader::fill(std::vector<uint8_t>& out, size_t max_bytes) {
+bool SrtReader::fill(std::vector<uint8_t>& out, size_t max_bytes, uint64_t now_ms) {
   // LiveSubscriber fills a batch; this reader's bytes go to `out` instead (append ignores the batch).
   thread_local WriteBatch unused;
   out_ = &out;
+  now_ms_ = now_ms;
   const bool more = fill_frames(unused, max_bytes);
   out_ = nullptr;
+  if (!more) pacer_.caught_up();
   return more;
 }
 
@@ -43,6 +45,7 @@ void SrtReader::append(const media::Frame& f, WriteBatch&) {
   tables_due_ = false;
   started_ = true;
   muxer_->write_sample(s.sample, *out_);
+  pacer_.sent(f.timestamp, now_ms_);
 }
 
 }  // namespace sluice::server

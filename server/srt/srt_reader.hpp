@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "media/catch_up_pacer.hpp"
 #include "media/hls/sample_source.hpp"
 #include "media/ts/ts_muxer.hpp"
 #include "server/access/access_ticket.hpp"
@@ -32,7 +33,10 @@ class SrtReader final : public LiveSubscriber {
 
   // Appends the TS bytes of queued frames to `out`, at most about max_bytes of frames; true when
   // frames remain queued.
-  bool fill(std::vector<uint8_t>& out, size_t max_bytes);
+  bool fill(std::vector<uint8_t>& out, size_t max_bytes, uint64_t now_ms);
+  // While the join's backlog goes out: how long to wait before the next fill (0: go on).
+  bool catching_up() const { return !pacer_.done(); }
+  uint64_t catch_up_wait_ms(uint64_t now_ms) const { return pacer_.wait_ms(now_ms); }
   // The publication ended and everything queued went into fill(): the connection may close.
   bool ended() const { return ended_ && queue_empty(); }
 
@@ -46,6 +50,8 @@ class SrtReader final : public LiveSubscriber {
   media::hls::SampleSource source_;
   std::unique_ptr<media::ts::TsMuxer> muxer_;  // made for the first setup, anew when it changes
   std::vector<uint8_t>* out_ = nullptr;        // fill()'s target while it runs
+  uint64_t now_ms_ = 0;                        // fill()'s time while it runs
+  media::CatchUpPacer pacer_;
   bool tables_due_ = false;
   bool started_ = false;
   bool ended_ = false;

@@ -7,7 +7,32 @@ namespace {
 // reader cannot keep the loop, and libsrt's send buffer takes a GOP in a few passes.
 constexpr size_t kFillBytes = 256 * 1024;
 constexpr int kPassesPerFlush = 8;
+// While a join's backlog is paced, fills are small, so the pace is kept within a few ms of media.
+constexpr size_t kPacedFillBytes = 16 * 1024;
 }  // namespace
+
+SrtTsOutput::~SrtTsOutput() {
+  if (pace_timer_ == nullptr) return;
+  uv_timer_stop(pace_timer_);
+  uv_close(reinterpret_cast<uv_handle_t*>(pace_timer_),
+           [](uv_handle_t* h) { delete reinterpret_cast<uv_timer_t*>(h); });
+}
+
+void SrtTsOutput::pace(uint64_t wait_ms) {
+  if (pace_timer_ == nullptr) {
+    pace_timer_ = new uv_timer_t;
+    uv_timer_init(loop_.loop(), pace_timer_);
+    pace_timer_->data = this;
+  }
+  pacing_ = true;
+  uv_timer_start(pace_timer_, &SrtTsOutput::on_pace_timer, wait_ms, 0);
+}
+
+void SrtTsOutput::on_pace_timer(uv_timer_t* t) {
+  auto* self = static_cast<SrtTsOutput*>(t->data);
+  self->pacing_ = false;
+  self->flush();
+}
 
 void SrtTsOutput::request_flush() {
   if (!closed_) loop_.flush().flush_soon(this);
@@ -44,11 +69,13 @@ void SrtTsOutput::on_writable() {
 }
 
 void SrtTsOutput::flush() {
-  if (closed_ || !reader_ || blocked_) return;
+  if (closed_ || !reader_ || blocked_ || pacing_) return;
   bool more = true;
   for (int pass = 0; pass < kPassesPerFlush && more; ++pass) {
     if (!send_pending()) return;  // SRT_EPOLL_OUT goes on
-    more = reader_->fill(sender_.buffer(), kFillBytes);
+    const uint64_t now = loop_.now_ms();
+    if (const uint64_t wait = reader_->catch_up_wait_ms(now); wait > 0) return pace(wait);
+    more = reader_->fill(sender_.buffer(), reader_->catching_up() ? kPacedFillBytes : kFillBytes, now);
     if (!send_pending()) return;
   }
   if (more) return request_flush();

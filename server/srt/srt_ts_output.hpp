@@ -2,7 +2,8 @@
 // (docs/srt.md, "Readers"): the PlayerOutput its SrtReader writes through, flushed by the loop's
 // FlushScheduler (at once, or held within rtmp.player_queue.write_delay), the reader's MPEG-TS given
 // to libsrt in messages of srt.payload_size until libsrt's send buffer is full, then a wait for
-// the socket to become writable, the reader's queue meanwhile under the slow-player rules.
+// the socket to become writable, the reader's queue meanwhile under the slow-player rules. A join's
+// backlog goes out at its reader's catch-up pace: a timer brings the next fill.
 #pragma once
 
 #include <srt/srt.h>
@@ -34,7 +35,7 @@ class SrtTsOutput : public Flushable, public PlayerOutput {
 
  protected:
   explicit SrtTsOutput(LoopContext& loop) : loop_(loop) {}
-  ~SrtTsOutput() = default;
+  ~SrtTsOutput();
 
   // The socket said writable: a blocked output goes on.
   void on_writable();
@@ -50,7 +51,11 @@ class SrtTsOutput : public Flushable, public PlayerOutput {
 
  private:
   bool send_pending();
-  bool blocked_ = false;  // a send met a full buffer: waiting for SRT_EPOLL_OUT
+  void pace(uint64_t wait_ms);
+  static void on_pace_timer(uv_timer_t* t);
+  bool blocked_ = false;              // a send met a full buffer: waiting for SRT_EPOLL_OUT
+  bool pacing_ = false;               // the pace timer brings the next fill
+  uv_timer_t* pace_timer_ = nullptr;  // made at the first wait; closed (and freed) by libuv
 };
 
 }  // namespace sluice::server

@@ -119,17 +119,17 @@ def srt_close_line(server, conn):
 
 # ------------------------------------------------------------------------------------ the source
 
-def make_ts_source(path, seconds=30, size="320x240", tone=440, pattern="testsrc2", vf=None):
+def make_ts_source(path, seconds=30, size="320x240", tone=440, pattern="testsrc2", vf=None, gop=FPS):
     """An H.264 (constrained baseline: no B-frames, so decode order is display order) + AAC MPEG-TS
     with a keyframe every second (-g 25, no scene cuts), made by one x264 thread so the encode is
     reproducible (`vf`: a filter, e.g. negate, for a second source with other pictures; testsrc2
-    is the pattern whose every picture differs). libx264 repeats SPS/PPS before every IDR (no global header in MPEG-TS) and
+    is the pattern whose every picture differs; `gop`: frames from one keyframe to the next). libx264 repeats SPS/PPS before every IDR (no global header in MPEG-TS) and
     ffmpeg's TS muxer puts an AUD before every access unit, as a hardware encoder does."""
     cmd = FFMPEG + ["-y", "-f", "lavfi", "-i", f"{pattern}=size={size}:rate={FPS}:duration={seconds}",
                     "-f", "lavfi", "-i", f"sine=frequency={tone}:sample_rate={AAC_RATE}:duration={seconds}"] + (
                        ["-vf", vf] if vf else []) + [
                     "-c:v", "libx264", "-profile:v", "baseline", "-preset", "ultrafast", "-threads", "1",
-                    "-g", str(FPS), "-keyint_min", str(FPS), "-sc_threshold", "0", "-bf", "0",
+                    "-g", str(gop), "-keyint_min", str(gop), "-sc_threshold", "0", "-bf", "0",
                     "-b:v", "300k", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", "-f", "mpegts", path]
     subprocess.run(cmd, check=True, timeout=120)
     return path
@@ -482,7 +482,7 @@ def gst_read(directory, port, streamid, out, seconds, passphrase=None, name="gst
 
 # ------------------------------------------------------------------------------------ libsrt
 
-_SRTO_LATENCY, _SRTO_PASSPHRASE, _SRTO_CONNTIMEO, _SRTO_STREAMID = 23, 26, 36, 46
+_SRTO_RCVTIMEO, _SRTO_LATENCY, _SRTO_PASSPHRASE, _SRTO_CONNTIMEO, _SRTO_STREAMID = 14, 23, 26, 36, 46
 _SRTS = {1: "init", 2: "opened", 3: "listening", 4: "connecting", 5: "connected", 6: "broken", 7: "closing",
          8: "closed", 9: "nonexist"}
 _lib = None
@@ -552,6 +552,15 @@ class SrtCaller:
                 self.send(null)
             time.sleep(0.02)
         return None
+
+    def recv(self, timeout_ms=1000):
+        """The next message libsrt delivers (at its send time plus the latency), or None after
+        timeout_ms or once the connection is gone."""
+        t = ctypes.c_int(timeout_ms)
+        self.lib.srt_setsockflag(self.sock, _SRTO_RCVTIMEO, ctypes.byref(t), 4)
+        buf = ctypes.create_string_buffer(1500)
+        n = self.lib.srt_recvmsg(self.sock, buf, 1500)
+        return buf.raw[:n] if n > 0 else None
 
     def close(self):
         self.lib.srt_close(self.sock)

@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""An SRT reader that joins late in a long GOP gets the GOP cache's backlog paced (docs/srt.md,
+"Readers"; media/catch_up_pacer.hpp): the first 500 ms of media at once, the rest at twice real
+time, then the live edge as it comes. libsrt sends what it is handed as fast as it may (1 Gb/s
+per connection by default), so without the pacing a join put seconds of media on the wire in a
+few ms, more than a player's UDP buffer holds: the overflow was lost and asked for again too late
+(docs/benchmarks.md, "SRT against RTMP").
+
+ffmpeg publishes over SRT an H.264/AAC MPEG-TS with a keyframe every 4 s; 3.3 s after the publish
+a libsrt caller (ctypes, srt_tools.SrtCaller) reads the stream and notes when each message
+arrives. libsrt's receiver hands each message over at its send time plus the latency, so the
+arrival times are the server's send times shifted by a constant. From each video PES's DTS and
+arrival (media m ms after the first picture, arriving t ms after it):
+  - the backlog is real: max(m - t) >= 2500 ms (otherwise the test would prove nothing);
+  - paced: m <= 500 + 2 t + 400 for every picture (400 ms: one 16 KB fill of this 300 kb/s stream
+    past the pace, and the loop's timer granularity); an unpaced server sends the 3 s at once;
+  - not held back: the reader reaches the live edge (m - t within 150 ms of the backlog; at 2x
+    the lag shrinks by real time, so after backlog - 500 ms) no later than 600 ms after that, and
+    then pictures come at real time (the last 2 s: media advanced within 10 % of the time);
+  - the first picture is an IDR and arrives within a second of the connect; the pictures are a
+    contiguous run of the source's (slice MD5s)."""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import *  # noqa: E402,F403
+from hls_tools import annexb_nals, ts_demux  # noqa: E402
+from srt_tools import (FPS, SrtCaller, TsSource, contiguous_at, ffmpeg_publish, log_lines, make_ts_source,  # noqa: E402
+                       slices_md5, srt_server)
+
+require_tools("ffmpeg", "ffprobe")
+t_start = time.time()
+server, srt_port, _ = srt_server("srt-join-pace")
+d = server.dir
+src = make_ts_source(os.path.join(d, "src.ts"), seconds=20, gop=4 * FPS)
+source = TsSource(src)
+
+
+def pes_starts(msg):
+    """[(dts 90 kHz, PES bytes so far)] of the video PES that start in this message."""
+    out = []
+    for off in range(0, len(msg) - 187, 188):
+        p = msg[off:off + 188]
+        if p[0] != 0x47 or not p[1] & 0x40:
+            continue
+        pos = 4 + (1 + p[4] if p[3] & 0x20 else 0)
+        if p[pos:pos + 4] != b"\x00\x00\x01\xe0":
+            continue
+        flags, h = p[pos + 7], p[pos + 9:]
+        ts = h[5:10] if flags & 0x40 else h[0:5]  # DTS when present, else PTS
+        out.append((((ts[0] >> 1) & 7) << 30) | (ts[1] << 22) | ((ts[2] >> 1) << 15) | (ts[3] << 7) | (ts[4] >> 1))
+    return out
+
+
+pub = ffmpeg_publish(d, src, srt_port, "#!::r=live/cam,m=publish")
+reader = None
+try:
+    check(wait_for(lambda: log_lines(server, "event=publish", "stream=cam", "proto=srt"), 8),
+          "the server logs the SRT publish")
+    time.sleep(3.3)  # 3.3 s into the first 4-s GOP: about 3 s of backlog for the reader
+    t_connect = time.monotonic()
+    reader = SrtCaller(srt_port, "read:live/cam")
+    check(reader.connected, f"the reader connects ({reader.reject_text})")
+    data, pictures = bytearray(), []  # pictures: (arrival s, dts)
+    while time.monotonic() - t_connect < 7.5:
+        msg = reader.recv(1000)
+        if msg is None:
+            break
+        now = time.monotonic()
+        pictures += [(now, dts) for dts in pes_starts(msg)]
+        data += msg
+finally:
+    if reader:
+        reader.close()
+    pub.stop()
+check(len(pictures) > 5 * FPS, f"the reader got {len(pictures)} pictures in 7.5 s")
+t0, dts0 = pictures[0]
+check(t0 - t_connect < 1.0, f"the first picture arrives {t0 - t_connect:.2f} s after the connect")
+points = [((t - t0) * 1000, ((dts - dts0) & ((1 << 33) - 1)) / 90) for t, dts in pictures]
+backlog = max(m - t for t, m in points)
+print(f"INFO backlog at the join {backlog:.0f} ms; first picture {1000 * (t0 - t_connect):.0f} ms after the connect")
+check(backlog >= 2500, f"the join found a backlog of {backlog:.0f} ms (>= 2500 ms, else the test proves nothing)")
+early = [(round(t), round(m)) for t, m in points if m > 500 + 2 * t + 400]
+check(not early, f"every picture within the pace (media <= 500 ms + 2 x elapsed + 400): {early[:5]} are ahead")
+caught = next((t for t, m in points if m - t >= backlog - 150), None)
+check(caught is not None and caught <= backlog - 500 + 600,
+      f"the reader is at the live edge {caught} ms after its first picture (<= {backlog - 500 + 600:.0f})")
+tail = [(t, m) for t, m in points if t >= points[-1][0] - 2000]
+rate = (tail[-1][1] - tail[0][1]) / max(1.0, tail[-1][0] - tail[0][0])
+check(0.9 <= rate <= 1.1, f"at the live edge pictures come at real time ({rate:.2f} ms of media per ms)")
+
+dm = ts_demux(bytes(data[:len(data) - len(data) % 188]))
+got = [slices_md5(annexb_nals(au["data"])) for au in dm["video"][:-1]]
+check(got and got[0][1], "the first picture is an IDR")
+check(contiguous_at([h for h, _ in got], source.video) >= 0,
+      f"the {len(got)} pictures are a contiguous run of the source's")
+server.stop()
+print(f"INFO took {time.time() - t_start:.1f} s")
+print("PASS")

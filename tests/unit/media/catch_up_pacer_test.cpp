@@ -1,0 +1,49 @@
+#include "media/catch_up_pacer.hpp"
+
+#include <doctest/doctest.h>
+
+using sluice::media::CatchUpPacer;
+
+TEST_CASE("a join's backlog goes out at twice real time after its first half second") {
+  CatchUpPacer p;
+  CHECK(p.wait_ms(1000) == 0);  // nothing sent yet
+  // A 2 s GOP handed over at once at t=1000: 500 ms of lead, the rest waits.
+  for (uint32_t ts = 10000; ts <= 12000; ts += 40) p.sent(ts, 1000);
+  CHECK(p.wait_ms(1000) == 750);  // (2000 - 500) / 2
+  CHECK(p.wait_ms(1500) == 250);
+  CHECK(p.wait_ms(1750) == 0);
+  CHECK(p.wait_ms(5000) == 0);
+}
+
+TEST_CASE("media handed over no faster than allowed never waits") {
+  CatchUpPacer p;
+  p.sent(0, 0);
+  for (uint64_t t = 0; t <= 3000; t += 40) {
+    p.sent(static_cast<uint32_t>(t), t);
+    CHECK(p.wait_ms(t) == 0);
+  }
+}
+
+TEST_CASE("at the live edge the pacer steps aside for good") {
+  CatchUpPacer p;
+  p.sent(0, 0);
+  p.caught_up();
+  p.sent(60000, 10);  // a takeover's timeline
+  CHECK(p.wait_ms(10) == 0);
+}
+
+TEST_CASE("modular timestamps: a backlog across the 32-bit wrap, a frame behind the first") {
+  CatchUpPacer p;
+  p.sent(0xFFFFFF00u, 0);
+  p.sent(0xFFFFFEF0u, 0);         // audio a little before the keyframe: not a start before it
+  p.sent(0xFFFFFF00u + 1500, 0);  // wrapped
+  CHECK(p.wait_ms(0) == 500);
+}
+
+TEST_CASE("a jump of the timeline during the catch-up is no backlog") {
+  CatchUpPacer p;
+  p.sent(1000, 0);
+  p.sent(1400, 0);
+  p.sent(900000, 0);
+  CHECK(p.wait_ms(0) == 0);
+}
