@@ -1,5 +1,6 @@
 #include "server/srt/srt_poller.hpp"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -10,6 +11,11 @@ namespace sluice::server {
 namespace {
 constexpr int kWaitMs = 100;  // how soon a stop is seen
 constexpr int kBatch = 256;   // sockets per wake-up
+// After a wake-up of the loop, what becomes ready in the next few ms waits and goes in one: each
+// packet woke the loop (an eventfd write and read, a futex, a context switch) and read one or two
+// messages, most of Sluice's part of SRT ingest's CPU (docs/benchmarks.md, "SRT against RTMP").
+// A few ms are nothing against SRT's latency (120 ms by default).
+constexpr auto kGatherFor = std::chrono::milliseconds(3);
 }  // namespace
 
 SrtPoller::SrtPoller(uv_loop_t* loop, OnReady on_ready) : loop_(loop), on_ready_(std::move(on_ready)) {}
@@ -62,6 +68,7 @@ void SrtPoller::run() {
       for (int i = 0; i < n; ++i) pending_.push_back({ready[i].fd, ready[i].events});
     }
     uv_async_send(&async_);
+    std::this_thread::sleep_for(kGatherFor);
   }
 }
 

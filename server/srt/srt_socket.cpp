@@ -54,6 +54,13 @@ Result<void> apply_srt_options(SRTSOCKET s, const config::SrtConfig& c) {
   return {};
 }
 
+bool srt_readable(SRTSOCKET s) {
+  int events = 0;
+  int len = sizeof events;
+  if (srt_getsockflag(s, SRTO_EVENT, &events, &len) != 0) return true;  // the read reports why
+  return (events & (SRT_EPOLL_IN | SRT_EPOLL_ERR)) != 0;
+}
+
 PeerAddress srt_peer(SRTSOCKET s) {
   sockaddr_storage ss{};
   int len = sizeof ss;

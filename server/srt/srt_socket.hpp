@@ -28,6 +28,10 @@ Result<void> apply_srt_options(SRTSOCKET s, const config::SrtConfig& c);
 bool set_srt_latency(SRTSOCKET s, std::chrono::milliseconds latency);
 bool set_srt_passphrase(SRTSOCKET s, const std::string& passphrase);
 
+// Whether a read would find a message or the socket's error (libsrt's SRTO_EVENT), so that the
+// read that would block is never made.
+bool srt_readable(SRTSOCKET s);
+
 // The peer of a connected SRT socket ("1.2.3.4:5678" and the raw address).
 PeerAddress srt_peer(SRTSOCKET s);
 

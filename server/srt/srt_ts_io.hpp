@@ -24,7 +24,7 @@ class SrtTsReceiver {
     Closed,   // the peer closed or the connection broke (`error` says which)
     Bad,      // the bytes are no MPEG-TS the demuxer can read (`error` says why)
   };
-  // Reads until libsrt would block; each frame the demuxer completes goes to on_frame (false:
+  // Reads while libsrt has a message; each frame the demuxer completes goes to on_frame (false:
   // stop reading).
   Outcome receive(SRTSOCKET s, const std::function<bool(media::ts::TsDemuxer::Frame&)>& on_frame, std::string& error);
   uint64_t bytes() const { return bytes_; }
