@@ -7,6 +7,8 @@
 //  2. add_*() attributes in the order they go on the wire; each is padded to 4 bytes with zeros.
 //  3. finish() appends MESSAGE-INTEGRITY (when given a key) and FINGERPRINT (when asked), which
 //     always come last, in that order, and returns the message. The writer is spent.
+//  4. Messages stay under kMaxStunMessage: stun_integrity() works on a copy of that size, and the
+//     answers built here are under 100 bytes.
 #pragma once
 
 #include <cstdint>
