@@ -97,6 +97,11 @@ bool H264Depacketizer::room_for(size_t bytes) {
 
 void H264Depacketizer::nal(std::span<const uint8_t> unit) {
   if (damaged_) return;  // it goes nowhere: keep no bytes of it
+  const uint8_t type = unit[0] & 0x1F;
+  if (type == 0 || type >= kNalStapA) {  // not an H.264 unit (an aggregate inside an aggregate)
+    ++stats_.unknown_packets;
+    return;
+  }
   if (nal_units_ >= limits_.max_nal_units) return damage();
   if (!room_for(4 + unit.size())) return;
   ByteWriter w(au_);

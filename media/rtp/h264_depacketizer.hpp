@@ -7,8 +7,9 @@
 //  1. An access unit is the packets of one RTP timestamp; it ends at the marker bit, or when a
 //     packet of another timestamp comes.
 //  2. Single NAL unit packets (types 1-23), STAP-A (24) and FU-A (28) are taken; other types
-//     (STAP-B, MTAP, FU-B, reserved) are skipped and counted. A STAP-A whose sizes run past it, or
-//     a FU-A that continues a unit whose start was not seen, damages its access unit.
+//     (STAP-B, MTAP, FU-B, reserved), and units of type 0 or 24-31 inside a STAP-A, are skipped and
+//     counted. A STAP-A whose sizes run past it, or a FU-A that continues a unit whose start was
+//     not seen, damages its access unit.
 //  3. A gap in the sequence numbers damages the access unit it fell into, and the next one
 //     unless that one's first packet starts a NAL unit right after a marker bit. A damaged access
 //     unit is dropped whole (counted) and a keyframe is wanted: take_keyframe_request() says so
@@ -42,7 +43,7 @@ class H264Depacketizer {
     uint64_t frames = 0;           // frame bodies out (sequence headers not counted)
     uint64_t lost_packets = 0;     // sequence numbers never seen
     uint64_t damaged_frames = 0;   // access units dropped (rules 2-4)
-    uint64_t unknown_packets = 0;  // payload types skipped (rule 2)
+    uint64_t unknown_packets = 0;  // payloads and units skipped (rule 2)
     uint64_t malformed_packets = 0;
     uint64_t stale_packets = 0;  // a sequence number at or behind the last one
     uint64_t unpacked = 0;       // access units NalPacker dropped (no SPS/PPS yet, no picture)

@@ -108,6 +108,7 @@ bool H264Packetizer::packetize(std::span<const uint8_t> body, uint32_t timestamp
   for_each_avcc_nal(data, length_size_, [&](std::span<const uint8_t> nal) {
     const uint8_t type = nal[0] & 0x1F;
     if (type == kNalAud || type == kNalFiller) return;  // rule 2
+    if (type == 0 || type >= kNalStapA) return;         // no H.264 unit: RTP would read it as its own
     idr |= type == kNalIdr;
     has_sps |= type == kNalSps;
     nals.push_back(nal);

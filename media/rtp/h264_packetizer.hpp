@@ -5,7 +5,8 @@
 // Rules:
 //  1. A sequence header's AVCDecoderConfigurationRecord gives the SPS, PPS and NAL length size.
 //     Frames before the first one, multitrack and unparsable bodies give no payloads (counted).
-//  2. Access unit delimiters and filler data are left out. A keyframe (an IDR slice) without an
+//  2. Access unit delimiters and filler data are left out, and so are units of type 0 or 24-31
+//     (unspecified in H.264, and RTP's own aggregate and fragment types). A keyframe (an IDR slice) without an
 //     SPS of its own gets the record's SPS and PPS in front, so a player can start on it.
 //  3. Consecutive NAL units that fit together in one payload go as a STAP-A (two or more; the
 //     SPS+PPS+small SEI in front of an IDR are the usual ones); a NAL unit alone that fits goes as

@@ -3,7 +3,8 @@
 // most once. Sans-I/O: the caller passes `now` (ms) and polls at deadline().
 //
 // Rules:
-//  1. Packets leave as soon as every earlier sequence number has left or been given up.
+//  1. Packets leave as soon as every earlier sequence number has left or been given up. The
+//     first packet sets where the stream starts: it leaves at once.
 //  2. A missing sequence number is given up when the oldest packet held behind it has waited
 //     Limits::max_wait_ms (time for a retransmission), or when a packet comes that is
 //     Limits::capacity or more ahead of it (the buffer never holds more than `capacity`).
