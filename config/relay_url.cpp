@@ -3,30 +3,15 @@
 #include <cctype>
 #include <charconv>
 
+#include "base/percent_decode.hpp"
+
 namespace sluice::config {
 
 namespace {
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::optional<std::string> percent_decoded(std::string_view in) {
   std::string out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out += in[i];
-      continue;
-    }
-    if (i + 2 >= in.size()) return std::nullopt;
-    const int hi = hex_digit(in[i + 1]), lo = hex_digit(in[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
+  if (!percent_decode(in, out)) return std::nullopt;
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/percent_decode.hpp"
 #include "bench/load/clock.hpp"
 #include "bench/load/latency_tracker.hpp"
 #include "bench/load/playback_monitor.hpp"
@@ -49,25 +50,9 @@ bool set_flag(SRTSOCKET s, SRT_SOCKOPT opt, T value) {
   return srt_setsockflag(s, opt, &value, sizeof value) == 0;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-Result<std::string> percent_decode(std::string_view in) {
+Result<std::string> percent_decoded(std::string_view in) {
   std::string out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out += in[i];
-      continue;
-    }
-    if (i + 2 >= in.size() || hex_digit(in[i + 1]) < 0 || hex_digit(in[i + 2]) < 0)
-      return Error(Errc::Config, "bad percent-encoding");
-    out += static_cast<char>(hex_digit(in[i + 1]) * 16 + hex_digit(in[i + 2]));
-    i += 2;
-  }
+  if (!percent_decode(in, out)) return Error(Errc::Config, "bad percent-encoding");
   return out;
 }
 
@@ -189,7 +174,7 @@ Result<SrtUrl> parse_srt_url(std::string_view text) {
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     const size_t eq = pair.find('=');
     const std::string_view key = pair.substr(0, eq);
-    auto value = percent_decode(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+    auto value = percent_decoded(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
     if (!value) return Error(Errc::Config, "bad percent-encoding in URL: " + u.text);
     if (key == "streamid") {
       u.stream_id = std::move(*value);

@@ -9,10 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "base/percent_decode.hpp"
+
 namespace sluice::server {
 
-// Decodes %XX escapes (not '+'). False on a malformed escape.
-bool percent_decode(std::string_view in, std::string& out);
+using sluice::percent_decode;  // base/percent_decode.hpp: %XX escapes (not '+')
 
 // The value of `key` in an application/x-www-form-urlencoded query ("a=1&token=x"), '+' as a
 // space and percent-decoded once; "" for a key without '='; nullopt when absent or malformed.
