@@ -8,6 +8,15 @@ namespace sluice::server {
 
 namespace {
 constexpr size_t kMaxMessage = 1500;  // more than any SRT payload (1456 at most)
+
+// The close reason of a failed read or send. A peer that closes is "closed by peer"; one that went
+// silent is found broken by libsrt, which may already have removed the socket by the time the loop
+// uses it ("Invalid socket ID" would read like a bug of ours).
+std::string srt_io_error(const char* call, int code) {
+  if (code == SRT_ECONNLOST) return "closed by peer";
+  if (code == SRT_EINVSOCK) return "connection lost (libsrt had already closed it)";
+  return srt_error(call);
+}
 }  // namespace
 
 SrtTsReceiver::Outcome SrtTsReceiver::receive(SRTSOCKET s,
@@ -22,7 +31,7 @@ SrtTsReceiver::Outcome SrtTsReceiver::receive(SRTSOCKET s,
     if (n == SRT_ERROR) {
       const int code = srt_getlasterror(nullptr);
       if (code == SRT_EASYNCRCV) return Outcome::Drained;
-      error = code == SRT_ECONNLOST ? "closed by peer" : srt_error("srt_recvmsg");
+      error = srt_io_error("srt_recvmsg", code);
       return Outcome::Closed;
     }
     if (n <= 0) return Outcome::Drained;
@@ -45,8 +54,9 @@ SrtTsSender::Outcome SrtTsSender::send(SRTSOCKET s, size_t payload, std::string&
     const int rc =
         srt_sendmsg2(s, reinterpret_cast<const char*>(pending_.data() + sent_), static_cast<int>(n), nullptr);
     if (rc == SRT_ERROR) {
-      if (srt_getlasterror(nullptr) == SRT_EASYNCSND) return Outcome::Blocked;
-      error = srt_error("srt_sendmsg");
+      const int code = srt_getlasterror(nullptr);
+      if (code == SRT_EASYNCSND) return Outcome::Blocked;
+      error = srt_io_error("srt_sendmsg", code);
       return Outcome::Failed;
     }
     sent_ += n;
