@@ -79,6 +79,7 @@ srt = s.rows[-1][1]["srt"]
 print(f"RUN lost={srt['packets_lost']} retransmitted={srt['packets_retransmitted']} "
       f"dropped={srt['packets_dropped']} rtt_ms={srt['rtt_ms']} naks={link.get('naks')} "
       f"naks_lost={link.get('naks_lost')} repair_ms={link.get('repair_p50_ms')}/{link.get('repair_p99_ms')}/"
-      f"{link.get('repair_max_ms')} late_ms={link.get('late_ms')} cpu_s={run.cpu_seconds() - run.cpu_from:.1f} "
-      f"wall_s={time.time() - run.started:.0f}")
+      f"{link.get('repair_max_ms')} wait_ms={link.get('wait_p50_ms')}/{link.get('wait_max_ms')} "
+      f"server_silence_ms={link.get('server_silence_ms')} publisher_silence_ms={link.get('publisher_silence_ms')} "
+      f"late_ms={link.get('late_ms')} cpu_stall_ms={run.link.worst_stall_ms()} cpu_s={run.cpu_seconds() - run.cpu_from:.1f} wall_s={time.time() - run.started:.0f}")
 print("PASS")

@@ -123,6 +123,23 @@ def srt_header(pkt):
     return "data", int.from_bytes(h[0:4], "big"), bool(h[4] & 0x04)  # R: bit 26 of the second word
 
 
+def nak_sequences(pkt):
+    """The sequence numbers an SRT NAK (in an IPv4 packet) names: its loss list after the header,
+    single numbers and ranges (first number with the top bit set, then the last)."""
+    body = pkt[(pkt[0] & 0x0F) * 4 + 8 + 16:]
+    words = [int.from_bytes(body[i:i + 4], "big") for i in range(0, len(body) - 3, 4)]
+    out, i = [], 0
+    while i < len(words):
+        if words[i] & 0x80000000 and i + 1 < len(words):
+            first = words[i] & 0x7FFFFFFF
+            out += range(first, min(words[i + 1], first + 63) + 1)
+            i += 2
+        else:
+            out.append(words[i])
+            i += 1
+    return out
+
+
 def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
     """Joins two TUN devices like a cable with netem's `delay DELAY` on both ends, and from SIGUSR1
     on `loss LOSS` too: every IP packet one end's kernel sends is dropped with probability `loss`
@@ -150,16 +167,37 @@ def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
     n = collections.Counter()  # retransmissions and NAKs, carried and dropped (both ways)
     dropped_at = {}  # (direction, sequence number) of a dropped data packet: when, until a retransmission passes
     repairs = []  # seconds from a data packet's drop to its retransmission passing the link
+    nak_last = {}  # sequence number: when a NAK last named it
+    nak_gaps = []  # seconds between two NAKs naming the same packet: the receiver's periodic NAK
     late = [0.0]  # the longest a packet waited past its 20 ms: the link's own stalls
+    last_from = {}  # when each end last sent a packet
+    silence = {a: (0.0, 0.0), b: (0.0, 0.0)}  # each end's longest silence under loss: (s, when after the loss began)
+    loss_began = [0.0]
+    trace = {}  # a dropped data packet's story until repaired: [(ms after its drop, event)]
+    waits = []  # seconds from the packet that showed the server a loss to the retransmission, at the link
+    slowest = []  # (wait s, the story) of the slowest repairs
 
     def print_stats():
-        r = sorted(repairs)
+        r, g, w = sorted(repairs), sorted(nak_gaps), sorted(waits)
+        if g:  # how long the server took to name a packet again, in 10 ms steps: "20-29:N"
+            steps = collections.Counter(int(x * 100) for x in g)
+            print("nak gaps ms " + " ".join(f"{k * 10}-{k * 10 + 9}:{steps[k]}" for k in sorted(steps)), flush=True)
+        for took, story in sorted(slowest, reverse=True)[:3]:
+            print(f"slow repair, waited {took * 1000:.0f} ms, {story[0] - loss_began[0]:.1f} s into the loss: " +
+                  ", ".join(f"{e} +{ms:.0f}" for ms, e in story[1:]), flush=True)
         print(f"stats to_ns={seen[a]} to_ns_lost={lost[a]} from_ns={seen[b]} from_ns_lost={lost[b]} "
               f"rexmit={n['rexmit']} rexmit_lost={n['rexmit_lost']} naks={n['nak']} naks_lost={n['nak_lost']} "
               f"repaired={len(r)} unrepaired={len(dropped_at)} "
               f"repair_p50_ms={round(r[len(r) // 2] * 1000) if r else 0} "
               f"repair_p99_ms={round(r[len(r) * 99 // 100] * 1000) if r else 0} "
-              f"repair_max_ms={round(r[-1] * 1000) if r else 0} late_ms={round(late[0])}", flush=True)
+              f"repair_max_ms={round(r[-1] * 1000) if r else 0} "
+              f"wait_p50_ms={round(w[len(w) // 2] * 1000) if w else 0} wait_max_ms={round(w[-1] * 1000) if w else 0} "
+              f"nak_repeats={len(g)} "
+              f"nak_gap_min_ms={round(g[0] * 1000) if g else 0} "
+              f"nak_gap_p50_ms={round(g[len(g) // 2] * 1000) if g else 0} "
+              f"server_silence_ms={round(silence[a][0] * 1000)} server_silence_at_s={round(silence[a][1])} "
+              f"publisher_silence_ms={round(silence[b][0] * 1000)} publisher_silence_at_s={round(silence[b][1])} "
+              f"late_ms={round(late[0])}", flush=True)
 
     print("ready", flush=True)
     try:
@@ -181,18 +219,46 @@ def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
                     prime.clear()
                     continue
                 if lossy:
+                    if not loss_began[0]:
+                        loss_began[0] = now
+                    if fd in last_from and now - last_from[fd] > silence[fd][0]:
+                        silence[fd] = (now - last_from[fd], last_from[fd] - loss_began[0])
+                    last_from[fd] = now
                     seen[fd] += 1
                     nak = kind == "control" and value == SRT_NAK
                     n["rexmit"] += rexmit
                     n["nak"] += nak
+                    drop = not (rexmit and method == "first") and rng.random() < loss
+                    for seq in nak_sequences(pkt) if nak else ():
+                        if seq in nak_last:
+                            nak_gaps.append(now - nak_last[seq])
+                        nak_last[seq] = now
+                        if (other[fd], seq) in trace:
+                            trace[(other[fd], seq)].append((now, "NAK lost" if drop else "NAK"))
+                    if kind == "data" and not rexmit and not drop:
+                        for key, story in trace.items():  # the packet that shows the server the loss
+                            if key[0] == fd and len(story) == 1:
+                                story.append((now, "next packet"))
                     if rexmit and (fd, value) in dropped_at:
-                        repairs.append(now - dropped_at.pop((fd, value)))
-                    if not (rexmit and method == "first") and rng.random() < loss:
+                        if drop:
+                            trace[(fd, value)].append((now, "retransmission lost"))
+                        else:
+                            repairs.append(now - dropped_at[(fd, value)])
+                            story = trace.pop((fd, value))
+                            found = [t for t, e in story if e == "next packet"]
+                            waits.append(now - (found[0] if found else story[0][0]))
+                            slowest.append((waits[-1], [story[0][0]] +
+                                            [(1000 * (t - story[0][0]), e) for t, e in story] +
+                                            [(1000 * repairs[-1], "retransmission")]))
+                            slowest.sort(reverse=True)
+                            del slowest[3:], dropped_at[(fd, value)]
+                    if drop:
                         lost[fd] += 1
                         n["rexmit_lost"] += rexmit
                         n["nak_lost"] += nak
-                        if kind == "data":
-                            dropped_at.setdefault((fd, value), now)
+                        if kind == "data" and (fd, value) not in dropped_at:
+                            dropped_at[(fd, value)] = now
+                            trace[(fd, value)] = [(now, "dropped")]
                         continue
                 queue[fd].append((now + delay_s, pkt))
             now = time.monotonic()
@@ -206,6 +272,39 @@ def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
     finally:
         print_stats()
 
+
+def run_watch(cpu):
+    """A stall watch on one CPU (this file run as `srt_loss_tools.py --watch CPU`): at the highest
+    real-time priority there, it sleeps 5 ms again and again and on SIGTERM prints how much later
+    than asked it ever woke, and the count of wake-ups 50 ms or more late. A late wake-up at that
+    priority is the CPU itself gone (the hypervisor ran another guest's vCPU on it) or the kernel
+    not yielding it: a stall that no process of the test could have been spared."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    os.sched_setaffinity(0, {cpu})
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(os.sched_get_priority_max(os.SCHED_FIFO)))
+    except OSError:
+        pass
+    worst, over_50ms, began = 0.0, 0, time.monotonic()
+    worst_at = 0.0
+    try:
+        while True:
+            t = time.monotonic()
+            time.sleep(0.005)
+            late = time.monotonic() - t - 0.005
+            if late >= 0.05:
+                over_50ms += 1
+            if late > worst:
+                worst, worst_at = late, t - began
+    finally:
+        print(f"watch cpu={cpu} stall_ms={round(worst * 1000)} stall_at_s={round(worst_at)} stalls_50ms={over_50ms}",
+              flush=True)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--watch"]:
+    run_watch(int(sys.argv[2]))
+    sys.exit(0)
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--link"]:
     run_link(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), sys.argv[7])
@@ -248,6 +347,9 @@ class LossyLink:
         self.seed = random.randrange(1 << 30)
         self.proc = None
         self.stats = {}
+        self.slow = []  # the link's stories of its slowest repairs
+        self.watches = []  # a stall watch per CPU
+        self.stalls = []  # what each watch saw: "watch cpu=N stall_ms=..."
 
     def up(self):
         atexit.register(self.down)
@@ -259,6 +361,8 @@ class LossyLink:
         line = self.proc.stdout.readline() if ready else ""
         if line.strip() != "ready":
             fail(f"the link process did not start: {line!r} {self.proc.stderr.read() if self.proc.poll() else ''}")
+        self.watches = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--watch", str(cpu)],
+                                         stdout=subprocess.PIPE, text=True) for cpu in sorted(os.sched_getaffinity(0))]
         ip("link", "set", self.ns_dev, "netns", self.ns)
         ip("addr", "add", self.root_ip + "/30", "dev", self.root_dev)
         ip("link", "set", self.root_dev, "up")
@@ -278,13 +382,18 @@ class LossyLink:
     def stop_loss(self):
         """Stops the loss; reads the link's figures so far."""
         self.proc.send_signal(signal.SIGHUP)
-        ready, _, _ = select.select([self.proc.stdout], [], [], 5)
-        if ready:
-            self.read_stats(self.proc.stdout.readline())
+        while select.select([self.proc.stdout], [], [], 5)[0]:
+            line = self.proc.stdout.readline()
+            self.read_stats(line)
+            if not line or line.startswith("stats "):
+                break
 
     def read_stats(self, line):
+        """Reads a line of the link's: its figures, or the story of one of its slowest repairs."""
         if line.startswith("stats "):
             self.stats = {k: int(v) for k, v in (w.split("=") for w in line.split()[1:])}
+        elif line.startswith(("slow repair", "nak gaps")) and line.strip() not in self.slow:
+            self.slow.append(line.strip())
 
     def summary(self):
         s = self.stats
@@ -293,8 +402,18 @@ class LossyLink:
                 f"({s.get('rexmit_lost')} dropped); "
                 f"NAKs {s.get('naks')} ({s.get('naks_lost')} dropped); dropped data packets repaired "
                 f"{s.get('repaired')} (unrepaired {s.get('unrepaired')}) in p50 {s.get('repair_p50_ms')} / p99 "
-                f"{s.get('repair_p99_ms')} / max {s.get('repair_max_ms')} ms; a packet at most {s.get('late_ms')} ms "
-                f"late")
+                f"{s.get('repair_p99_ms')} / max {s.get('repair_max_ms')} ms after the drop, p50 "
+                f"{s.get('wait_p50_ms')} / max {s.get('wait_max_ms')} ms after the packet that showed the loss; a "
+                f"packet named again by a NAK "
+                f"{s.get('nak_repeats')} times, after p50 {s.get('nak_gap_p50_ms')} ms "
+                f"(min {s.get('nak_gap_min_ms')}); "
+                f"the server's longest silence {s.get('server_silence_ms')} ms ({s.get('server_silence_at_s')} s into "
+                f"the loss), the publisher's {s.get('publisher_silence_ms')} ms ({s.get('publisher_silence_at_s')} s); "
+                f"a packet at most {s.get('late_ms')} ms late")
+
+    def worst_stall_ms(self):
+        """The longest any CPU was gone, by the stall watches (after down())."""
+        return max((int(w.split("stall_ms=")[1].split()[0]) for w in self.stalls), default=None)
 
     def down(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -306,6 +425,12 @@ class LossyLink:
                 out, _ = self.proc.communicate()
             for line in out.splitlines():
                 self.read_stats(line)
+        for w in self.watches:
+            if w.poll() is None:
+                w.terminate()
+            out = w.communicate(timeout=5)[0]
+            self.stalls += [line.strip() for line in out.splitlines() if line.startswith("watch")]
+        self.watches = []
         ip("netns", "del", self.ns, check_rc=False)
 
 
@@ -328,16 +453,41 @@ def publisher_row(hport, protocol):
     return pubs[0] if len(pubs) == 1 else None
 
 
-def srt_threads_real_time(pid):
-    """libsrt's threads of the process (named SRT:...) at a real-time priority; a thread they start
-    inherits it (the receiving thread starts each connection's TSBPD thread)."""
+def server_real_time(pid):
+    """Every thread of the server at a real-time priority: libsrt's (named SRT:...) at SCHED_RR 2,
+    the others (the loops, the SrtPoller) at SCHED_RR 1; a thread started later inherits its
+    starter's (libsrt's receiving thread starts each connection's TSBPD thread)."""
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().startswith("SRT:"):
-                    os.sched_setscheduler(int(tid), os.SCHED_RR, os.sched_param(1))
+                prio = 2 if f.read().startswith("SRT:") else 1
+            os.sched_setscheduler(int(tid), os.SCHED_RR, os.sched_param(prio))
         except OSError:
             pass
+
+
+def thread_waits(pids):
+    """{thread: (ms run, ms waited on a runqueue)} of the processes' threads so far (schedstat)."""
+    out = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    comm = f.read().strip()
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    ran, waited = (int(x) / 1e6 for x in f.read().split()[:2])
+            except (OSError, ValueError):
+                continue
+            out[f"{comm}/{tid}"] = (ran, waited)
+    return out
+
+
+def ksoftirqd_pids():
+    return [p for p in os.listdir("/proc") if p.isdigit() and open(f"/proc/{p}/comm").read().startswith("ksoftirqd")]
 
 
 def make_source(path, seconds):
@@ -387,8 +537,10 @@ class LossRun:
         self.server = None
         self.link = LossyLink(LOSS, DELAY_S, method).up()
         self.srt_port, self.hport = udp_port(self.link.root_ip), free_port()
-        self.server = Server(name, extra_yaml=(f"srt:\n  listen: {self.link.root_ip}:{self.srt_port}\n"
-                                               f"  latency: {LATENCY_MS}ms\nhttp:\n  listen: 127.0.0.1:{self.hport}\n"))
+        # log.level debug: libsrt's own lines (notices, warnings: a drop says why) are in the log.
+        self.server = Server(name, log_level="debug",
+                             extra_yaml=(f"srt:\n  listen: {self.link.root_ip}:{self.srt_port}\n"
+                                         f"  latency: {LATENCY_MS}ms\nhttp:\n  listen: 127.0.0.1:{self.hport}\n"))
         if rtmp_on_link:
             with open(self.server.config) as f:
                 cfg = f.read()
@@ -405,7 +557,7 @@ class LossRun:
         self.server.start()
         check(wait_for(lambda: "event=srt_listening" in self.server.log_text(), 10),
               "server listens for SRT on the link")
-        srt_threads_real_time(self.server.proc.pid)
+        server_real_time(self.server.proc.pid)
         check(wait_port(self.hport), "HTTP listener is up")
 
     def srt_close_lines(self, conn_id):
@@ -426,7 +578,7 @@ class LossRun:
             out_format = ["-f", "mpegts", url]
         else:
             out_format = ["-f", "flv", f"rtmp://{link.root_ip}:{server.port}/live/{name}"]
-        pub = subprocess.Popen(["chrt", "--rr", "1", "ip", "netns", "exec", link.ns, "ffmpeg", "-nostdin", "-loglevel",
+        pub = subprocess.Popen(["chrt", "--rr", "2", "ip", "netns", "exec", link.ns, "ffmpeg", "-nostdin", "-loglevel",
                                 "error", "-re", "-i", self.src, "-c", "copy"] + out_format,
                                stdout=subprocess.DEVNULL, stderr=pub_err)
         self.procs.append(pub)
@@ -455,6 +607,8 @@ class LossRun:
         else:
             check(wait_for(lambda: row() is not None, 10), f"{name}: the RTMP publisher is publishing")
         conn_id = seen[-1]["id"]
+        watched = [server.proc.pid] + ksoftirqd_pids()
+        waits_before = thread_waits(watched)
         link.start_loss()
         loss_started = time.time()
         out = os.path.join(server.dir, f"{name}.flv")
@@ -476,6 +630,11 @@ class LossRun:
         if pub.poll() is None:
             fail(f"{name}: the publisher did not end within {SECONDS + 15} s")
         link.stop_loss()
+        waits = thread_waits(watched)
+        waited = sorted(((w[1] - waits_before.get(t, (0, 0))[1], w[0] - waits_before.get(t, (0, 0))[0], t)
+                         for t, w in waits.items()), reverse=True)
+        print("under loss, threads waited on a runqueue (ms waited / ms ran): " +
+              ", ".join(f"{t} {w:.0f}/{r:.0f}" for w, r, t in waited[:8]), flush=True)
         pub_err.close()
         check(pub.returncode == 0, f"{name}: the publisher ran {time.time() - pub_started:.1f} s, "
               f"{time.time() - loss_started:.1f} s of them under loss, and exited 0 "
@@ -575,6 +734,8 @@ class LossRun:
             rc = self.server.stop()
         self.link.down()
         print("link under loss: " + self.link.summary(), flush=True)
+        for line in self.link.slow + self.link.stalls:
+            print("link: " + line, flush=True)
         return rc
 
     def cpu_seconds(self):
