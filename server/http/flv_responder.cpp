@@ -8,6 +8,7 @@
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/write_batch.hpp"
+#include "server/live/live_join.hpp"
 #include "server/live/stream_registry.hpp"
 
 namespace sluice::server {
@@ -19,21 +20,22 @@ constexpr uint8_t kLastChunk[] = {'0', '\r', '\n', '\r', '\n'};
 
 void FlvResponder::start(const config::AppConfig& app, const std::string& name, AccessTicket ticket) {
   ticket_ = std::move(ticket);
-  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
-    GuardCounters::bump(GuardEvent::BadStreamName);
-    return conn_.send_error(400, "invalid stream name: " + std::string(problem), false, kHttpCors);
-  }
-  std::string key = app.name + "/" + name;
   StreamRegistry& registry = conn_.service().registry();
-  bool live = registry.is_live(key);
-  if (!live && registry.ask_upstream(app, name)) live = true;  // pulled: it is on its way
-  if (!live && !app.wait_for_publisher) return conn_.send_error(404, "stream is not live", false, kHttpCors);
+  LiveJoin join = check_live_join(registry, app, name);
+  if (join.outcome == LiveJoin::Outcome::BadName) {
+    return conn_.send_error(400, "invalid stream name: " + std::string(join.name_problem), false, kHttpCors);
+  }
+  if (join.outcome == LiveJoin::Outcome::NotLive) {
+    return conn_.send_error(404, "stream is not live", false, kHttpCors);
+  }
   // Made before the head goes out, so a server at rtmp.limits.max_streams can still say so.
-  media::StreamHub* hub = registry.get_or_create(key, hub_options(app));
+  media::StreamHub* hub = live_join_hub(registry, app, join.key);
   if (!hub) {
-    GuardCounters::bump(GuardEvent::StreamsTotal);
     return conn_.send_error(503, "the server holds its maximum of streams (rtmp.limits.max_streams)", false, kHttpCors);
   }
+  const std::string& key = join.key;
+  // A pulled stream is on its way: the log says live=yes for it, as it always has.
+  const bool live = join.live();
   chunked_ = conn_.request().is_http11();
   std::string headers = "Content-Type: video/x-flv\r\nCache-Control: no-cache, no-store\r\n";
   headers += kHttpCors;

@@ -4,6 +4,7 @@
 #include "server/cluster/cluster_service.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
+#include "server/live/live_join.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/takeover.hpp"
 #include "server/rtmp/connection.hpp"
@@ -219,34 +220,28 @@ void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcom
   if (!o.allowed()) return refuse_admission(e.stream_id, false, e.play.name, o);
   const config::AppConfig* app = config().find_app(app_);
   const std::string& name = o.name;
-  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
-    GuardCounters::bump(GuardEvent::BadStreamName);
+  LiveJoin join = check_live_join(registry(), *app, name);
+  if (join.outcome == LiveJoin::Outcome::BadName) {
     session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound,
                          "Invalid stream name from the on_play hook.");
     return;
   }
-  std::string key = app_ + "/" + name;
-  const bool live = registry().is_live(key);
-  const bool pulled = !live && registry().ask_upstream(*app, name);
-  if (!live && !pulled && !app->wait_for_publisher) {
+  if (join.outcome == LiveJoin::Outcome::NotLive) {
     session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound, "No stream '" + name + "'.");
     return;
   }
   // A second play on the same stream id replaces the first (Flash does this to switch streams).
   std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });
-  media::StreamHub* h = registry().get_or_create(key, hub_options(*app));
+  media::StreamHub* h = live_join_hub(registry(), *app, join.key);
   if (!h) {
     refuse_for_streams_total(e.stream_id, name, false);
     return;
   }
   note_lifetime(o.lifetime_s);
   session_.start_play(e.stream_id, name, e.play.reset, false);
-  players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, key, name, *h));
+  players_.push_back(std::make_unique<LivePlayer>(*this, e.stream_id, join.key, name, *h));
   players_.back()->ticket = ticket_for(AccessAction::Play, name, e.play.query, std::move(o.seat));
-  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id(), peer(), app_, name,
-                  live     ? "yes"
-                  : pulled ? "pulling"
-                           : "waiting");
+  SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} live={}", id(), peer(), app_, name, join.state);
 }
 
 void RtmpConnection::refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish) {

@@ -4,6 +4,7 @@
 
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
+#include "server/live/live_join.hpp"
 #include "server/srt/srt_service.hpp"
 #include "server/srt/srt_socket.hpp"
 
@@ -105,30 +106,22 @@ void SrtConnection::publish(const config::AppConfig& app, AccessOutcome&& o, con
 
 void SrtConnection::read(const config::AppConfig& app, AccessOutcome&& o) {
   const std::string& name = o.name;
-  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
-    GuardCounters::bump(GuardEvent::BadStreamName);
+  StreamRegistry& registry = services_.registry;
+  LiveJoin join = check_live_join(registry, app, name);
+  if (join.outcome == LiveJoin::Outcome::BadName) {
     return refuse("play_rejected", "invalid stream name from the on_play hook");
   }
-  StreamRegistry& registry = services_.registry;
-  const std::string key = app.name + "/" + name;
-  const bool live = registry.is_live(key);
-  const bool pulled = !live && registry.ask_upstream(app, name);
-  if (!live && !pulled && !app.wait_for_publisher) return refuse("play_rejected", "no stream '" + name + "'");
-  media::StreamHub* hub = registry.get_or_create(key, hub_options(app));
-  if (hub == nullptr) {
-    GuardCounters::bump(GuardEvent::StreamsTotal);
-    return refuse("play_rejected", "rtmp.limits.max_streams reached");
-  }
-  key_ = key;
+  if (join.outcome == LiveJoin::Outcome::NotLive) return refuse("play_rejected", "no stream '" + name + "'");
+  media::StreamHub* hub = live_join_hub(registry, app, join.key);
+  if (hub == nullptr) return refuse("play_rejected", "rtmp.limits.max_streams reached");
+  key_ = join.key;
   HookEvent ev = hook_base_event(name);
   ev.query = stream_.query;
-  reader_ = std::make_unique<SrtReader>(*this, registry, key, *hub, services_.loop.config().rtmp.player_queue);
+  reader_ = std::make_unique<SrtReader>(*this, registry, key_, *hub, services_.loop.config().rtmp.player_queue);
   reader_->ticket =
       AccessTicket(services_.gate, AccessAction::Play, std::move(ev), std::move(o.seat), *this, services_.loop);
   SLUICE_LOG_INFO("conn={} peer={} event=play app={} stream={} proto=srt live={}", id_, peer(), app.name, name,
-                  live     ? "yes"
-                  : pulled ? "pulling"
-                           : "waiting");
+                  join.state);
   watch(SRT_EPOLL_IN | SRT_EPOLL_ERR);
   discard_input();
   request_flush();
