@@ -24,6 +24,7 @@ packages=(
   build-essential cmake pkg-config ccache
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev libsrt-openssl-dev
+  libsrtp2-dev libavcodec-dev libavutil-dev libswresample-dev libopus-dev
 )
 # intel-ipsec-mb seals AES-GCM TLS records several times faster than OpenSSL 3.0 (server/CMakeLists.txt).
 # Debian builds it for amd64 only; elsewhere OpenSSL does it.
@@ -44,7 +45,7 @@ if [ "$profile" = test ]; then
     nginx libnginx-mod-rtmp
     redis-server haproxy srt-tools
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
-    gstreamer1.0-libav
+    gstreamer1.0-libav gstreamer1.0-nice python3-gst-1.0 gir1.2-gst-plugins-bad-1.0
     chromium
     vlc-bin vlc-plugin-base
   )
