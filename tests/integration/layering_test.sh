@@ -2,7 +2,8 @@
 # The floors of docs/architecture.md, checked on the include lines of every source file:
 #   base -> protocol -> media -> config -> server/io -> server/{live,vod,access,record} ->
 #   server/{relay,hls} (on live/) -> server/cluster (on relay/) -> server/ingest (what every
-#   protocol's publisher does) -> server/{rtmp,http,srt}
+#   protocol's publisher does) -> server/{rtmp,srt,webrtc} -> server/http (WHIP/WHEP signalling
+#   hands the offer to server/webrtc)
 #   -> server/api (the stats API and /metrics, reading the loop through ApiView)
 #   -> server/ (the composition root: the files directly in server/: server.*, drain.cpp, main.cpp)
 # A file may include its own folder and the floors below it, never a floor above it or a sibling
@@ -41,10 +42,11 @@ mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|serv
 check_floor "server/ingest" "$mid|server/ingest/" "server/ingest/ sees the wings below, not the front doors or the root"
 mid="$mid|server/ingest/"
 check_floor "server/rtmp" "$mid|server/rtmp/" "server/rtmp/ sees the wings below, not server/http/ or the root"
-check_floor "server/http" "$mid|server/http/" "server/http/ sees the wings below, not server/rtmp/ or the root"
+check_floor "server/http" "$mid|server/webrtc/|server/http/" "server/http/ sees the wings below (server/webrtc/ for WHIP/WHEP), not server/rtmp/ or the root"
 check_floor "server/srt" "$mid|server/srt/" "server/srt/ sees the wings below, not server/rtmp/, server/http/ or the root"
+check_floor "server/webrtc" "$mid|server/webrtc/" "server/webrtc/ sees the wings below, not another front door or the root"
 # The API wing reads every wing below and the loop through ApiView, never the composition root.
-check_floor "server/api" "$mid|server/rtmp/|server/http/|server/srt/|server/api/" "server/api/ sees the wings below, not the composition root"
+check_floor "server/api" "$mid|server/rtmp/|server/http/|server/srt/|server/webrtc/|server/api/" "server/api/ sees the wings below, not the composition root"
 check_floor "tools bench/load" 'base/|protocol/|media/|bench/load/' "tools/ and bench/load/ use only base/, protocol/ and media/"
 
 # media/ uses RTMP in its .cpp files only where it must; its headers stay free of protocol/.
@@ -62,6 +64,14 @@ bad=$(grep -rln '#include *<yaml-cpp' base protocol media config/*.hpp 2>/dev/nu
 [ -z "$bad" ] || fail "yaml-cpp outside config/*.cpp" "$bad"
 bad=$(grep -rln '#include *<openssl/' base media config || true)
 [ -z "$bad" ] || fail "OpenSSL outside protocol/ and server/" "$bad"
+# Each transport library in its own wing: libsrt in server/srt/ (and the root that starts it, and
+# the API figures read from srt_bstats),
+# libsrtp2 and libavcodec (the WebRTC audio bridge) in server/webrtc/.
+bad=$(grep -rnE '#include *<srt/' server --include=*.cpp --include=*.hpp | grep -vE '^server/(srt/|api/srt_figures|[^/]+\.(cpp|hpp):)' || true)
+[ -z "$bad" ] || fail "libsrt outside server/srt/" "$bad"
+bad=$(grep -rnE '#include *<(srtp2/|libavcodec/|libavutil/|libswresample/)' server --include=*.cpp --include=*.hpp |
+      grep -vE '^server/webrtc/' || true)
+[ -z "$bad" ] || fail "libsrtp2 or libavcodec outside server/webrtc/" "$bad"
 
 # The composition root is included by nothing but itself (the files directly in server/), and the
 # API wing by nothing but the root and itself.
