@@ -13,6 +13,7 @@
 #include "config/address.hpp"
 #include "config/cluster.hpp"
 #include "config/srt.hpp"
+#include "config/webrtc.hpp"
 #include "config/hls.hpp"
 #include "config/record.hpp"
 #include "config/relay.hpp"
@@ -227,6 +228,7 @@ struct Config {
   std::string server_id;    // Sent in hooks; the host name when not set.
   ClusterConfig cluster;    // Off unless a registry is given (docs/cluster.md).
   SrtConfig srt;            // Off unless srt.listen is given (docs/srt.md).
+  WebrtcConfig webrtc;      // Off unless webrtc.listen is given (docs/webrtc.md).
   uint32_t workers = 0;     // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
   ShutdownConfig shutdown;
 

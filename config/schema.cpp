@@ -16,6 +16,7 @@
 #include "config/record_schema.hpp"
 #include "config/relay_schema.hpp"
 #include "config/srt_schema.hpp"
+#include "config/webrtc_schema.hpp"
 #include "config/units.hpp"
 
 namespace sluice::config {
@@ -440,8 +441,8 @@ Config read_config(FieldReader& r, const YamlNode& root) {
     return cfg;
   }
   Section top(r, top_field,
-              {"workers", "rtmp", "rtmps", "https", "srt", "apps", "http", "log", "hooks", "limits", "server_id",
-               "cluster", "shutdown"});
+              {"workers", "rtmp", "rtmps", "https", "srt", "webrtc", "apps", "http", "log", "hooks", "limits",
+               "server_id", "cluster", "shutdown"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -457,6 +458,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   if (auto f = top.take("rtmps")) load_rtmps(r, *f, cfg.rtmps);
   if (auto f = top.take("https")) load_rtmps(r, *f, cfg.https);  // the same keys
   if (auto f = top.take("srt")) load_srt(r, *f, cfg.srt);
+  if (auto f = top.take("webrtc")) load_webrtc(r, *f, cfg.webrtc);
   if (auto f = top.take("apps")) {
     load_apps(r, *f, cfg.apps);
   } else {

@@ -65,6 +65,20 @@ void emit_srt(YAML::Emitter& out, const SrtConfig& c, Secrets secrets) {
   out << YAML::EndMap;
 }
 
+void emit_webrtc(YAML::Emitter& out, const WebrtcConfig& c) {
+  if (!c.enabled()) return;
+  out << YAML::Key << "webrtc" << YAML::Value << YAML::BeginMap;
+  emit_listen(out, c.listen);
+  if (!c.advertise.empty()) {
+    out << YAML::Key << "advertise" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& a : c.advertise) out << a;
+    out << YAML::EndSeq;
+  }
+  out << YAML::Key << "session_timeout" << YAML::Value << format_duration(c.session_timeout);
+  out << YAML::Key << "max_sessions" << YAML::Value << c.max_sessions;
+  out << YAML::EndMap;
+}
+
 void emit_app_srt(YAML::Emitter& out, const SrtAppConfig& c, Secrets secrets) {
   if (!c.latency && c.passphrase.value.empty()) return;
   out << YAML::Key << "srt" << YAML::Value << YAML::BeginMap;
@@ -292,6 +306,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   if (!config.server_id.empty()) out << YAML::Key << "server_id" << YAML::Value << config.server_id;
   emit_cluster(out, config.cluster, secrets);
   emit_srt(out, config.srt, secrets);
+  emit_webrtc(out, config.webrtc);
   out << YAML::Key << "shutdown" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "drain" << YAML::Value << format_duration(config.shutdown.drain);
   out << YAML::EndMap;
