@@ -1,0 +1,175 @@
+#include "server/webrtc/srtp_session.hpp"
+
+#include <openssl/crypto.h>
+#include <srtp2/srtp.h>
+
+#include <climits>
+#include <string>
+
+namespace sluice::server {
+
+namespace {
+
+// srtp_init() once per process; C++ makes the first call's initialisation thread-safe. Never
+// srtp_shutdown(): sessions live until the process ends.
+srtp_err_status_t library_status() {
+  static const srtp_err_status_t status = srtp_init();
+  return status;
+}
+
+// RTP's header is 12 bytes, an RTCP packet's first SSRC ends at 8: what libsrtp reads before
+// anything else. Shorter input is refused here so that it never reaches libsrtp.
+constexpr size_t kMinRtp = 12;
+constexpr size_t kMinRtcp = 8;
+
+Error status_error(const char* what, srtp_err_status_t s) {
+  const Errc code =
+      (s == srtp_err_status_auth_fail || s == srtp_err_status_replay_fail || s == srtp_err_status_replay_old)
+          ? Errc::Rejected
+          : Errc::Malformed;
+  return Error(code, std::string(srtp_status_name(s)) + " (" + what + ")");
+}
+
+void set_crypto(SrtpProfile profile, srtp_crypto_policy_t& p) {
+  if (profile == SrtpProfile::AeadAes128Gcm) {
+    srtp_crypto_policy_set_aes_gcm_128_16_auth(&p);
+  } else {
+    srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&p);
+  }
+}
+
+Result<srtp_ctx_t*> make_context(const SrtpKeys& keys, bool inbound, const SrtpOptions& options) {
+  srtp_policy_t policy{};
+  set_crypto(keys.profile, policy.rtp);
+  set_crypto(keys.profile, policy.rtcp);
+  policy.ssrc.type = inbound ? ssrc_any_inbound : ssrc_any_outbound;
+  // libsrtp copies the key into its own context in srtp_create (and wipes it on dealloc).
+  SrtpKeys copy = keys;
+  policy.key = inbound ? copy.remote.data() : copy.local.data();
+  policy.window_size = options.replay_window;
+  policy.allow_repeat_tx = !inbound && options.allow_repeat_tx ? 1 : 0;
+  policy.next = nullptr;
+  srtp_ctx_t* ctx = nullptr;
+  const srtp_err_status_t s = srtp_create(&ctx, &policy);
+  if (s != srtp_err_status_ok) {
+    return Error(Errc::Config, std::string("SRTP: ") + (inbound ? "inbound" : "outbound") +
+                                   " session: " + std::string(srtp_status_name(s)));
+  }
+  return ctx;
+}
+
+}  // namespace
+
+std::string_view srtp_profile_name(SrtpProfile p) {
+  return p == SrtpProfile::AeadAes128Gcm ? "SRTP_AEAD_AES_128_GCM" : "SRTP_AES128_CM_SHA1_80";
+}
+
+size_t srtp_key_length(SrtpProfile) { return 16; }
+
+size_t srtp_salt_length(SrtpProfile p) { return p == SrtpProfile::AeadAes128Gcm ? 12 : 14; }
+
+SrtpKeys::~SrtpKeys() {
+  OPENSSL_cleanse(local.data(), local.size());
+  OPENSSL_cleanse(remote.data(), remote.size());
+}
+
+std::string_view srtp_status_name(int status) {
+  static constexpr std::string_view kNames[] = {
+      "ok",         "fail",        "bad_param",     "alloc_fail", "dealloc_fail", "init_fail",   "terminus",
+      "auth_fail",  "cipher_fail", "replay_fail",   "replay_old", "algo_fail",    "no_such_op",  "no_ctx",
+      "cant_check", "key_expired", "socket_err",    "signal_err", "nonce_bad",    "read_fail",   "write_fail",
+      "parse_err",  "encode_err",  "semaphore_err", "pfkey_err",  "bad_mki",      "pkt_idx_old", "pkt_idx_adv"};
+  if (status < 0 || static_cast<size_t>(status) >= std::size(kNames)) return "unknown";
+  return kNames[status];
+}
+
+Result<std::unique_ptr<SrtpSession>> SrtpSession::create(const SrtpKeys& keys, const SrtpOptions& options) {
+  if (const srtp_err_status_t s = library_status(); s != srtp_err_status_ok) {
+    return Error(Errc::Config, "SRTP: srtp_init: " + std::string(srtp_status_name(s)));
+  }
+  const size_t want = srtp_key_length(keys.profile) + srtp_salt_length(keys.profile);
+  if (keys.size != want) {
+    return Error(Errc::Config, "SRTP: " + std::string(srtp_profile_name(keys.profile)) + " needs " +
+                                   std::to_string(want) + " bytes of key and salt, not " + std::to_string(keys.size));
+  }
+  std::unique_ptr<SrtpSession> out(new SrtpSession());
+  out->profile_ = keys.profile;
+  auto in = make_context(keys, true, options);
+  if (!in) return std::move(in).error();
+  out->inbound_ = *in;
+  auto outbound = make_context(keys, false, options);
+  if (!outbound) return std::move(outbound).error();
+  out->outbound_ = *outbound;
+  return out;
+}
+
+SrtpSession::~SrtpSession() {
+  if (inbound_) srtp_dealloc(inbound_);
+  if (outbound_) srtp_dealloc(outbound_);
+}
+
+Result<size_t> SrtpSession::protect_rtp(std::span<uint8_t> buffer, size_t length) {
+  if (length < kMinRtp || length > buffer.size() || buffer.size() - length < kMaxOverhead || length > INT_MAX / 2) {
+    return Error(Errc::Malformed, "SRTP protect: not an RTP packet, or no room for the tag");
+  }
+  int len = static_cast<int>(length);
+  const srtp_err_status_t s = srtp_protect(outbound_, buffer.data(), &len);
+  if (s != srtp_err_status_ok) return status_error("protect RTP", s);
+  return static_cast<size_t>(len);
+}
+
+Result<size_t> SrtpSession::protect_rtcp(std::span<uint8_t> buffer, size_t length) {
+  if (length < kMinRtcp || length > buffer.size() || buffer.size() - length < kMaxOverhead || length > INT_MAX / 2) {
+    return Error(Errc::Malformed, "SRTCP protect: not an RTCP packet, or no room for the tag");
+  }
+  int len = static_cast<int>(length);
+  const srtp_err_status_t s = srtp_protect_rtcp(outbound_, buffer.data(), &len);
+  if (s != srtp_err_status_ok) return status_error("protect RTCP", s);
+  return static_cast<size_t>(len);
+}
+
+Result<void> SrtpSession::protect_rtp(std::vector<uint8_t>& packet) {
+  const size_t length = packet.size();
+  packet.resize(length + kMaxOverhead);
+  auto r = protect_rtp(std::span(packet), length);
+  if (!r) {
+    packet.resize(length);
+    return std::move(r).error();
+  }
+  packet.resize(*r);
+  return {};
+}
+
+Result<void> SrtpSession::protect_rtcp(std::vector<uint8_t>& packet) {
+  const size_t length = packet.size();
+  packet.resize(length + kMaxOverhead);
+  auto r = protect_rtcp(std::span(packet), length);
+  if (!r) {
+    packet.resize(length);
+    return std::move(r).error();
+  }
+  packet.resize(*r);
+  return {};
+}
+
+Result<void> SrtpSession::unprotect_rtp(std::span<uint8_t>& packet) {
+  if (packet.size() < kMinRtp || packet.size() > INT_MAX / 2) return Error(Errc::Malformed, "SRTP: too short for RTP");
+  int len = static_cast<int>(packet.size());
+  const srtp_err_status_t s = srtp_unprotect(inbound_, packet.data(), &len);
+  if (s != srtp_err_status_ok) return status_error("unprotect RTP", s);
+  packet = packet.first(static_cast<size_t>(len));
+  return {};
+}
+
+Result<void> SrtpSession::unprotect_rtcp(std::span<uint8_t>& packet) {
+  if (packet.size() < kMinRtcp || packet.size() > INT_MAX / 2) {
+    return Error(Errc::Malformed, "SRTCP: too short for RTCP");
+  }
+  int len = static_cast<int>(packet.size());
+  const srtp_err_status_t s = srtp_unprotect_rtcp(inbound_, packet.data(), &len);
+  if (s != srtp_err_status_ok) return status_error("unprotect RTCP", s);
+  packet = packet.first(static_cast<size_t>(len));
+  return {};
+}
+
+}  // namespace sluice::server
