@@ -42,7 +42,12 @@ void AacToOpus::Deleter::operator()(AVFrame* f) const { av_frame_free(&f); }
 
 AacToOpus::AacToOpus() : decoded_(av_frame_alloc()), block_(av_frame_alloc()) {
   // libavcodec would print every damaged frame to stderr; they are counted in stats() instead.
-  av_log_set_level(AV_LOG_FATAL);
+  // (Set once: the level is global, and bridges may be made on several threads.)
+  static const bool quiet = [] {
+    av_log_set_level(AV_LOG_FATAL);
+    return true;
+  }();
+  (void)quiet;
 }
 AacToOpus::~AacToOpus() = default;
 

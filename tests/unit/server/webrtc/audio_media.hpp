@@ -49,6 +49,27 @@ inline std::vector<float> tone(int rate, int channels, double seconds, double fr
   return pcm;
 }
 
+// Something harder to code than a tone, for the CPU figures: a chord of five partials with
+// vibrato and white noise 20 dB under it, different on each channel.
+inline std::vector<float> busy(int rate, int channels, double seconds) {
+  const auto n = static_cast<size_t>(seconds * rate);
+  std::vector<float> pcm(n * static_cast<size_t>(channels));
+  uint32_t noise = 36;
+  for (size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) / rate;
+    for (int c = 0; c < channels; ++c) {
+      double v = 0;
+      for (const double f : {220.0, 277.2, 329.6, 440.0, 1318.5}) {
+        v += 0.08 * std::sin(2 * M_PI * (f + c) * t + 0.3 * std::sin(2 * M_PI * 5 * t));
+      }
+      noise = noise * 1664525u + 1013904223u;
+      v += 0.04 * (static_cast<double>(noise >> 8) / (1 << 24) - 0.5);
+      pcm[i * static_cast<size_t>(channels) + static_cast<size_t>(c)] = static_cast<float>(v);
+    }
+  }
+  return pcm;
+}
+
 // Encodes interleaved float PCM with `encoder` ("aac" or "libopus"); packets keep the encoder's
 // pts, which already counts its priming (the first packet's is negative).
 inline Encoded encode(const char* encoder, const std::vector<float>& pcm, int rate, int channels, int64_t bitrate) {
