@@ -247,7 +247,7 @@ bool AacToOpus::start(uint32_t timestamp, int channels, int input_rate, std::vec
 
 // A decoded frame in another format, rate or layout than the resampler takes (the first frame,
 // a new AudioSpecificConfig, implicit SBR doubling the rate) gets a new resampler; the old one's
-// last samples go to the FIFO first.
+// last samples go to the FIFO first. A downmix (5.1 to stereo) is scaled so that it cannot clip.
 bool AacToOpus::match_resampler(AVFrame* pcm) {
   if (resampler_ && pcm->sample_rate == input_rate_ && pcm->format == input_format_ &&
       pcm->ch_layout.nb_channels == input_channels_ && layout_key(pcm->ch_layout) == input_layout_key_) {
@@ -262,7 +262,7 @@ bool AacToOpus::match_resampler(AVFrame* pcm) {
   SwrContext* swr = nullptr;
   if (swr_alloc_set_opts2(&swr, &out_layout, AV_SAMPLE_FMT_FLT, kRate, &pcm->ch_layout,
                           static_cast<AVSampleFormat>(pcm->format), pcm->sample_rate, 0, nullptr) < 0 ||
-      swr_init(swr) < 0) {
+      av_opt_set_double(swr, "rematrix_maxval", 1.0, 0) < 0 || swr_init(swr) < 0) {
     swr_free(&swr);
     input_rate_ = 0;
     return false;

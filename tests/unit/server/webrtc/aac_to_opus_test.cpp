@@ -145,6 +145,19 @@ TEST_CASE("AAC at 44.1 kHz mono, 48 kHz stereo and 22.05 kHz stereo becomes 20 m
   }
 }
 
+TEST_CASE("AAC 5.1 is downmixed to stereo Opus, scaled not to clip") {
+  const Encoded e = encode("aac", tone(48000, 6, 1.0), 48000, 6, 256000);
+  AacToOpus t;
+  const OpusOut o = split(run(t, hub_frames(e)));
+  REQUIRE(o.heads.size() == 1);
+  CHECK(o.heads[0].channels == 2);
+  check_steps(o.stamps);
+  CHECK(t.stats().skipped == 0);
+  const Decoded d = decode("opus", o.packets, {}, 2);
+  // The same tone on every channel: front, centre and surround add up to the input's level.
+  check_tone(d, 48000 / 4, 48000 / 2);
+}
+
 TEST_CASE("a new sequence header mid-stream reopens the decoder; a channel change starts a new timeline") {
   SUBCASE("44.1 kHz stereo then 48 kHz stereo: one timeline, stamps go on by 20 ms") {
     const Encoded a = encode("aac", tone(44100, 2, 1.0), 44100, 2, 128000);
