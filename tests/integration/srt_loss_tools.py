@@ -289,7 +289,8 @@ def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
 def run_watch(cpu):
     """A stall watch on one CPU (this file run as `srt_loss_tools.py --watch CPU`): at the highest
     real-time priority there, it sleeps 5 ms again and again and on SIGTERM prints how much later
-    than asked it ever woke, and the count of wake-ups 50 ms or more late. A late wake-up at that
+    than asked it ever woke (and when: seconds after the SIGUSR1 that marks the loss's start), and
+    the count of wake-ups 50 ms or more late. A late wake-up at that
     priority is the CPU itself gone (the hypervisor ran another guest's vCPU on it) or the kernel
     not yielding it: a stall that no process of the test could have been spared."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -299,8 +300,9 @@ def run_watch(cpu):
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(os.sched_get_priority_max(os.SCHED_FIFO)))
     except OSError:
         pass
-    worst, over_50ms, began = 0.0, 0, time.monotonic()
-    worst_at = 0.0
+    began = [time.monotonic()]  # from SIGUSR1 on: the loss's start
+    signal.signal(signal.SIGUSR1, lambda *_: began.__setitem__(0, time.monotonic()))
+    worst, over_50ms, worst_at = 0.0, 0, 0.0
     try:
         while True:
             t = time.monotonic()
@@ -309,9 +311,9 @@ def run_watch(cpu):
             if late >= 0.05:
                 over_50ms += 1
             if late > worst:
-                worst, worst_at = late, t - began
+                worst, worst_at = late, t - began[0]
     finally:
-        print(f"watch cpu={cpu} stall_ms={round(worst * 1000)} stall_at_s={round(worst_at)} stalls_50ms={over_50ms}",
+        print(f"watch cpu={cpu} stall_ms={round(worst * 1000)} stall_at_s={worst_at:.1f} stalls_50ms={over_50ms}",
               flush=True)
 
 
@@ -391,6 +393,8 @@ class LossyLink:
 
     def start_loss(self):
         self.proc.send_signal(signal.SIGUSR1)
+        for w in self.watches:  # their times from now on
+            w.send_signal(signal.SIGUSR1)
 
     def stop_loss(self):
         """Stops the loss; reads the link's figures so far."""
