@@ -67,8 +67,9 @@ void AacToOpus::push(const media::Frame& frame, std::vector<media::FramePtr>& ou
 
 void AacToOpus::flush(std::vector<media::FramePtr>& out) { finish(out); }
 
-// A new AudioSpecificConfig reopens the decoder; the timeline goes on (a rate or channel change
-// shows in the decoded frames, which take() follows). The same config again changes nothing.
+// A new AudioSpecificConfig reopens the decoder. What it changes shows in the decoded frames,
+// which take() follows: a new rate keeps the timeline, a new channel count starts another. The
+// same config again changes nothing.
 void AacToOpus::configure(const uint8_t* asc, size_t size) {
   const std::span<const uint8_t> bytes(asc, size);
   if (decoder_ && std::equal(bytes.begin(), bytes.end(), asc_.begin(), asc_.end())) return;

@@ -8,7 +8,6 @@ extern "C" {
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/log.h>
-#include <libavutil/opt.h>
 }
 
 #include "base/bytes.hpp"
