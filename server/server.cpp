@@ -18,6 +18,7 @@
 #include "server/record/retention.hpp"
 #include "server/relay/relay_manager.hpp"
 #include "server/srt/srt_service.hpp"
+#include "server/webrtc/webrtc_service.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/net_address.hpp"
@@ -104,6 +105,22 @@ Result<void> Server::start() {
   relays_->use_srt_links([s = srt_.get()](uint64_t id, RelayLink::Settings settings, RelayLink::Owner* owner) {
     return s->make_link(id, std::move(settings), owner);
   });
+  if (config_.webrtc.enabled()) {
+    // Every loop has its own port (webrtc_service.hpp): it binds now, not only on worker 0.
+    webrtc_ = std::make_unique<WebrtcService>(publish_services_, worker_);
+    std::vector<std::string> bound;
+    if (auto r = webrtc_->start(bound); !r) return r;
+    if (mesh_) {
+      webrtc_->forward_ends_to([this](uint32_t worker, const std::string& session_id) {
+        auto e = std::make_unique<MeshEvent>();
+        e->kind = MeshEvent::Kind::WebrtcEnd;
+        e->from = worker_;
+        e->key = session_id;
+        mesh_->post(worker, std::move(e));
+      });
+    }
+    if (worker_ == 0) bound_.insert(bound_.end(), bound.begin(), bound.end());
+  }
   if (config_.http.enabled) make_http();
   if (worker_ != 0) return ok();
   start_first_worker();
@@ -165,6 +182,7 @@ void Server::make_http() {
   http_ = std::make_unique<HttpService>(
       context_, registry_, gate_, *this, [this] { return connection_count(); }, http_shared_);
   http_->set_hls(hls_.get());
+  http_->set_webrtc(webrtc_.get());
   if (worker_ == 0) return;
   // The stats API is worker 0's: a request for it received here is answered there.
   http_->forward_api_to([this](std::shared_ptr<ApiCall> call) {
@@ -236,6 +254,9 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::SrtAccept:
       if (srt_) srt_->adopt(e.fd, e.id);
       return;
+    case MeshEvent::Kind::WebrtcEnd:
+      if (webrtc_) webrtc_->end(e.key, "DELETE from the client");
+      break;
     case MeshEvent::Kind::Kick: {
       bool closed = rtmp_->close_client(e.id, "closed through the API") ||
                     (srt_ && srt_->close_client(e.id, "closed through the API"));
@@ -381,6 +402,7 @@ void Server::finish_stop() {
   // SRT has no goodbye to send: its connections close now (their readers lose nothing queued
   // that an ended publication would still bring).
   if (srt_) srt_->close_all("server stopped");
+  if (webrtc_) webrtc_->close_all("server stopped");
   rtmp_->shutdown_gracefully();
   if (http_) http_->stop();
   uv_timer_start(
@@ -437,6 +459,7 @@ void Server::close_handles() {
   }
   rtmp_->close_handles();
   if (srt_) srt_->stop();
+  if (webrtc_) webrtc_->stop();
   if (cluster_) cluster_->stop();
   if (retention_) retention_->close();
   if (http_) http_->close_handles();

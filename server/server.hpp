@@ -39,6 +39,7 @@ namespace sluice::server {
 class RecordRetention;
 class RelayManager;
 class SrtService;
+class WebrtcService;
 
 class HttpService;
 struct HttpShared;
@@ -142,8 +143,9 @@ class Server final : public HttpApi, public ApiView {
   StreamRegistry registry_;
   VodFiles vod_files_;
   AccessGate gate_;
-  PublishServices publish_services_;  // what every protocol's publishers reach (server/ingest/)
-  std::unique_ptr<SrtService> srt_;   // null unless srt.listen is set (docs/srt.md)
+  PublishServices publish_services_;       // what every protocol's publishers reach (server/ingest/)
+  std::unique_ptr<WebrtcService> webrtc_;  // null unless webrtc.listen is set (docs/webrtc.md)
+  std::unique_ptr<SrtService> srt_;        // null unless srt.listen is set (docs/srt.md)
   RtmpServices rtmp_services_;
   std::unique_ptr<RtmpService> rtmp_;  // the RTMP side: listeners, accept, hand-over, connections
   HlsDirectory own_hls_directory_;

@@ -272,7 +272,8 @@ int HttpConnection::on_headers_complete() {
     http_parser_pause(&parser_, 1);  // dispatched from its head
     return 0;
   }
-  // Other requests take no body: a small one is read and dropped, a large one refused unread.
+  // Other requests take no body: a small one is read and dropped (a POST's kept: an SDP offer), a
+  // large one refused unread.
   if (req_.content_length > kMaxDiscardedBody) {
     error_status_ = 413;
     return -1;
@@ -293,6 +294,7 @@ int HttpConnection::on_body(const char* at, size_t len) {
     error_status_ = 413;
     return 1;
   }
+  if (req_.method == "POST") req_.body.append(at, len);  // an SDP offer (server/http/webrtc_responder.hpp)
   return 0;
 }
 

@@ -23,6 +23,8 @@ struct HttpRequest {
   bool has_body = false;        // Content-Length > 0 or chunked
   bool chunked = false;         // Transfer-Encoding: chunked
   uint64_t content_length = 0;  // 0 when absent or chunked
+  // A POST's body (a WHIP or WHEP offer), at most 64 KB; other requests' bodies are not kept.
+  std::string body;
 
   // Empty for the next request on the connection, keeping the memory (a keep-alive connection
   // parses many requests).
@@ -38,6 +40,7 @@ struct HttpRequest {
     has_body = false;
     chunked = false;
     content_length = 0;
+    if (!body.empty()) body = std::string();  // rare and up to 64 KB: not kept for the next request
   }
 
   // The first value of a header (name lower case), or nullptr.

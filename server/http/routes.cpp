@@ -13,6 +13,7 @@
 #include "server/http/simple_responder.hpp"
 #include "server/http/upload_responder.hpp"
 #include "server/http/util.hpp"
+#include "server/http/webrtc_signalling.hpp"
 
 namespace sluice::server {
 
@@ -41,6 +42,11 @@ void http_route(HttpConnection& c) {
   const config::AppConfig* app = config.find_app(app_name);
   if (!app) return c.respond<SimpleResponder>().error(404, "no such app", kHttpCors);
   std::string_view rest = std::string_view(path).substr(slash + 1);
+  if (app->type == config::AppType::Live &&
+      (rest.find("/whip") != std::string_view::npos || rest.find("/whep") != std::string_view::npos)) {
+    std::string target;
+    if (http_percent_decode(rest, target) && http_route_webrtc(c, *app, target)) return;
+  }
   // PUT uploads into VOD apps, when a token is configured.
   bool put = app->type == config::AppType::Vod && !config.http.upload_token.empty();
   if (req.method == "OPTIONS") return c.respond<SimpleResponder>().preflight(put);

@@ -47,6 +47,7 @@ class ApiResponder;
 class HttpConnection;
 class StreamRegistry;
 class HlsService;
+class WebrtcService;
 
 class HttpService {
  public:
@@ -73,6 +74,10 @@ class HttpService {
   StreamRegistry& registry() { return registry_; }
   // The loop's HLS side (server/hls/hls_service.hpp), set by the composition root.
   void set_hls(HlsService* hls) { hls_ = hls; }
+  // The loop's WebRTC side (server/webrtc/webrtc_service.hpp), for WHIP and WHEP offers; null
+  // when webrtc.listen is not set.
+  void set_webrtc(WebrtcService* webrtc) { webrtc_ = webrtc; }
+  WebrtcService* webrtc() { return webrtc_; }
   HlsService* hls() { return hls_; }
   HlsSessions& hls_sessions() { return shared_->hls_sessions; }
   // Small downloadable files in memory, shared by the loops (server/http/shared_file_cache.hpp).
@@ -120,6 +125,7 @@ class HttpService {
   StreamRegistry& registry_;
   AccessGate& gate_;
   HttpApi& api_;
+  WebrtcService* webrtc_ = nullptr;
   HlsService* hls_ = nullptr;
   std::unique_ptr<HttpShared> own_shared_;
   HttpShared* shared_;

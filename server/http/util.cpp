@@ -147,6 +147,7 @@ std::string_view http_status_text(int status) {
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
     case 408: return "Request Timeout";
     case 409: return "Conflict";
     case 411: return "Length Required";

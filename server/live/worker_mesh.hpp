@@ -48,6 +48,7 @@ struct MeshEvent {
     ApiAnswer,     // api: worker 0's answer, back to the loop that asked
     Evict,         // a publisher on `from` wants key: the owner's gives up (id: stale_ms, 0 = at once)
     EvictDone,     // the owner's answer to Evict (freed, continues, timestamp; id: the stream's takeovers)
+    WebrtcEnd,     // end WebRTC session `key` (a DELETE received on another loop than the session's)
   };
   Kind kind = Kind::Stop;
   uint32_t from = 0;

@@ -1,0 +1,61 @@
+// UdpPort: the one UDP socket through which a worker loop's WebRTC sessions send and receive
+// everything (STUN, DTLS, SRTP and SRTCP: BUNDLE and rtcp-mux, docs/webrtc.md). Datagrams are read
+// into the loop's buffer and handed over synchronously with their source; sends are immediate
+// (uv_udp_try_send: a full socket buffer drops the datagram, which is what UDP would do a hop
+// later anyway, and RTP's NACKs repair).
+#pragma once
+
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "base/result.hpp"
+#include "protocol/proxy_header.hpp"
+
+namespace sluice::server {
+
+// A peer's address as sendto() takes it, and as the STUN answer and the logs write it.
+struct UdpPeer {
+  sockaddr_storage address{};
+  protocol::Endpoint endpoint;
+
+  static UdpPeer from(const sockaddr* address);
+  // A key for the table of sessions by source address.
+  std::string key() const { return endpoint.to_string(); }
+};
+
+class UdpPort {
+ public:
+  using OnDatagram = std::function<void(std::span<const uint8_t>, const UdpPeer&)>;
+
+  UdpPort(uv_loop_t* loop, OnDatagram on_datagram) : loop_(loop), on_datagram_(std::move(on_datagram)) {}
+  ~UdpPort() = default;
+  UdpPort(const UdpPort&) = delete;
+  UdpPort& operator=(const UdpPort&) = delete;
+
+  // Binds host:port and starts reading; the port bound (the kernel's choice for port 0).
+  Result<uint16_t> open(const std::string& host, uint16_t port);
+  // False when the datagram could not be sent now (counted as dropped).
+  bool send(std::span<const uint8_t> datagram, const UdpPeer& to);
+  void close();
+
+  uint64_t datagrams_in() const { return in_; }
+  uint64_t datagrams_out() const { return out_; }
+  uint64_t send_drops() const { return send_drops_; }
+
+ private:
+  static void on_alloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
+  static void on_recv(uv_udp_t* h, ssize_t n, const uv_buf_t* buf, const sockaddr* from, unsigned flags);
+
+  uv_loop_t* loop_;
+  OnDatagram on_datagram_;
+  uv_udp_t udp_{};
+  bool open_ = false;
+  uint64_t in_ = 0, out_ = 0, send_drops_ = 0;
+};
+
+}  // namespace sluice::server
