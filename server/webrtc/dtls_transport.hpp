@@ -72,7 +72,7 @@ struct DtlsConfig {
 class DtlsTransport {
  public:
   // The largest datagram we send: 1200 bytes of UDP payload fit the smallest IPv6 path (1280)
-  // with headers and any tunnel overhead a browser's path may have; Chromium sends no more.
+  // with its headers and the tunnels (VPN, TURN, PPPoE) a browser's path may add.
   static constexpr size_t kMtu = 1200;
   static constexpr uint32_t kMaxTimeoutMs = 8000;
 

@@ -12,8 +12,26 @@ namespace {
 
 // srtp_init() once per process; C++ makes the first call's initialisation thread-safe. Never
 // srtp_shutdown(): sessions live until the process ends.
+//
+// Debian's libsrtp2 does its cryptography with NSS, and every cipher it allocates opens an NSS
+// context that its dealloc closes; when the last one closes, NSS shuts down and unloads its
+// modules, and the next session loads them again (dlopen, relocations: about 2 ms per libsrtp
+// context, 4 ms per session). One context kept for the process's life keeps NSS loaded, and a
+// session's creation costs tens of microseconds.
 srtp_err_status_t library_status() {
-  static const srtp_err_status_t status = srtp_init();
+  static const srtp_err_status_t status = [] {
+    srtp_err_status_t s = srtp_init();
+    if (s != srtp_err_status_ok) return s;
+    static uint8_t key[30] = {};
+    srtp_policy_t keeper{};
+    srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&keeper.rtp);
+    srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&keeper.rtcp);
+    keeper.ssrc.type = ssrc_any_outbound;
+    keeper.key = key;
+    keeper.window_size = 128;
+    static srtp_t never_freed = nullptr;  // static: still reachable at exit, for LeakSanitizer
+    return srtp_create(&never_freed, &keeper);
+  }();
   return status;
 }
 
