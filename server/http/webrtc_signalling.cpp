@@ -58,6 +58,7 @@ int status_of(const Error& e) {
   switch (e.code) {
     case Errc::LimitExceeded: return 503;
     case Errc::Unsupported: return 406;
+    case Errc::NotFound: return 404;
     default: return 400;
   }
 }

@@ -9,6 +9,7 @@
 #include "protocol/webrtc/stun.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
+#include "server/live/live_join.hpp"
 
 namespace sluice::server {
 
@@ -18,7 +19,7 @@ std::atomic<size_t> WebrtcService::total_sessions_{0};
 
 namespace {
 
-constexpr uint64_t kTickMs = 500;
+constexpr uint64_t kTickMs = 100;  // DTLS retransmissions (400 ms at first) ride on it
 
 // ICE credentials and resource ids: random, from the characters ice-char allows (RFC 8839).
 std::string random_token(size_t length) {
@@ -98,6 +99,13 @@ Result<WebrtcService::Answer> WebrtcService::open(const Offer& offer) {
   if (total_sessions() >= c.max_sessions) {
     return Error(Errc::LimitExceeded, "the server holds its maximum of WebRTC sessions (webrtc.max_sessions)");
   }
+  if (offer.role == pw::WebrtcRole::Whep) {
+    LiveJoin join = check_live_join(services_.registry, *offer.app, offer.name);
+    if (join.outcome == LiveJoin::Outcome::BadName) {
+      return Error(Errc::Malformed, "invalid stream name: " + std::string(join.name_problem));
+    }
+    if (join.outcome == LiveJoin::Outcome::NotLive) return Error(Errc::NotFound, "stream is not live");
+  }
   auto parsed = pw::parse_sdp(offer.sdp);
   if (!parsed) return parsed.error();
   pw::AnswerConfig ac;
@@ -115,16 +123,24 @@ Result<WebrtcService::Answer> WebrtcService::open(const Offer& offer) {
   ac.audio.track_id = "audio";
   auto answer = pw::build_answer(*parsed, ac);
   if (!answer) return answer.error();
-  std::string remote_ufrag;
-  for (const auto& m : parsed->media) {
-    if (!m.ice_ufrag.empty()) {
-      remote_ufrag = m.ice_ufrag;
-      break;
-    }
+  WebrtcPlan plan;
+  plan.role = offer.role;
+  plan.key = offer.app->name + "/" + offer.name;
+  plan.local_ufrag = ac.ice_ufrag;
+  plan.local_pwd = ac.ice_pwd;
+  for (size_t i = 0; i < answer->sections.size() && i < parsed->media.size(); ++i) {
+    const pw::AnswerSection& a = answer->sections[i];
+    const pw::MediaSection& m = parsed->media[i];
+    if (!a.accepted) continue;
+    if (plan.remote_ufrag.empty()) plan.remote_ufrag = m.ice_ufrag;
+    if (plan.remote_fingerprint.empty()) plan.remote_fingerprint = m.fingerprint_sha256;
+    WhepPlayer::Track& track = a.kind == "video" ? plan.video : plan.audio;
+    track.payload_type = a.codec ? a.codec->codec.payload_type : 0;
+    track.ssrc = a.kind == "video" ? ac.video.ssrc : ac.audio.ssrc;
+    track.sequence = static_cast<uint16_t>(random_u32());
   }
   const std::string id = std::to_string(worker_) + "-" + random_token(16);
-  auto session = std::make_unique<WebrtcSession>(*this, id, offer.role, offer.app->name + "/" + offer.name,
-                                                 ac.ice_ufrag, ac.ice_pwd, remote_ufrag, services_.loop.now_ms());
+  auto session = std::make_unique<WebrtcSession>(*this, id, std::move(plan), services_.loop.now_ms());
   by_ufrag_[ac.ice_ufrag] = session.get();
   sessions_.emplace(id, std::move(session));
   total_sessions_.fetch_add(1, std::memory_order_relaxed);
@@ -169,7 +185,7 @@ void WebrtcService::peer_chosen(WebrtcSession& session, const UdpPeer& old_peer,
     auto it = by_peer_.find(old_peer.key());
     if (it != by_peer_.end() && it->second == &session) by_peer_.erase(it);
   }
-  by_peer_[session.peer().key()] = &session;
+  by_peer_[session.udp_peer().key()] = &session;
 }
 
 WebrtcService::End WebrtcService::end(const std::string& session_id, const std::string& why) {
@@ -191,15 +207,23 @@ WebrtcService::End WebrtcService::end(const std::string& session_id, const std::
 }
 
 void WebrtcService::remove(WebrtcSession& session, const std::string& why) {
-  session.close(why);
   by_ufrag_.erase(session.local_ufrag());
   if (session.has_peer()) {
-    auto it = by_peer_.find(session.peer().key());
+    auto it = by_peer_.find(session.udp_peer().key());
     if (it != by_peer_.end() && it->second == &session) by_peer_.erase(it);
   }
+  auto it = sessions_.find(session.session_id());
+  if (it == sessions_.end()) return;
+  std::unique_ptr<WebrtcSession> owned = std::move(it->second);
+  sessions_.erase(it);
   total_sessions_.fetch_sub(1, std::memory_order_relaxed);
-  sessions_.erase(session.id());  // destroys it: last
+  owned->end(why);
+  closed_.push_back(std::move(owned));  // deleted at the next tick: the caller may be inside it
 }
+
+void WebrtcService::close_later(WebrtcSession& session, const std::string& why) { remove(session, why); }
+
+void WebrtcService::reap() { closed_.clear(); }
 
 void WebrtcService::close_all(const std::string& why) {
   while (!sessions_.empty()) remove(*sessions_.begin()->second, why);
@@ -208,16 +232,22 @@ void WebrtcService::close_all(const std::string& why) {
 void WebrtcService::on_tick(uv_timer_t* t) { static_cast<WebrtcService*>(t->data)->tick(); }
 
 void WebrtcService::tick() {
+  reap();
   const uint64_t now = services_.loop.now_ms();
   const auto timeout = static_cast<uint64_t>(services_.loop.config().webrtc.session_timeout.count());
-  std::vector<WebrtcSession*> expired;
-  for (auto& [id, s] : sessions_) {
-    const bool unconnected = s->state() != WebrtcSession::State::Connected && now - s->created_ms() > timeout;
-    if (unconnected || now - s->last_heard_ms() > timeout) expired.push_back(s.get());
-  }
-  for (WebrtcSession* s : expired) {
-    remove(*s,
-           s->state() == WebrtcSession::State::Connected ? "the peer went silent" : "ICE and DTLS did not complete");
+  // A snapshot: a session may close (leave the table) from inside on_tick. Closed ones stay
+  // alive in closed_ until the next tick's reap.
+  std::vector<WebrtcSession*> all;
+  all.reserve(sessions_.size());
+  for (auto& [id, s] : sessions_) all.push_back(s.get());
+  for (WebrtcSession* s : all) {
+    s->on_tick(now);
+    if (s->state() == WebrtcSession::State::Closed) continue;
+    if (s->state() != WebrtcSession::State::Connected && now - s->created_ms() > timeout) {
+      remove(*s, "ICE and DTLS did not complete");
+    } else if (now - s->last_heard_ms() > timeout) {
+      remove(*s, "the peer went silent");
+    }
   }
 }
 
@@ -225,6 +255,7 @@ void WebrtcService::stop() {
   if (!started_) return;
   started_ = false;
   close_all("server stopped");
+  reap();
   uv_timer_stop(&tick_);
   close_handle(&tick_);
   port_.close();

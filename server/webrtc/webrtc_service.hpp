@@ -4,6 +4,8 @@
 // threads) and the sessions the HTTP side opened on this loop (WHIP and WHEP offers arrive on
 // whichever loop accepted the HTTP connection).
 //
+// Closed sessions are deleted on a later loop turn (a close may come from inside any callback).
+//
 // Datagrams are sorted by their first byte (protocol/webrtc/datagram_kind.hpp): STUN goes to the
 // session of the request's ufrag, whatever its source (ICE may try several addresses); DTLS, RTP
 // and RTCP only to the session whose peer address an authenticated Binding request fixed;
@@ -64,7 +66,9 @@ class WebrtcService {
   void stop();
 
   PublishServices& services() { return services_; }
-  const WebrtcCertificate& certificate() const { return *certificate_; }
+  const std::shared_ptr<const WebrtcCertificate>& certificate_ptr() const { return certificate_; }
+  // A session closes itself: out of the tables now, deleted on a later loop turn.
+  void close_later(WebrtcSession& session, const std::string& why);
   UdpPort& port() { return port_; }
   size_t session_count() const { return sessions_.size(); }
   static size_t total_sessions() { return total_sessions_.load(std::memory_order_relaxed); }
@@ -83,6 +87,7 @@ class WebrtcService {
  private:
   void on_datagram(std::span<const uint8_t> datagram, const UdpPeer& from);
   void remove(WebrtcSession& session, const std::string& why);
+  void reap();
   static void on_tick(uv_timer_t* t);
   void tick();
 
@@ -97,6 +102,7 @@ class WebrtcService {
   uv_timer_t tick_{};
   bool started_ = false;
   std::unordered_map<std::string, std::unique_ptr<WebrtcSession>> sessions_;  // by id
+  std::vector<std::unique_ptr<WebrtcSession>> closed_;                        // deleted at the next tick
   std::unordered_map<std::string, WebrtcSession*> by_ufrag_;
   std::unordered_map<std::string, WebrtcSession*> by_peer_;  // UdpPeer::key()
   Counters counters_;

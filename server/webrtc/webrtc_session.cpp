@@ -1,39 +1,48 @@
 #include "server/webrtc/webrtc_session.hpp"
 
+#include <openssl/rand.h>
+
+#include "protocol/webrtc/datagram_kind.hpp"
 #include "protocol/webrtc/ice_lite.hpp"
+#include "protocol/webrtc/rtcp.hpp"
 #include "server/io/logging.hpp"
+#include "server/live/live_join.hpp"
+#include "server/live/stream_registry.hpp"
 #include "server/webrtc/webrtc_service.hpp"
 
 namespace sluice::server {
 
 namespace pw = protocol::webrtc;
 
-WebrtcSession::WebrtcSession(WebrtcService& service, std::string id, pw::WebrtcRole role, std::string key,
-                             std::string local_ufrag, std::string local_pwd, std::string remote_ufrag, uint64_t now_ms)
+namespace {
+// A flush sends at most this much of the player's queue, then yields to the loop.
+constexpr size_t kFillBytes = 256 * 1024;
+
+const char* role_name(pw::WebrtcRole r) { return r == pw::WebrtcRole::Whip ? "whip" : "whep"; }
+}  // namespace
+
+WebrtcSession::WebrtcSession(WebrtcService& service, std::string id, WebrtcPlan plan, uint64_t now_ms)
     : service_(service),
       id_(std::move(id)),
-      role_(role),
-      key_(std::move(key)),
-      local_ufrag_(std::move(local_ufrag)),
-      local_pwd_(std::move(local_pwd)),
-      remote_ufrag_(std::move(remote_ufrag)),
+      plan_(std::move(plan)),
+      number_(LoopContext::next_connection_id()),
       created_ms_(now_ms),
       last_heard_ms_(now_ms) {
-  SLUICE_LOG_INFO("webrtc={} event=webrtc_offer role={} stream={}", id_,
-                  role_ == pw::WebrtcRole::Whip ? "whip" : "whep", key_);
+  SLUICE_LOG_INFO("conn={} webrtc={} event=webrtc_offer role={} stream={}", number_, id_, role_name(plan_.role),
+                  plan_.key);
 }
 
-WebrtcSession::~WebrtcSession() = default;
+WebrtcSession::~WebrtcSession() { service_.services().loop.flush().cancel(this); }
 
 void WebrtcSession::on_stun(const pw::StunMessage& message, const UdpPeer& from, uint64_t now_ms) {
   if (state_ == State::Closed) return;
-  pw::BindingOutcome outcome =
-      pw::answer_binding_request(message, pw::IceCredentials{local_ufrag_, local_pwd_, remote_ufrag_}, from.endpoint);
+  pw::BindingOutcome outcome = pw::answer_binding_request(
+      message, pw::IceCredentials{plan_.local_ufrag, plan_.local_pwd, plan_.remote_ufrag}, from.endpoint);
   if (outcome.action == pw::BindingOutcome::Action::Ignore) return;
   service_.port().send(outcome.response, from);
   if (!outcome.authenticated) {
-    SLUICE_LOG_DEBUG("webrtc={} event=stun_refused peer={} reason=\"{}\"", id_, from.endpoint.to_string(),
-                     outcome.reason);
+    SLUICE_LOG_DEBUG("conn={} webrtc={} event=stun_refused peer={} reason=\"{}\"", number_, id_,
+                     from.endpoint.to_string(), outcome.reason);
     return;
   }
   last_heard_ms_ = now_ms;
@@ -44,27 +53,143 @@ void WebrtcSession::on_stun(const pw::StunMessage& message, const UdpPeer& from,
   const UdpPeer old = peer_;
   const bool had = has_peer_;
   peer_ = from;
+  peer_text_ = from.endpoint.to_string();
   has_peer_ = true;
-  if (state_ == State::WaitingIce) state_ = State::Handshaking;
   service_.peer_chosen(*this, old, had);
-  SLUICE_LOG_INFO("webrtc={} event=ice_connected peer={} nominated={}", id_, from.endpoint.to_string(),
+  SLUICE_LOG_INFO("conn={} webrtc={} event=ice_connected peer={} nominated={}", number_, id_, peer_text_,
                   outcome.nominated ? "yes" : "no");
+  if (state_ != State::WaitingIce) return;
+  state_ = State::Handshaking;
+  auto dtls =
+      DtlsTransport::create(service_.certificate_ptr(), DtlsConfig{DtlsRole::Passive, plan_.remote_fingerprint});
+  if (!dtls) return close("DTLS: " + dtls.error().message());
+  dtls_ = std::move(*dtls);
 }
 
 void WebrtcSession::on_datagram(std::span<const uint8_t> datagram, uint64_t now_ms) {
   if (state_ == State::Closed) return;
   last_heard_ms_ = now_ms;
-  (void)datagram;  // DTLS, then SRTP: server/webrtc/dtls_transport.hpp and srtp_session.hpp
+  bytes_in_ += datagram.size();
+  switch (pw::classify_datagram(datagram)) {
+    case pw::DatagramKind::Dtls: return on_dtls(datagram);
+    case pw::DatagramKind::Rtcp: return on_rtcp(datagram);
+    case pw::DatagramKind::Rtp:  // a WHIP publisher's media: not taken yet (docs/webrtc.md)
+    default: return;
+  }
+}
+
+void WebrtcSession::on_dtls(std::span<const uint8_t> datagram) {
+  if (!dtls_) return;
+  DtlsTransport::Datagrams out;
+  auto event = dtls_->on_datagram(datagram, out);
+  send_all(out);
+  if (!event) return close("DTLS: " + event.error().message());
+  if (*event == DtlsEvent::Closed) return close("the peer closed DTLS (close_notify)");
+  if (*event == DtlsEvent::Connected) connected();
+}
+
+void WebrtcSession::connected() {
+  auto srtp = SrtpSession::create(dtls_->srtp_keys());
+  if (!srtp) return close("SRTP: " + srtp.error().message());
+  srtp_ = std::move(*srtp);
+  state_ = State::Connected;
+  SLUICE_LOG_INFO("conn={} webrtc={} event=dtls_connected peer={} dtls={} retransmissions={}", number_, id_, peer_text_,
+                  dtls_->summary(), dtls_->retransmissions());
+  if (plan_.role != pw::WebrtcRole::Whep) return;
+  PublishServices& services = service_.services();
+  const config::Config& config = services.loop.config();
+  const size_t slash = plan_.key.find('/');
+  const config::AppConfig* app = config.find_app(plan_.key.substr(0, slash));
+  if (app == nullptr) return close("the app went away");
+  media::StreamHub* hub = live_join_hub(services.registry, *app, plan_.key);
+  if (hub == nullptr) return close("rtmp.limits.max_streams reached");
+  player_ = std::make_unique<WhepPlayer>(
+      *this, services.registry, plan_.key, *hub, config.rtmp.player_queue, plan_.video, plan_.audio,
+      [this](std::vector<uint8_t>& packet) { send_rtp(packet); }, [this] { return service_.services().loop.now_ms(); });
+  SLUICE_LOG_INFO("conn={} webrtc={} event=play app={} stream={} proto=webrtc", number_, id_, app->name,
+                  plan_.key.substr(slash + 1));
+  request_flush();
+}
+
+void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram) {
+  if (!srtp_) return;
+  std::vector<uint8_t> copy(datagram.begin(), datagram.end());
+  std::span<uint8_t> plain(copy);
+  if (!srtp_->unprotect_rtcp(plain)) {
+    ++srtp_errors_;
+    return;
+  }
+  // Receiver reports and feedback keep the session alive (last_heard_ms_); NACK, PLI and REMB are
+  // for the next step (docs/webrtc.md).
+}
+
+void WebrtcSession::send_rtp(std::vector<uint8_t>& packet) {
+  if (!srtp_ || !has_peer_) return;
+  if (!srtp_->protect_rtp(packet)) {
+    ++srtp_errors_;
+    return;
+  }
+  send(packet);
 }
 
 void WebrtcSession::send(std::span<const uint8_t> datagram) {
-  if (has_peer_) service_.port().send(datagram, peer_);
+  if (!has_peer_) return;
+  if (service_.port().send(datagram, peer_)) bytes_out_ += datagram.size();
+}
+
+void WebrtcSession::send_all(DtlsTransport::Datagrams& datagrams) {
+  for (const auto& d : datagrams) send(d);
+}
+
+void WebrtcSession::on_tick(uint64_t now_ms) {
+  (void)now_ms;
+  if (!dtls_ || state_ != State::Handshaking) return;
+  auto due = dtls_->timeout_ms();
+  if (!due || *due > 0) return;
+  DtlsTransport::Datagrams out;
+  auto r = dtls_->on_timeout(out);
+  send_all(out);
+  if (!r) close("DTLS: " + r.error().message());
+}
+
+void WebrtcSession::request_flush() {
+  if (!closing_soon()) service_.services().loop.flush().flush_soon(this);
+}
+
+void WebrtcSession::request_held_flush() {
+  if (!closing_soon()) service_.services().loop.flush().flush_held(this);
+}
+
+void WebrtcSession::schedule_close(std::string reason) {
+  if (closing_soon()) return;
+  pending_close_reason = std::move(reason);
+  service_.services().loop.flush().flush_soon(this);
+}
+
+void WebrtcSession::flush() {
+  if (state_ == State::Closed || !player_) return;
+  if (player_->fill(kFillBytes)) request_flush();
 }
 
 void WebrtcSession::close(const std::string& reason) {
   if (state_ == State::Closed) return;
+  service_.close_later(*this, reason);  // calls end()
+}
+
+void WebrtcSession::end(const std::string& reason) {
+  if (state_ == State::Closed) return;
   state_ = State::Closed;
-  SLUICE_LOG_INFO("webrtc={} event=webrtc_close stream={} reason=\"{}\"", id_, key_, reason);
+  service_.services().loop.flush().cancel(this);
+  if (dtls_ && dtls_->state() == DtlsState::Connected) {
+    DtlsTransport::Datagrams out;
+    dtls_->close(out);
+    send_all(out);
+  }
+  player_.reset();
+  SLUICE_LOG_INFO(
+      "conn={} webrtc={} event=webrtc_close stream={} reason=\"{}\" bytes_in={} bytes_out={} "
+      "srtp_errors={}",
+      number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_);
 }
 
 }  // namespace sluice::server

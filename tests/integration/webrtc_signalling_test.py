@@ -31,18 +31,11 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
+from srt_tools import free_udp_port  # noqa: E402
 
 CORPUS = os.path.join(os.environ.get("SLUICE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "../..")),
                       "tests/fuzz/corpus/sdp")
 t_start = time.time()
-
-
-def free_udp_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 hport, uport = free_port(), free_udp_port()

@@ -1,0 +1,73 @@
+// WhepPlayer: a WHEP session's player of a live stream (docs/webrtc.md, "Playing"). A
+// LiveSubscriber (server/live/live_subscriber.hpp: the GOP-cache start on a keyframe, the bounded
+// queue and the slow-player rules of every live player), whose frames leave as RTP:
+//   - H.264 through an H264Packetizer (media/rtp/h264_packetizer.hpp: single NAL units, STAP-A
+//     with the SPS and PPS before each keyframe, FU-A), 90 kHz;
+//   - Opus as it is (a WHIP publisher's), or the stream's AAC made Opus by an AacToOpus bridge
+//     (server/webrtc/aac_to_opus.hpp) of this player's, 48 kHz.
+// Each packet gets this player's 12-byte header (its SSRCs, its own sequence numbers) and goes to
+// `send`, which protects it with SRTP and puts it on the UDP port. Frames of other codecs (HEVC,
+// MP3) are counted and skipped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "media/rtp/h264_packetizer.hpp"
+#include "server/live/live_subscriber.hpp"
+#include "server/webrtc/aac_to_opus.hpp"
+
+namespace sluice::server {
+
+class WhepPlayer final : public LiveSubscriber {
+ public:
+  struct Track {
+    uint8_t payload_type = 0;  // 0: the answer took no such track
+    uint32_t ssrc = 0;
+    uint16_t sequence = 0;  // the next one (starts random)
+    uint64_t packets = 0;
+    uint64_t octets = 0;
+    uint32_t last_rtp_time = 0;  // of the last packet sent, for sender reports
+    uint64_t last_sent_ms = 0;
+  };
+  // Takes one RTP packet (header and payload) to protect and send.
+  using Send = std::function<void(std::vector<uint8_t>& packet)>;
+
+  WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
+             const config::PlayerQueueConfig& queue, Track video, Track audio, Send send,
+             std::function<uint64_t()> now_ms);
+
+  void on_publish_end() override;
+  // Sends queued frames, at most about max_bytes of them; true when frames remain.
+  bool fill(size_t max_bytes);
+  bool ended() const { return ended_ && queue_empty(); }
+
+  const Track& video() const { return video_; }
+  const Track& audio() const { return audio_; }
+  uint64_t skipped_frames() const { return skipped_; }
+
+ private:
+  bool wants(const media::Frame& f) const override;
+  bool started() const override { return started_; }
+  void append(const media::Frame& f, WriteBatch& batch) override;
+  void send_video(const media::Frame& f);
+  void send_audio(const media::Frame& opus);
+  void send_packet(Track& track, bool marker, uint32_t rtp_time, std::span<const uint8_t> payload);
+
+  Track video_, audio_;
+  Send send_;
+  std::function<uint64_t()> now_ms_;
+  media::rtp::H264Packetizer h264_;
+  media::rtp::PacketizedFrame packets_;
+  std::unique_ptr<AacToOpus> bridge_;  // made at the first AAC frame
+  std::vector<media::FramePtr> opus_;
+  std::vector<uint8_t> packet_;
+  uint64_t skipped_ = 0;
+  bool started_ = false;
+  bool ended_ = false;
+};
+
+}  // namespace sluice::server

@@ -1,0 +1,118 @@
+// Plays a stream over WHEP in headless Chromium (Debian's, through playwright-core from the
+// build's web/node_modules) with a plain RTCPeerConnection, for webrtc_whep_test.py. Prints one
+// JSON object on stdout.
+//
+//   node webrtc_whep_browser.js BASE_URL APP/STREAM NODE_MODULES CHROMIUM SECONDS
+//
+// The page (BASE_URL/, for its origin) makes a recvonly video and audio offer, POSTs it to
+// BASE_URL/APP/STREAM/whep, sets the answer, and samples getStats() every second for SECONDS once
+// the connection is up: inbound video frames decoded, frames per second, freezes, the decoder's
+// codec; inbound audio samples and concealment. Then it DELETEs the resource.
+"use strict";
+
+const path = require("path");
+
+const [base, stream, nodeModules, chromium, secondsArg] = process.argv.slice(2);
+const seconds = Number(secondsArg) || 10;
+const { chromium: browserType } = require(path.join(nodeModules, "playwright-core"));
+
+async function main() {
+  const result = { pageErrors: [], consoleErrors: [] };
+  const browser = await browserType.launch({
+    executablePath: chromium,
+    headless: false, // the flags below ask for the new headless mode themselves
+    args: [
+      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+      "--disable-background-networking", "--autoplay-policy=no-user-gesture-required", "--mute-audio",
+      "--no-first-run", "--disable-component-update", "--disable-sync",
+      // Host candidates as addresses, not mDNS names: the server is on this machine.
+      "--disable-features=WebRtcHideLocalIpsWithMdns",
+    ],
+    timeout: 20000,
+  });
+  try {
+    const page = await browser.newPage();
+    page.on("pageerror", (e) => result.pageErrors.push(String(e && e.message ? e.message : e)));
+    page.on("console", (m) => {
+      if (m.type() === "error") result.consoleErrors.push(m.text());
+    });
+    await page.goto(`${base}/`, { waitUntil: "load", timeout: 15000 });
+    const r = await page.evaluate(
+      async ({ url, seconds }) => {
+        const out = { samples: [] };
+        const t0 = performance.now();
+        const pc = new RTCPeerConnection();
+        pc.addTransceiver("video", { direction: "recvonly" });
+        pc.addTransceiver("audio", { direction: "recvonly" });
+        const video = document.createElement("video");
+        video.muted = true;
+        video.autoplay = true;
+        document.body.appendChild(video);
+        pc.ontrack = (e) => {
+          if (!video.srcObject) video.srcObject = e.streams[0] || new MediaStream([e.track]);
+          else video.srcObject.addTrack(e.track);
+        };
+        await pc.setLocalDescription(await pc.createOffer());
+        const resp = await fetch(url, { method: "POST", headers: { "Content-Type": "application/sdp" }, body: pc.localDescription.sdp });
+        out.status = resp.status;
+        out.location = resp.headers.get("Location");
+        const answer = await resp.text();
+        if (resp.status !== 201) {
+          out.body = answer;
+          return out;
+        }
+        await pc.setRemoteDescription({ type: "answer", sdp: answer });
+        // Connected within 10 s, or not at all.
+        const deadline = performance.now() + 10000;
+        while (pc.connectionState !== "connected" && performance.now() < deadline) {
+          if (pc.connectionState === "failed") break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        out.connectionState = pc.connectionState;
+        out.connectedAfterMs = performance.now() - t0;
+        if (pc.connectionState !== "connected") return out;
+        let firstFrameMs = null;
+        for (let i = 0; i <= seconds * 10; ++i) {
+          const stats = await pc.getStats();
+          const s = { t: (performance.now() - t0) / 1000 };
+          stats.forEach((x) => {
+            if (x.type === "inbound-rtp" && x.kind === "video") {
+              s.framesDecoded = x.framesDecoded || 0;
+              s.fps = x.framesPerSecond || 0;
+              s.freezes = x.freezeCount || 0;
+              s.keyFramesDecoded = x.keyFramesDecoded || 0;
+              s.packetsLost = x.packetsLost || 0;
+              s.nacks = x.nackCount || 0;
+              s.plis = x.pliCount || 0;
+              s.width = x.frameWidth || 0;
+              s.videoCodec = x.codecId ? (stats.get(x.codecId) || {}).mimeType : undefined;
+            }
+            if (x.type === "inbound-rtp" && x.kind === "audio") {
+              s.audioSamples = x.totalSamplesReceived || 0;
+              s.concealed = x.concealedSamples || 0;
+              s.audioCodec = x.codecId ? (stats.get(x.codecId) || {}).mimeType : undefined;
+            }
+          });
+          if (firstFrameMs === null && s.framesDecoded > 0) firstFrameMs = performance.now() - t0;
+          if (i % 10 === 0) out.samples.push(s);
+          if (firstFrameMs === null && i >= 50) break;  // nothing decoded in 5 s
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        out.firstFrameMs = firstFrameMs;
+        const del = await fetch(new URL(out.location, url).toString(), { method: "DELETE" });
+        out.deleteStatus = del.status;
+        pc.close();
+        return out;
+      },
+      { url: `${base}/${stream}/whep`, seconds },
+    );
+    Object.assign(result, r);
+  } catch (e) {
+    result.fatal = String(e && e.stack ? e.stack : e);
+  } finally {
+    await browser.close();
+  }
+  console.log(JSON.stringify(result));
+}
+
+main();
