@@ -1,9 +1,10 @@
 // The Sluice page: lists the streams (GET api/v1/streams) and the relays (GET api/v1/relays),
 // shows the server's figures (GET api/v1/server) and plays a live stream as HTTP-FLV with mpegts.js
 // or as HLS with hls.js (low-latency mode; Safari's own HLS where there is no Media Source
-// Extensions). Plain JS, no build step.
+// Extensions), or over WebRTC (WHEP: a plain RTCPeerConnection, no library). Plain JS, no build step.
 // URLs are relative to the page, so it also works behind a reverse proxy under a path prefix.
-// ?stream=app/name in the page's URL plays that stream at once, &protocol=hls as HLS.
+// ?stream=app/name in the page's URL plays that stream at once, &protocol=hls as HLS,
+// &protocol=webrtc over WebRTC.
 "use strict";
 
 (function () {
@@ -17,12 +18,14 @@
   const nameInput = $("play-name");
   const stopButton = $("stop");
   const protocolSelect = $("play-protocol");
-  const PROTOCOL_NAMES = { flv: "HTTP-FLV", hls: "HLS" };
+  const PROTOCOL_NAMES = { flv: "HTTP-FLV", hls: "HLS", webrtc: "WebRTC" };
 
   // What a test (or a curious user in the console) can read.
   // hls: the hls.js instance while one plays; hlsErrors: every hls.js ERROR event of this page.
+  // webrtc: the WHEP session while one plays ({ pc, location, httpStatus, connectionState, error });
+  // webrtcDeletes: the status of each DELETE the page sent for a session it ended.
   const state = { playing: null, protocol: "flv", streams: [], server: null, apiStatus: null, errors: [],
-                  hls: null, hlsErrors: [] };
+                  hls: null, hlsErrors: [], webrtc: null, webrtcDeletes: [] };
   window.sluicePage = state;
 
   // ---- formatting ----
@@ -134,12 +137,13 @@
     const body = $("streams-body");
     const rows = list.map((s) => {
       const buttons = [];
-      for (const protocol of ["flv", "hls"]) {
+      for (const protocol of ["flv", "hls", "webrtc"]) {
         if (protocol === "hls" && !hlsOffered(s)) continue;
         const playing = s.name === state.playing && protocol === state.protocol;
-        const b = el("button", { type: "button", class: protocol === "hls" ? "secondary" : "",
-          "data-protocol": protocol, title: "Play as " + PROTOCOL_NAMES[protocol],
-          textContent: (playing ? "Playing" : "Play") + (protocol === "hls" ? " HLS" : "") });
+        const suffix = { flv: "", hls: " HLS", webrtc: " WebRTC" }[protocol];
+        const b = el("button", { type: "button", class: protocol === "flv" ? "" : "secondary",
+          "data-protocol": protocol, title: (protocol === "webrtc" ? "Play over " : "Play as ") + PROTOCOL_NAMES[protocol],
+          textContent: (playing ? "Playing" : "Play") + suffix });
         b.addEventListener("click", () => play(s.name, protocol));
         buttons.push(b);
       }
@@ -221,6 +225,7 @@
 
   let player = null;  // mpegts.js
   let hls = null;     // hls.js
+  let webrtc = null;  // the WHEP session: { pc, location }
   let retryTimer = null;
   let retries = 0;
 
@@ -242,8 +247,41 @@
     return new URL(encodeURIComponent(app) + "/" + encodeURIComponent(stream) + "/index.m3u8", document.baseURI).href;
   }
 
+  function whepUrl(name) {
+    const slash = name.indexOf("/");
+    const app = name.slice(0, slash);
+    const stream = name.slice(slash + 1);
+    return new URL(encodeURIComponent(app) + "/" + encodeURIComponent(stream) + "/whep", document.baseURI).href;
+  }
+
+  // Ends the WHEP session: the peer connection closes and DELETE on its Location tells the server
+  // (keepalive, so it is sent even when the page is closing).
+  function endWebrtc() {
+    if (!webrtc) return;
+    const w = webrtc;
+    webrtc = null;
+    state.webrtc = null;
+    const close = () => {
+      try {
+        w.pc.close();
+      } catch (e) {
+        // closed either way
+      }
+    };
+    // DELETE first: closing the connection sends DTLS close_notify, which ends the session too, and
+    // the DELETE would find none.
+    if (w.location) {
+      fetch(w.location, { method: "DELETE", keepalive: true }).then(
+        (r) => state.webrtcDeletes.push(r.status), () => state.webrtcDeletes.push(0)).finally(close);
+    } else {
+      close();
+    }
+    if (video.srcObject) video.srcObject = null;
+  }
+
   function destroyPlayer() {
     clearTimeout(retryTimer);
+    endWebrtc();
     if (hls) {
       const h = hls;
       hls = null;
@@ -333,9 +371,81 @@
     setStatus(`Connecting to ${url}…`);
   }
 
+  // WHEP (docs/webrtc.md): a recvonly video and audio offer POSTed to /APP/STREAM/whep; the answer
+  // (201, with the session's Location) is set and the tracks play in the <video>. Any other status
+  // is a refusal whose body is the server's reason, shown as it is.
+  async function startWebrtc(name) {
+    destroyPlayer();
+    const url = whepUrl(name);
+    const pc = new RTCPeerConnection();
+    const w = { pc, location: null, httpStatus: null, connectionState: pc.connectionState, error: null };
+    webrtc = w;
+    state.webrtc = w;
+    const current = () => webrtc === w;
+    const media = new MediaStream();
+    pc.addTransceiver("video", { direction: "recvonly" });
+    pc.addTransceiver("audio", { direction: "recvonly" });
+    pc.ontrack = (e) => {
+      if (!current()) return;
+      media.addTrack(e.track);
+      if (video.srcObject !== media) video.srcObject = media;
+      const p = video.play();
+      if (p && typeof p.catch === "function") p.catch((err) => setStatus(`Press play to start (${err.name}).`));
+    };
+    pc.onconnectionstatechange = () => {
+      if (!current()) return;
+      w.connectionState = pc.connectionState;
+      if (pc.connectionState === "connected") {
+        retries = 0;
+        setStatus(`Connected over WebRTC to ${name}; waiting for the picture…`);
+      } else if (pc.connectionState === "disconnected") {
+        setStatus("WebRTC: the connection is interrupted; waiting for it to come back…");
+      } else if (pc.connectionState === "failed") {
+        w.error = "the connection failed (ICE or DTLS)";
+        scheduleRetry("WebRTC failed: the connection failed (ICE or DTLS), or the stream ended.");
+      }
+    };
+    setStatus(`Connecting to ${url} (WebRTC)…`);
+    try {
+      await pc.setLocalDescription(await pc.createOffer());
+      const r = await fetch(url, { method: "POST", headers: { "Content-Type": "application/sdp" },
+        body: pc.localDescription.sdp });
+      const body = await r.text();
+      w.httpStatus = r.status;
+      const location = r.headers.get("Location");
+      if (r.status === 201 && location) w.location = new URL(location, url).href;
+      if (!current()) {  // stopped or replaced while the offer was out: end what the server made
+        if (w.location) fetch(w.location, { method: "DELETE", keepalive: true }).catch(() => {});
+        return;
+      }
+      if (r.status !== 201) {
+        const reason = body.trim() || `HTTP ${r.status}`;
+        w.error = reason;
+        // Not live yet (404) or a limit (503): try again. A refusal (a key, a rule) or WebRTC off
+        // in the server's configuration will not change by itself.
+        if ((r.status === 404 && !/WebRTC is off/.test(reason)) || r.status === 503) {
+          scheduleRetry(`WebRTC failed: ${reason}.`);
+        } else {
+          endWebrtc();
+          setStatus(`WebRTC failed: ${reason}.`);
+        }
+        return;
+      }
+      await pc.setRemoteDescription({ type: "answer", sdp: body });
+    } catch (e) {
+      if (!current()) return;
+      w.error = String(e && e.message ? e.message : e);
+      scheduleRetry(`WebRTC failed: ${w.error}.`);
+    }
+  }
+
   function start(name) {
     if (state.protocol === "hls") {
       startHls(name);
+      return;
+    }
+    if (state.protocol === "webrtc") {
+      startWebrtc(name);
       return;
     }
     destroyPlayer();
@@ -371,13 +481,17 @@
       protocol = protocol || "hls";
     }
     name = name.replace(/\.flv$/, "");
-    protocol = protocol === "hls" ? "hls" : "flv";
+    protocol = protocol === "hls" || protocol === "webrtc" ? protocol : "flv";
     if (name.indexOf("/") <= 0 || name.endsWith("/")) {
       setStatus("A stream name is app/stream, for example live/mystream.");
       return;
     }
     if (protocol === "flv" && (!window.mpegts || !mpegts.getFeatureList().mseLivePlayback)) {
       setStatus("This browser cannot play live streams here (no Media Source Extensions).");
+      return;
+    }
+    if (protocol === "webrtc" && !window.RTCPeerConnection) {
+      setStatus("This browser has no WebRTC (RTCPeerConnection).");
       return;
     }
     state.playing = name;
@@ -390,7 +504,7 @@
     // Keep the stream in the address bar, so a reload or a shared link plays it again.
     const u = new URL(location.href);
     u.searchParams.set("stream", name);
-    if (protocol === "hls") u.searchParams.set("protocol", "hls");
+    if (protocol !== "flv") u.searchParams.set("protocol", protocol);
     else u.searchParams.delete("protocol");
     history.replaceState(null, "", u);
     start(name);
@@ -413,9 +527,17 @@
   }
 
   // While playing: picture size, buffered seconds ahead, dropped frames; for HLS the distance to
-  // the live edge.
+  // the live edge. Over WebRTC (no buffer to speak of) the size and the dropped frames.
   setInterval(() => {
     if (!state.playing || video.readyState < 2) return;
+    if (webrtc && video.srcObject) {
+      if (webrtc.pc.connectionState !== "connected") return;  // its own status says why
+      const q = video.getVideoPlaybackQuality ? video.getVideoPlaybackQuality() : null;
+      let t = `Playing ${state.playing} over WebRTC: ${video.videoWidth}x${video.videoHeight}`;
+      if (q) t += `, ${q.droppedVideoFrames} frames dropped`;
+      setStatus(t + ".");
+      return;
+    }
     if (!player && !hls && !video.getAttribute("src")) return;
     const b = video.buffered;
     const ahead = b.length ? b.end(b.length - 1) - video.currentTime : 0;
@@ -431,6 +553,7 @@
     play(nameInput.value, protocolSelect.value);
   });
   stopButton.addEventListener("click", stop);
+  window.addEventListener("pagehide", endWebrtc);  // the server's session ends with the page
   window.addEventListener("error", (e) => state.errors.push(String(e.message)));
   document.addEventListener("securitypolicyviolation", (e) =>
     state.errors.push(`CSP: ${e.violatedDirective} ${e.blockedURI}`));

@@ -16,13 +16,16 @@ constexpr PageRoute kRoutes[] = {
     {"/", "index.html", "text/html; charset=utf-8"},
     {"/index.html", "index.html", "text/html; charset=utf-8"},
     {"/web/app.js", "app.js", "text/javascript; charset=utf-8"},
+    {"/publish.html", "publish.html", "text/html; charset=utf-8"},
+    {"/web/publish.js", "publish.js", "text/javascript; charset=utf-8"},
     {"/web/mpegts.js", "mpegts.js", "text/javascript; charset=utf-8"},
     {"/web/hls.js", "hls.js", "text/javascript; charset=utf-8"},
 };
 
-// The page loads only its own scripts, plays only this server's streams (mpegts.js and hls.js feed
-// the <video> through a blob: MediaSource URL, hls.js's worker is a blob: too) and may not be framed
-// by another site.
+// The pages load only their own scripts, play only this server's streams (mpegts.js and hls.js feed
+// the <video> through a blob: MediaSource URL, hls.js's worker is a blob: too; WebRTC's MediaStream
+// is a srcObject, which media-src does not govern; WHIP and WHEP offers go to 'self') and may not be
+// framed by another site.
 constexpr std::string_view kPageHeaders =
     "Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; media-src 'self' blob:; worker-src 'self' blob:; connect-src 'self'; "
@@ -69,7 +72,7 @@ std::optional<HttpPageReply> http_page_reply(const HttpRequest& req) {
   // A strong validator from the content: 64 bits of its SHA-256 are plenty to tell builds apart.
   std::string etag = "\"" + std::string(std::string_view(file->sha256).substr(0, 16)) + "\"";
   reply.headers = "ETag: " + etag + "\r\nCache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\n";
-  if (route->file == "index.html") reply.headers += kPageHeaders;
+  if (route->content_type.starts_with("text/html")) reply.headers += kPageHeaders;
   const std::string* inm = req.header("if-none-match");
   if (inm && http_etag_list_matches(*inm, etag, true)) {
     reply.status = 304;

@@ -1,8 +1,9 @@
 // The built-in browser page: GET / (or /index.html) lists the live streams and plays one with
-// mpegts.js; GET /web/app.js and /web/mpegts.js are its scripts. The three files are embedded in the
-// binary at build time (web/CMakeLists.txt: index.html and app.js from web/, mpegts.js from npm), so
-// the page is served from memory whatever the working directory. No I/O here: the caller sends the
-// reply (http_handlers.cpp).
+// mpegts.js, hls.js or WebRTC (WHEP); GET /web/app.js, /web/mpegts.js and /web/hls.js are its
+// scripts. GET /publish.html (script /web/publish.js) publishes the browser's camera over WHIP. The
+// files are embedded in the binary at build time (web/CMakeLists.txt: the pages and their scripts
+// from web/, mpegts.js and hls.js from npm), so the pages are served from memory whatever the
+// working directory. No I/O here: the caller sends the reply (http_handlers.cpp).
 #pragma once
 
 #include <cstddef>
@@ -24,8 +25,8 @@ struct EmbeddedWebFile {
 };
 std::span<const EmbeddedWebFile> embedded_web_files();
 
-// The embedded file behind a page path ("/", "/index.html", "/web/app.js", "/web/mpegts.js"), or
-// nullptr for any other path.
+// The embedded file behind a page path ("/", "/index.html", "/web/app.js", "/web/mpegts.js",
+// "/publish.html", ...), or nullptr for any other path.
 const EmbeddedWebFile* http_page_file(std::string_view path);
 
 struct HttpPageReply {

@@ -26,9 +26,9 @@ std::string header_value(const std::string& headers, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("the four files are embedded, with their digests") {
+TEST_CASE("the six files are embedded, with their digests") {
   auto files = embedded_web_files();
-  REQUIRE(files.size() == 4);  // index.html, app.js, mpegts.js, hls.js
+  REQUIRE(files.size() == 6);  // index.html, app.js, publish.html, publish.js, mpegts.js, hls.js
   for (const auto& f : files) {
     CHECK(f.size > 0);
     CHECK(std::string_view(f.sha256).size() == 64);
@@ -41,6 +41,10 @@ TEST_CASE("the four files are embedded, with their digests") {
   REQUIRE(hls);
   CHECK(hls->size > 100000);
   CHECK(http_page_file("/") == http_page_file("/index.html"));
+  REQUIRE(http_page_file("/publish.html"));
+  CHECK(http_page_file("/publish.html") != http_page_file("/"));
+  REQUIRE(http_page_file("/web/publish.js"));
+  CHECK(http_page_file("/publish") == nullptr);
   CHECK(http_page_file("/web/") == nullptr);
   CHECK(http_page_file("/web/app.js.map") == nullptr);
   CHECK(http_page_file("/live/cam.flv") == nullptr);
@@ -67,6 +71,17 @@ TEST_CASE("GET serves the page and its scripts with their types") {
   REQUIRE(head);
   CHECK(head->status == 200);
   CHECK(head->body.size() == http_page_file("/web/mpegts.js")->size);  // the caller sends only the head
+
+  auto publish = http_page_reply(request("/publish.html"));
+  REQUIRE(publish);
+  CHECK(publish->status == 200);
+  CHECK(publish->content_type == "text/html; charset=utf-8");
+  CHECK(publish->body.find("web/publish.js") != std::string_view::npos);
+  CHECK(!header_value(publish->headers, "Content-Security-Policy").empty());
+  auto publish_js = http_page_reply(request("/web/publish.js"));
+  REQUIRE(publish_js);
+  CHECK(publish_js->content_type == "text/javascript; charset=utf-8");
+  CHECK(header_value(publish_js->headers, "Content-Security-Policy").empty());
 
   CHECK(!http_page_reply(request("/live/cam.flv")));
   CHECK(!http_page_reply(request("/api/v1/server")));
