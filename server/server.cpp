@@ -105,32 +105,36 @@ Result<void> Server::start() {
   relays_->use_srt_links([s = srt_.get()](uint64_t id, RelayLink::Settings settings, RelayLink::Owner* owner) {
     return s->make_link(id, std::move(settings), owner);
   });
-  if (config_.webrtc.enabled()) {
-    // Every loop has its own port (webrtc_service.hpp): it binds now, not only on worker 0.
-    webrtc_ = std::make_unique<WebrtcService>(publish_services_, worker_);
-    std::vector<std::string> bound;
-    if (auto r = webrtc_->start(bound); !r) return r;
-    if (mesh_) {
-      webrtc_->forward_ends_to([this](uint32_t worker, const std::string& session_id) {
-        auto e = std::make_unique<MeshEvent>();
-        e->kind = MeshEvent::Kind::WebrtcEnd;
-        e->from = worker_;
-        e->key = session_id;
-        mesh_->post(worker, std::move(e));
-      });
-    }
-    if (worker_ == 0) bound_.insert(bound_.end(), bound.begin(), bound.end());
-  }
+  // Every loop has its own WebRTC port (webrtc_service.hpp); it binds last, below.
+  if (config_.webrtc.enabled()) webrtc_ = std::make_unique<WebrtcService>(publish_services_, worker_);
   if (config_.http.enabled) make_http();
-  if (worker_ != 0) return ok();
+  if (worker_ != 0) return start_webrtc();
   start_first_worker();
   if (auto r = rtmp_->listen(bound_); !r) return r;
   if (srt_) {
     if (auto r = srt_->listen(bound_); !r) return r;
   }
+  if (auto r = start_webrtc(); !r) return r;
   if (http_) {
     auto r = http_->start(mesh_ && mesh_->size() > 1);
     if (!r) return r;
+  }
+  return ok();
+}
+
+Result<void> Server::start_webrtc() {
+  if (!webrtc_) return ok();
+  std::vector<std::string> bound;
+  if (auto r = webrtc_->start(bound); !r) return r;
+  if (worker_ == 0) bound_.insert(bound_.end(), bound.begin(), bound.end());
+  if (mesh_) {
+    webrtc_->forward_ends_to([this](uint32_t worker, const std::string& session_id) {
+      auto e = std::make_unique<MeshEvent>();
+      e->kind = MeshEvent::Kind::WebrtcEnd;
+      e->from = worker_;
+      e->key = session_id;
+      mesh_->post(worker, std::move(e));
+    });
   }
   return ok();
 }

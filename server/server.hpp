@@ -112,6 +112,9 @@ class Server final : public HttpApi, public ApiView {
   // The parts of start(): the worker mesh's handles, the cluster's registry and pulls, the HTTP
   // side, and what only worker 0 does (recordings' repair and retention, signals).
   void join_mesh();
+  // Binds this loop's WebRTC port (after the other listeners: a failure must find every handle
+  // it closes initialised).
+  Result<void> start_webrtc();
   void start_cluster();
   void make_http();
   void start_first_worker();

@@ -63,7 +63,8 @@ int status_of(const Error& e) {
   }
 }
 
-void answer_offer(HttpConnection& c, const config::AppConfig& app, const WebrtcTarget& t, AccessOutcome&& o) {
+void answer_offer(HttpConnection& c, const config::AppConfig& app, const WebrtcTarget& t, HookEvent&& event,
+                  AccessOutcome&& o) {
   const char* verb = t.role == pw::WebrtcRole::Whip ? "publish" : "play";
   if (!o.allowed()) {
     SLUICE_LOG_WARN("conn={} proto=webrtc peer={} event={}_rejected app={} stream=\"{}\" reason=\"{}\"", c.id(),
@@ -72,15 +73,17 @@ void answer_offer(HttpConnection& c, const config::AppConfig& app, const WebrtcT
   }
   WebrtcService* webrtc = c.service().webrtc();
   if (webrtc == nullptr) return c.send_error(404, "WebRTC is off (webrtc.listen)", false, kWebrtcCors);
-  WebrtcService::Offer offer{t.role, &app, o.name, c.request().body};
-  auto answer = webrtc->open(offer);
+  std::string name = o.name;
+  event.stream = name;
+  WebrtcService::Offer offer{t.role, &app, name, c.request().body, std::move(o), std::move(event)};
+  auto answer = webrtc->open(std::move(offer));
   if (!answer) {
     SLUICE_LOG_WARN("conn={} proto=webrtc peer={} event={}_rejected app={} stream=\"{}\" reason=\"{}\"", c.id(),
                     c.peer(), verb, app.name, printable(t.stream), answer.error().message());
     return c.send_error(status_of(answer.error()), answer.error().message(), false, kWebrtcCors);
   }
   const std::string location =
-      "/" + app.name + "/" + o.name + (t.role == pw::WebrtcRole::Whip ? "/whip/" : "/whep/") + answer->session_id;
+      "/" + app.name + "/" + name + (t.role == pw::WebrtcRole::Whip ? "/whip/" : "/whep/") + answer->session_id;
   c.send_simple(201, "application/sdp", answer->sdp,
                 "Location: " + location + "\r\nETag: \"" + answer->session_id + "\"\r\n" + std::string(kWebrtcCors));
 }
@@ -108,9 +111,11 @@ void offer(HttpConnection& c, const config::AppConfig& app, const WebrtcTarget& 
   AccessGate& gate = c.service().gate();
   // While a hook decides, the request (and its offer) waits; closing the connection cancels it.
   auto& waiting = c.respond<AdmissionResponder>(gate);
-  const uint64_t id =
-      gate.admit(action, app, c.peer_address(), std::move(event),
-                 [conn = &c, &app, t](AccessOutcome&& o) { answer_offer(*conn, app, t, std::move(o)); });
+  HookEvent asked = event;  // the gate's copy; the callback keeps the other for the session's tickets
+  const uint64_t id = gate.admit(action, app, c.peer_address(), std::move(asked),
+                                 [conn = &c, &app, t, event = std::move(event)](AccessOutcome&& o) mutable {
+                                   answer_offer(*conn, app, t, std::move(event), std::move(o));
+                                 });
   // Answered at once, `waiting` may be gone already (replaced by the answer).
   if (id != 0) waiting.wait_for(id);
 }

@@ -93,7 +93,7 @@ Result<void> WebrtcService::start(std::vector<std::string>& bound) {
   return {};
 }
 
-Result<WebrtcService::Answer> WebrtcService::open(const Offer& offer) {
+Result<WebrtcService::Answer> WebrtcService::open(Offer&& offer) {
   const config::WebrtcConfig& c = services_.loop.config().webrtc;
   if (!started_) return Error(Errc::Unsupported, "webrtc is not enabled (webrtc.listen)");
   if (total_sessions() >= c.max_sessions) {
@@ -139,6 +139,8 @@ Result<WebrtcService::Answer> WebrtcService::open(const Offer& offer) {
     track.ssrc = a.kind == "video" ? ac.video.ssrc : ac.audio.ssrc;
     track.sequence = static_cast<uint16_t>(random_u32());
   }
+  plan.access = std::move(offer.access);
+  plan.event = std::move(offer.event);
   const std::string id = std::to_string(worker_) + "-" + random_token(16);
   auto session = std::make_unique<WebrtcSession>(*this, id, std::move(plan), services_.loop.now_ms());
   by_ufrag_[ac.ice_ufrag] = session.get();
@@ -252,13 +254,14 @@ void WebrtcService::tick() {
 }
 
 void WebrtcService::stop() {
-  if (!started_) return;
-  started_ = false;
   close_all("server stopped");
   reap();
-  uv_timer_stop(&tick_);
-  close_handle(&tick_);
-  port_.close();
+  if (started_) {
+    uv_timer_stop(&tick_);
+    close_handle(&tick_);
+  }
+  started_ = false;
+  port_.close();  // also after a failed start: the port may be open without being bound
 }
 
 }  // namespace sluice::server

@@ -25,6 +25,7 @@
 #include "base/result.hpp"
 #include "config/config.hpp"
 #include "protocol/webrtc/sdp_answer.hpp"
+#include "server/access/gate.hpp"
 #include "server/ingest/publish_services.hpp"
 #include "server/webrtc/udp_port.hpp"
 #include "server/webrtc/webrtc_certificate.hpp"
@@ -47,6 +48,8 @@ class WebrtcService {
     const config::AppConfig* app = nullptr;
     std::string name;
     std::string sdp;
+    AccessOutcome access;  // the gate's admission: its seat and push targets go with the session
+    HookEvent event;       // who asked, for the done hooks
   };
   struct Answer {
     std::string session_id;  // the resource: /APP/STREAM/whep/ID
@@ -54,7 +57,7 @@ class WebrtcService {
   };
   // Errc::Malformed: the offer is no SDP we read; Errc::Unsupported: nothing in it we can take;
   // Errc::LimitExceeded: webrtc.max_sessions.
-  Result<Answer> open(const Offer& offer);
+  Result<Answer> open(Offer&& offer);
   // DELETE on the resource. A session id starts with its loop's index: a session of another loop
   // is ended there, through `forward` (set by the composition root), and counts as found.
   enum class End : uint8_t { Ended, Forwarded, Unknown };

@@ -8,6 +8,7 @@
 #include "server/io/logging.hpp"
 #include "server/live/live_join.hpp"
 #include "server/live/stream_registry.hpp"
+#include "server/ingest/live_publisher.hpp"
 #include "server/webrtc/webrtc_service.hpp"
 
 namespace sluice::server {
@@ -73,7 +74,7 @@ void WebrtcSession::on_datagram(std::span<const uint8_t> datagram, uint64_t now_
   switch (pw::classify_datagram(datagram)) {
     case pw::DatagramKind::Dtls: return on_dtls(datagram);
     case pw::DatagramKind::Rtcp: return on_rtcp(datagram);
-    case pw::DatagramKind::Rtp:  // a WHIP publisher's media: not taken yet (docs/webrtc.md)
+    case pw::DatagramKind::Rtp: return on_rtp(datagram, now_ms);
     default: return;
   }
 }
@@ -95,20 +96,73 @@ void WebrtcSession::connected() {
   state_ = State::Connected;
   SLUICE_LOG_INFO("conn={} webrtc={} event=dtls_connected peer={} dtls={} retransmissions={}", number_, id_, peer_text_,
                   dtls_->summary(), dtls_->retransmissions());
-  if (plan_.role != pw::WebrtcRole::Whep) return;
   PublishServices& services = service_.services();
-  const config::Config& config = services.loop.config();
   const size_t slash = plan_.key.find('/');
-  const config::AppConfig* app = config.find_app(plan_.key.substr(0, slash));
+  const config::AppConfig* app = services.loop.config().find_app(plan_.key.substr(0, slash));
   if (app == nullptr) return close("the app went away");
-  media::StreamHub* hub = live_join_hub(services.registry, *app, plan_.key);
+  if (plan_.role == pw::WebrtcRole::Whep) return play(*app);
+  std::weak_ptr<bool> alive = alive_;
+  claim_publish(
+      services, *app, *this, plan_.access.name, [this, alive] { return !alive.expired() && state_ != State::Closed; },
+      [this, app](PublishClaim claim) { publish(*app, claim); });
+}
+
+void WebrtcSession::play(const config::AppConfig& app) {
+  PublishServices& services = service_.services();
+  media::StreamHub* hub = live_join_hub(services.registry, app, plan_.key);
   if (hub == nullptr) return close("rtmp.limits.max_streams reached");
   player_ = std::make_unique<WhepPlayer>(
-      *this, services.registry, plan_.key, *hub, config.rtmp.player_queue, plan_.video, plan_.audio,
+      *this, services.registry, plan_.key, *hub, services.loop.config().rtmp.player_queue, plan_.video, plan_.audio,
       [this](std::vector<uint8_t>& packet) { send_rtp(packet); }, [this] { return service_.services().loop.now_ms(); });
-  SLUICE_LOG_INFO("conn={} webrtc={} event=play app={} stream={} proto=webrtc", number_, id_, app->name,
-                  plan_.key.substr(slash + 1));
+  player_->ticket = AccessTicket(services.gate, AccessAction::Play, hook_base_event(plan_.access.name),
+                                 std::move(plan_.access.seat), *this, services.loop);
+  SLUICE_LOG_INFO("conn={} webrtc={} event=play app={} stream={} proto=webrtc", number_, id_, app.name,
+                  plan_.access.name);
   request_flush();
+}
+
+void WebrtcSession::publish(const config::AppConfig& app, const PublishClaim& claim) {
+  const std::string& name = plan_.access.name;
+  if (!claim.granted()) {
+    SLUICE_LOG_WARN("conn={} webrtc={} event=publish_rejected app={} stream=\"{}\" reason=\"{}\"", number_, id_,
+                    app.name, printable(name), publish_refusal_text(app, name, claim));
+    return close(publish_refusal_text(app, name, claim));
+  }
+  PublishServices& services = service_.services();
+  publisher_ = start_publisher(*this, app, 0, name, claim,
+                               AccessTicket(services.gate, AccessAction::Publish, hook_base_event(name),
+                                            std::move(plan_.access.seat), *this, services.loop),
+                               plan_.access.push);
+  receiver_ = std::make_unique<WhipReceiver>(plan_.video.payload_type, plan_.audio.payload_type,
+                                             [this](uint8_t type, uint32_t timestamp, Slice body) {
+                                               if (publisher_) publisher_->on_frame(type, timestamp, std::move(body));
+                                             });
+  SLUICE_LOG_INFO("conn={} webrtc={} event=publish app={} stream={} proto=webrtc{}", number_, id_, app.name, name,
+                  claim.handover.takeovers != 0 ? " takeovers=" + std::to_string(claim.handover.takeovers) : "");
+}
+
+void WebrtcSession::on_rtp(std::span<const uint8_t> datagram, uint64_t now_ms) {
+  if (!srtp_ || !receiver_) return;
+  std::vector<uint8_t> copy(datagram.begin(), datagram.end());
+  std::span<uint8_t> plain(copy);
+  if (!srtp_->unprotect_rtp(plain)) {
+    ++srtp_errors_;
+    return;
+  }
+  receiver_->on_rtp(plain, now_ms);
+  if (receiver_->keyframe_wanted()) ask_keyframe(now_ms);
+}
+
+// A PLI: the publisher's encoder sends a keyframe, so players that lost a frame recover at once
+// rather than at the next GOP. At most two a second.
+void WebrtcSession::ask_keyframe(uint64_t now_ms) {
+  auto ssrc = receiver_ ? receiver_->video_ssrc() : std::nullopt;
+  if (!ssrc || !srtp_ || (last_pli_ms_ != 0 && now_ms - last_pli_ms_ < 500)) return;
+  last_pli_ms_ = now_ms;
+  std::vector<uint8_t> pli;
+  pw::write_pli(plan_.video.ssrc, *ssrc, pli);
+  if (!srtp_->protect_rtcp(pli)) return;
+  send(pli);
 }
 
 void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram) {
@@ -142,7 +196,10 @@ void WebrtcSession::send_all(DtlsTransport::Datagrams& datagrams) {
 }
 
 void WebrtcSession::on_tick(uint64_t now_ms) {
-  (void)now_ms;
+  if (receiver_) {
+    receiver_->poll(now_ms);
+    if (receiver_->keyframe_wanted()) ask_keyframe(now_ms);
+  }
   if (!dtls_ || state_ != State::Handshaking) return;
   auto due = dtls_->timeout_ms();
   if (!due || *due > 0) return;
@@ -186,10 +243,33 @@ void WebrtcSession::end(const std::string& reason) {
     send_all(out);
   }
   player_.reset();
+  receiver_.reset();
+  if (publisher_) {
+    publisher_->ticket.set_end_reason(reason);
+    publisher_.reset();
+  }
+  alive_.reset();
   SLUICE_LOG_INFO(
       "conn={} webrtc={} event=webrtc_close stream={} reason=\"{}\" bytes_in={} bytes_out={} "
       "srtp_errors={}",
       number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_);
+}
+
+PublishServices& WebrtcSession::publish_services() { return service_.services(); }
+
+HookEvent WebrtcSession::hook_base_event(const std::string& stream) const {
+  HookEvent e = plan_.event;
+  e.client_id = number_;
+  e.stream = stream;
+  e.protocol = "webrtc";
+  return e;
+}
+
+void WebrtcSession::end_replaced_publisher(uint32_t, const std::string& why, bool) {
+  // A takeover: this session's publication is someone else's now.
+  if (publisher_) publisher_->ticket.set_end_reason(why);
+  publisher_.reset();
+  close(why);
 }
 
 }  // namespace sluice::server

@@ -5,8 +5,9 @@
 //      first authenticated one fixes the peer's address (a later nominated one may move it).
 //   2. DTLS, passive (our answer says a=setup:passive), from that address: the peer's certificate
 //      must have the offer's fingerprint (server/webrtc/dtls_transport.hpp); then SRTP keys.
-//   3. Media: a WHEP player's frames go out as SRTP (server/webrtc/whep_player.hpp); RTCP from the
-//      peer keeps it alive. (A WHIP publisher's media is not taken yet.)
+//   3. Media: a WHEP player's frames go out as SRTP (server/webrtc/whep_player.hpp); a WHIP
+//      publisher's name is claimed as an RTMP publisher's is (server/ingest/publish_claim.hpp),
+//      and its RTP becomes hub frames (server/webrtc/whip_receiver.hpp). RTCP keeps it alive.
 // Until 2 completes within webrtc.session_timeout, or when the peer falls silent that long, the
 // service closes the session. Closing hands it back to the service, which deletes it on a later
 // loop turn, so a close from inside any callback is safe.
@@ -19,12 +20,16 @@
 
 #include "protocol/webrtc/sdp_answer.hpp"
 #include "protocol/webrtc/stun.hpp"
+#include "server/access/gate.hpp"
+#include "server/ingest/publish_claim.hpp"
+#include "server/ingest/publish_services.hpp"
 #include "server/io/flush_scheduler.hpp"
 #include "server/io/player_output.hpp"
 #include "server/webrtc/dtls_transport.hpp"
 #include "server/webrtc/srtp_session.hpp"
 #include "server/webrtc/udp_port.hpp"
 #include "server/webrtc/whep_player.hpp"
+#include "server/webrtc/whip_receiver.hpp"
 
 namespace sluice::server {
 
@@ -36,10 +41,12 @@ struct WebrtcPlan {
   std::string key;  // "app/stream"
   std::string local_ufrag, local_pwd, remote_ufrag;
   std::string remote_fingerprint;  // the offer's a=fingerprint:sha-256
-  WhepPlayer::Track video, audio;  // WHEP: what we send (payload type 0: not accepted)
+  WhepPlayer::Track video, audio;  // WHEP: what we send; WHIP: the payload types we take (0: none)
+  AccessOutcome access;            // the admission (seat, push targets, the gate's name)
+  HookEvent event;                 // who asked, for the done hooks
 };
 
-class WebrtcSession final : public Flushable, public PlayerOutput {
+class WebrtcSession final : public Flushable, public PlayerOutput, public PublisherHost {
  public:
   enum class State : uint8_t { WaitingIce, Handshaking, Connected, Closed };
 
@@ -82,10 +89,20 @@ class WebrtcSession final : public Flushable, public PlayerOutput {
   // Flushable: the player's queued frames go out.
   void flush() override;
 
+  // PublisherHost (WHIP).
+  const SessionPeer& publishing_peer() const override { return *this; }
+  PublishServices& publish_services() override;
+  HookEvent hook_base_event(const std::string& stream) const override;
+  void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) override;
+
  private:
   void on_dtls(std::span<const uint8_t> datagram);
   void connected();
   void on_rtcp(std::span<const uint8_t> datagram);
+  void on_rtp(std::span<const uint8_t> datagram, uint64_t now_ms);
+  void play(const config::AppConfig& app);
+  void publish(const config::AppConfig& app, const PublishClaim& claim);
+  void ask_keyframe(uint64_t now_ms);
   void send(std::span<const uint8_t> datagram);
   void send_all(DtlsTransport::Datagrams& datagrams);
   void send_rtp(std::vector<uint8_t>& packet);
@@ -103,6 +120,10 @@ class WebrtcSession final : public Flushable, public PlayerOutput {
   std::unique_ptr<DtlsTransport> dtls_;
   std::unique_ptr<SrtpSession> srtp_;
   std::unique_ptr<WhepPlayer> player_;
+  std::unique_ptr<LivePublisher> publisher_;
+  std::unique_ptr<WhipReceiver> receiver_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for a claim that answers later
+  uint64_t last_pli_ms_ = 0;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
   uint64_t srtp_errors_ = 0;
 };

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "media/rtp/h264_packetizer.hpp"
+#include "server/access/access_ticket.hpp"
 #include "server/live/live_subscriber.hpp"
 #include "server/webrtc/aac_to_opus.hpp"
 
@@ -48,6 +49,8 @@ class WhepPlayer final : public LiveSubscriber {
   const Track& video() const { return video_; }
   const Track& audio() const { return audio_; }
   uint64_t skipped_frames() const { return skipped_; }
+
+  AccessTicket ticket;  // the play's seat and its done hook
 
  private:
   bool wants(const media::Frame& f) const override;

@@ -11,9 +11,8 @@ webrtc_page_browser.js:
     fake camera and microphone the page publishes to /live/NAME/whip: the offer is sendonly with
     H.264 first (setCodecPreferences) and carries the key as Authorization: Bearer; the answer is
     201, ICE and DTLS connect (the server logs dtls_connected for the WHIP session) and the
-    browser sends H.264 frames; Stop DELETEs the session (200).
-    With SLUICE_WHIP_INGEST=1 (once the server's WHIP ingest lands): an RTMP player of live/NAME
-    decodes the browser's video (check_rtmp_player_decodes)."""
+    browser sends H.264 frames; an RTMP player of live/NAME decodes the browser's video
+    (check_rtmp_player_decodes); Stop DELETEs the session (200)."""
 import json
 import os
 import shutil
@@ -52,8 +51,7 @@ def json_lines(text):
 
 
 def check_rtmp_player_decodes(server, name, width):
-    """An RTMP player of the browser's stream decodes its video (H.264 at the fake camera's width).
-    Needs the server's WHIP ingest: the test calls it only with SLUICE_WHIP_INGEST=1."""
+    """An RTMP player of the browser's stream decodes its video (H.264 at the fake camera's width)."""
     p = subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-rw_timeout", "10000000", "-i", server.url(name),
                         "-map", "0:v:0", "-frames:v", "50", "-f", "null", "-"],
                        capture_output=True, text=True, timeout=40)
@@ -163,11 +161,7 @@ try:
           f"the status says it publishes: {s.get('status')!r}")
     check(wait_for(lambda: server.log_text().count("event=dtls_connected") > n_dtls, 5),
           "the server logs dtls_connected for the WHIP session")
-    if os.environ.get("SLUICE_WHIP_INGEST") == "1":
-        check_rtmp_player_decodes(server, PUBLISHED, s.get("width") or 640)
-    else:
-        print("INFO SLUICE_WHIP_INGEST is not 1: the RTMP player's check of the browser's stream is skipped "
-              "(the server's WHIP ingest is not finished)", flush=True)
+    check_rtmp_player_decodes(server, PUBLISHED, s.get("width") or 640)
     browser.stdin.write("stop\n")
     browser.stdin.flush()
     rest, err = browser.communicate(timeout=30)

@@ -1,0 +1,72 @@
+// WhipReceiver: a WHIP publisher's RTP, made hub frames (docs/webrtc.md, "Publishing"). Unprotected
+// RTP packets come in; each track (by the payload type our answer took) passes a ReorderBuffer
+// (media/rtp/reorder_buffer.hpp) and its depacketiser: H.264 access units become AVC tag bodies
+// with their sequence header (media/rtp/h264_depacketizer.hpp), Opus packets become AAC through an
+// OpusToAac bridge (server/webrtc/opus_to_aac.hpp: RTMP, HTTP-FLV, HLS and recordings take AAC).
+//
+// Timestamps: each track's RTP clock starts at 0 ms at its first packet; the two are put on one
+// timeline by when their first packets arrived (the publisher's sender reports would say it
+// exactly: not read yet), so audio and video start in step within the network's jitter.
+// A lost packet that the reorder step gives up on costs the frame, and the depacketiser asks for
+// a keyframe: keyframe_wanted() is then true once (the session sends a PLI).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/bytes.hpp"
+#include "media/rtp/h264_depacketizer.hpp"
+#include "media/rtp/opus_rtp.hpp"
+#include "media/rtp/reorder_buffer.hpp"
+#include "server/webrtc/opus_to_aac.hpp"
+
+namespace sluice::server {
+
+class WhipReceiver {
+ public:
+  using OnFrame = std::function<void(uint8_t type, uint32_t timestamp, Slice body)>;
+
+  WhipReceiver(uint8_t video_payload_type, uint8_t audio_payload_type, OnFrame on_frame);
+  ~WhipReceiver();
+
+  // One RTP packet, SRTP already removed. Packets of other payload types (rtx, FEC) are counted.
+  void on_rtp(std::span<const uint8_t> packet, uint64_t now_ms);
+  // Gives up on gaps whose wait is over: call from a timer, every few tens of ms.
+  void poll(uint64_t now_ms);
+  // The video SSRC, once a packet came, and whether a keyframe should be asked for (once).
+  std::optional<uint32_t> video_ssrc() const { return video_.started ? std::optional(video_.ssrc) : std::nullopt; }
+  bool keyframe_wanted() { return h264_.take_keyframe_request(); }
+
+  uint64_t frames() const { return frames_; }
+  uint64_t foreign_packets() const { return foreign_; }
+
+ private:
+  struct Track {
+    media::rtp::ReorderBuffer reorder;
+    bool started = false;
+    uint32_t ssrc = 0;
+    int64_t offset_ms = 0;  // where this track's 0 ms is on the publication's timeline
+  };
+  void released(Track& track, bool video, std::vector<media::rtp::ReorderBuffer::Packet>& packets);
+  void emit(Track& track, std::vector<media::rtp::DepacketizedFrame>& frames);
+
+  uint8_t video_pt_, audio_pt_;
+  OnFrame on_frame_;
+  Track video_, audio_;
+  bool have_base_ = false;
+  int64_t base_ms_ = 0;  // the arrival of the publication's first packet
+  media::rtp::H264Depacketizer h264_;
+  media::rtp::OpusDepacketizer opus_;
+  OpusToAac aac_;
+  std::vector<media::rtp::ReorderBuffer::Packet> released_;
+  std::vector<media::rtp::DepacketizedFrame> frames_out_;
+  std::vector<media::FramePtr> aac_out_;
+  uint64_t frames_ = 0;
+  uint64_t foreign_ = 0;
+};
+
+}  // namespace sluice::server
