@@ -15,9 +15,16 @@ of latency on a 40 ms round trip is about 3 tries, and a packet whose retransmis
 twice, is dropped as too late (pktRcvDropTotal), about once in 4000 losses: a drop in about 1 run
 of 60 s in 20, more on a busy machine. That is SRT's own limit at this latency, not the server's,
 and a test that passes only when libsrt was lucky is flaky; retrying is no way out (a test never
-retries). So this test's link drops first transmissions, ACKs, ACKACKs, NAKs and every other
+retries). So this test's link drops first transmissions, ACKs, ACKACKs and every other
 control packet at 5 % each way, as netem would, and never a retransmitted data packet (the R flag,
-bit 26 of the SRT data header's second word: srt_loss_tools.srt_header). The odds of a drop:
+bit 26 of the SRT data header's second word: srt_loss_tools.srt_header) nor a NAK. NAKs pass
+since runs 1-33 below (where they were lost at 5 % too) showed what was left: the odds below made
+a drop from lost NAKs alone negligible, but a ~100 ms stall of a CPU (the machine's, seen with
+no test running) during a pending repair, with one or two NAKs lost, could still make it late:
+about 1 run in 150-200. With every NAK through, a repair is one NAK and one retransmission (about
+60 ms from the loss at the link: 20 ms until the next packet shows it, 40 ms round trip), and a
+packet is late only if a stall of about 140 ms or more falls on it; none that long was seen. The
+odds as they were with NAKs lost (still true of every other control packet):
 
   - Each lost packet is found missing by the server's libsrt when the next data packet arrives
     (the link shows it: the next packet passes it 0-50 ms after the lost one, 20 ms before the
@@ -158,7 +165,9 @@ run.check_link(rc)
 link = run.link.stats
 check(link.get("rexmit_lost") == 0 and link.get("rexmit", 0) > 0,
       f"link: {link.get('rexmit')} retransmissions carried, none dropped (loss of first transmissions)")
-check(link.get("naks_lost", 0) > 0, f"link: it dropped NAKs too ({link.get('naks_lost')} of {link.get('naks')})")
+check(link.get("naks_lost") == 0 and link.get("naks", 0) > 0,
+      f"link: {link.get('naks')} NAKs carried, none dropped (only first transmissions and the other control "
+      f"packets are lost)")
 srt = s.rows[-1][1]["srt"]
 print(f"RUN lost={srt['packets_lost']} retransmitted={srt['packets_retransmitted']} "
       f"dropped={srt['packets_dropped']} rtt_ms={srt['rtt_ms']} naks={link.get('naks')} "
