@@ -9,9 +9,15 @@ void CatchUpPacer::sent(uint32_t timestamp, uint64_t now_ms) {
     first_ts_ = timestamp;
     start_ms_ = now_ms;
   }
-  // Modular milliseconds (an RTMP timeline wraps); a frame behind the first (audio interleaved a
-  // little earlier than the keyframe) counts as the start.
+  // Modular milliseconds (an RTMP timeline wraps). A frame a little behind the first is the start
+  // instead: the first frame handed over may be audio stamped after the keyframe (a muxer holds
+  // a video frame until the next one), and the media is measured from the earliest.
   const auto ahead = static_cast<int32_t>(timestamp - first_ts_);
+  if (ahead < 0 && ahead >= -kJumpMs) {
+    first_ts_ = timestamp;
+    ahead_ms_ -= ahead;
+    return;
+  }
   if (ahead > ahead_ms_ + kJumpMs) {
     done_ = true;
     return;

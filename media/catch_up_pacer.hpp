@@ -23,8 +23,9 @@ class CatchUpPacer {
 
   // A frame with this timestamp (ms, modular) was handed to the transport at `now_ms`.
   void sent(uint32_t timestamp, uint64_t now_ms);
-  // The player's queue is empty: it is at the live edge.
-  void caught_up() { done_ = true; }
+  // The player's queue is empty: it is at the live edge. Not before its first frame: a reader's
+  // first flush may come before its join's backlog is queued.
+  void caught_up() { done_ = done_ || started_; }
   bool done() const { return done_; }
   // How long to wait before handing over more (0: go on).
   uint64_t wait_ms(uint64_t now_ms) const;

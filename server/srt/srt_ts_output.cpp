@@ -8,7 +8,7 @@ namespace {
 constexpr size_t kFillBytes = 256 * 1024;
 constexpr int kPassesPerFlush = 8;
 // While a join's backlog is paced, fills are small, so the pace is kept within a few ms of media.
-constexpr size_t kPacedFillBytes = 16 * 1024;
+constexpr size_t kPacedFillBytes = 4 * 1024;
 }  // namespace
 
 SrtTsOutput::~SrtTsOutput() {

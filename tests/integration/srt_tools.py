@@ -85,16 +85,23 @@ def srt_server(name, apps=None, srt_extra="", http=False, extra_yaml="", env=Non
     return server, srt_port, http_port
 
 
-def free_udp_port():
-    """A port free for both TCP and UDP on 127.0.0.1."""
+def free_udp_port(count=1):
+    """A port free for both TCP and UDP on 127.0.0.1, and the count - 1 UDP ports after it (a
+    WebRTC port per worker loop)."""
     for _ in range(50):
         port = free_port()
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
-            try:
-                u.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
+        socks = []
+        try:
+            for p in range(port, port + count):
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                socks.append(u)
+                u.bind(("127.0.0.1", p))
+            return port
+        except OSError:
+            continue
+        finally:
+            for u in socks:
+                u.close()
     fail("no free UDP port")
 
 
@@ -505,6 +512,13 @@ def libsrt():
     return _lib
 
 
+class _SrtMsgCtrl(ctypes.Structure):
+    # SRT_MSGCTRL (srt/srt.h)
+    _fields_ = [("flags", ctypes.c_int), ("msgttl", ctypes.c_int), ("inorder", ctypes.c_int),
+                ("boundary", ctypes.c_int), ("srctime", ctypes.c_int64), ("pktseq", ctypes.c_int32),
+                ("msgno", ctypes.c_int32), ("grpdata", ctypes.c_void_p), ("grpdata_size", ctypes.c_size_t)]
+
+
 class SrtCaller:
     """A libsrt caller (ctypes): connects with a stream id (and passphrase); `reject` is the reject
     reason libsrt reports when the listener refused (e.g. 1403, or 10 for a wrong passphrase)."""
@@ -554,13 +568,16 @@ class SrtCaller:
         return None
 
     def recv(self, timeout_ms=1000):
-        """The next message libsrt delivers (at its send time plus the latency), or None after
-        timeout_ms or once the connection is gone."""
+        """The next message libsrt delivers and its source time: (bytes, microseconds), or
+        (None, 0) after timeout_ms or once the connection is gone. The source time is when the
+        sender handed the message to libsrt, on libsrt's clock here: unlike the moment this
+        process reads it, a busy machine does not move it."""
         t = ctypes.c_int(timeout_ms)
         self.lib.srt_setsockflag(self.sock, _SRTO_RCVTIMEO, ctypes.byref(t), 4)
         buf = ctypes.create_string_buffer(1500)
-        n = self.lib.srt_recvmsg(self.sock, buf, 1500)
-        return buf.raw[:n] if n > 0 else None
+        ctrl = _SrtMsgCtrl(msgttl=-1)
+        n = self.lib.srt_recvmsg2(self.sock, buf, 1500, ctypes.byref(ctrl))
+        return (buf.raw[:n], ctrl.srctime) if n > 0 else (None, 0)
 
     def close(self):
         self.lib.srt_close(self.sock)

@@ -24,6 +24,14 @@ TEST_CASE("media handed over no faster than allowed never waits") {
   }
 }
 
+TEST_CASE("an empty queue before the first frame is no live edge") {
+  CatchUpPacer p;
+  p.caught_up();  // a first flush before the join's backlog was queued
+  p.sent(0, 0);
+  p.sent(2000, 0);
+  CHECK(p.wait_ms(0) == 750);
+}
+
 TEST_CASE("at the live edge the pacer steps aside for good") {
   CatchUpPacer p;
   p.sent(0, 0);
@@ -32,12 +40,21 @@ TEST_CASE("at the live edge the pacer steps aside for good") {
   CHECK(p.wait_ms(10) == 0);
 }
 
-TEST_CASE("modular timestamps: a backlog across the 32-bit wrap, a frame behind the first") {
+TEST_CASE("modular timestamps: a backlog across the 32-bit wrap") {
   CatchUpPacer p;
   p.sent(0xFFFFFF00u, 0);
-  p.sent(0xFFFFFEF0u, 0);         // audio a little before the keyframe: not a start before it
   p.sent(0xFFFFFF00u + 1500, 0);  // wrapped
   CHECK(p.wait_ms(0) == 500);
+}
+
+TEST_CASE("a frame behind the first is the start: the media is measured from the earliest") {
+  CatchUpPacer p;
+  p.sent(10400, 0);  // audio stamped 400 ms after the keyframe, handed over first
+  p.sent(10000, 0);  // the keyframe
+  p.sent(10600, 0);
+  CHECK(p.wait_ms(0) == 50);  // 600 ms of media from 10000: (600 - 500) / 2
+  p.sent(0xFFFFFF00u, 0);     // far behind: a jump, not a start
+  CHECK(p.wait_ms(0) == 50);
 }
 
 TEST_CASE("a jump of the timeline during the catch-up is no backlog") {
