@@ -225,7 +225,20 @@ void WebrtcService::remove(WebrtcSession& session, const std::string& why) {
 
 void WebrtcService::close_later(WebrtcSession& session, const std::string& why) { remove(session, why); }
 
-void WebrtcService::reap() { closed_.clear(); }
+void WebrtcService::reap() {
+  closed_.clear();
+  std::erase_if(opus_, [](const auto& kv) { return kv.second.expired(); });
+}
+
+std::shared_ptr<SharedOpus> WebrtcService::shared_opus(const std::string& key) {
+  std::weak_ptr<SharedOpus>& slot = opus_[key];
+  std::shared_ptr<SharedOpus> opus = slot.lock();
+  if (!opus) {
+    opus = std::make_shared<SharedOpus>();
+    slot = opus;
+  }
+  return opus;
+}
 
 void WebrtcService::close_all(const std::string& why) {
   while (!sessions_.empty()) remove(*sessions_.begin()->second, why);

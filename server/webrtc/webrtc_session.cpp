@@ -2,6 +2,8 @@
 
 #include <openssl/rand.h>
 
+#include <chrono>
+
 #include "protocol/webrtc/datagram_kind.hpp"
 #include "protocol/webrtc/ice_lite.hpp"
 #include "protocol/webrtc/rtcp.hpp"
@@ -18,6 +20,8 @@ namespace pw = protocol::webrtc;
 namespace {
 // A flush sends at most this much of the player's queue, then yields to the loop.
 constexpr size_t kFillBytes = 256 * 1024;
+// Sender reports: once a second, as browsers send their receiver reports.
+constexpr uint64_t kSenderReportMs = 1000;
 
 const char* role_name(pw::WebrtcRole r) { return r == pw::WebrtcRole::Whip ? "whip" : "whep"; }
 }  // namespace
@@ -113,7 +117,8 @@ void WebrtcSession::play(const config::AppConfig& app) {
   if (hub == nullptr) return close("rtmp.limits.max_streams reached");
   player_ = std::make_unique<WhepPlayer>(
       *this, services.registry, plan_.key, *hub, services.loop.config().rtmp.player_queue, plan_.video, plan_.audio,
-      [this](std::vector<uint8_t>& packet) { send_rtp(packet); }, [this] { return service_.services().loop.now_ms(); });
+      [this](std::vector<uint8_t>& packet) { send_rtp(packet); }, [this] { return service_.services().loop.now_ms(); },
+      service_.shared_opus(plan_.key));
   player_->ticket = AccessTicket(services.gate, AccessAction::Play, hook_base_event(plan_.access.name),
                                  std::move(plan_.access.seat), *this, services.loop);
   SLUICE_LOG_INFO("conn={} webrtc={} event=play app={} stream={} proto=webrtc", number_, id_, app.name,
@@ -173,8 +178,27 @@ void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram) {
     ++srtp_errors_;
     return;
   }
-  // Receiver reports and feedback keep the session alive (last_heard_ms_); NACK, PLI and REMB are
-  // for the next step (docs/webrtc.md).
+  // Every RTCP packet keeps the session alive (last_heard_ms_). A NACK is answered from the
+  // player's history; PLI and FIR need nothing: a player starts on a keyframe, and an RTMP or SRT
+  // publisher cannot be asked for one (its GOP brings the next).
+  auto compound = pw::parse_rtcp(plain);
+  if (!compound || !player_) return;
+  for (const auto& n : compound->nacks) {
+    nacks_ += n.sequences.size();
+    player_->resend(n.media_ssrc, n.sequences);
+  }
+}
+
+void WebrtcSession::send_sender_reports(uint64_t now_ms) {
+  if (!player_ || !srtp_ || now_ms - last_sr_ms_ < kSenderReportMs) return;
+  last_sr_ms_ = now_ms;
+  const auto unix_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  std::vector<uint8_t> rtcp;
+  player_->sender_reports(unix_us, now_ms, rtcp);
+  if (rtcp.empty() || !srtp_->protect_rtcp(rtcp)) return;
+  send(rtcp);
 }
 
 void WebrtcSession::send_rtp(std::vector<uint8_t>& packet) {
@@ -196,6 +220,7 @@ void WebrtcSession::send_all(DtlsTransport::Datagrams& datagrams) {
 }
 
 void WebrtcSession::on_tick(uint64_t now_ms) {
+  send_sender_reports(now_ms);
   if (receiver_) {
     receiver_->poll(now_ms);
     if (receiver_->keyframe_wanted()) ask_keyframe(now_ms);
@@ -242,6 +267,7 @@ void WebrtcSession::end(const std::string& reason) {
     dtls_->close(out);
     send_all(out);
   }
+  const uint64_t retransmitted = player_ ? player_->retransmitted() : 0;
   player_.reset();
   receiver_.reset();
   if (publisher_) {
@@ -251,8 +277,8 @@ void WebrtcSession::end(const std::string& reason) {
   alive_.reset();
   SLUICE_LOG_INFO(
       "conn={} webrtc={} event=webrtc_close stream={} reason=\"{}\" bytes_in={} bytes_out={} "
-      "srtp_errors={}",
-      number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_);
+      "srtp_errors={} nacks={} retransmitted={}",
+      number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_, nacks_, retransmitted);
 }
 
 PublishServices& WebrtcSession::publish_services() { return service_.services(); }

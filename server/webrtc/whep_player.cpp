@@ -4,12 +4,15 @@
 #include "media/codec/opus.hpp"
 #include "media/rtp/opus_rtp.hpp"
 #include "media/rtp/rtp_packet.hpp"
+#include "protocol/webrtc/rtcp.hpp"
 #include "server/io/write_batch.hpp"
 
 namespace sluice::server {
 
 namespace {
 constexpr size_t kRtpHeader = 12;
+constexpr size_t kHistoryPackets = 512;      // ~1 s of a 5 Mb/s stream: a few round trips
+constexpr size_t kAudioHistoryPackets = 64;  // 1.3 s of 20 ms Opus packets
 
 bool is_h264(const media::Frame& f) {
   if (f.payload.size() < 1) return false;
@@ -22,12 +25,15 @@ bool is_h264(const media::Frame& f) {
 
 WhepPlayer::WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
                        const config::PlayerQueueConfig& queue, Track video, Track audio, Send send,
-                       std::function<uint64_t()> now_ms)
+                       std::function<uint64_t()> now_ms, std::shared_ptr<SharedOpus> opus)
     : LiveSubscriber(output, registry, std::move(key), hub, queue, " proto=webrtc"),
       video_(video),
       audio_(audio),
       send_(std::move(send)),
-      now_ms_(std::move(now_ms)) {
+      now_ms_(std::move(now_ms)),
+      video_history_(kHistoryPackets, video.sequence),
+      audio_history_(kAudioHistoryPackets, audio.sequence),
+      opus_(std::move(opus)) {
   packet_.reserve(1500);
   subscribe();
 }
@@ -57,10 +63,7 @@ void WhepPlayer::append(const media::Frame& f, WriteBatch&) {
     ++skipped_;
     return;
   }
-  if (!bridge_) bridge_ = std::make_unique<AacToOpus>();
-  opus_.clear();
-  bridge_->push(f, opus_);
-  for (const auto& o : opus_) send_audio(*o);
+  for (const auto& o : opus_->opus_of(f)) send_audio(*o);
 }
 
 void WhepPlayer::send_video(const media::Frame& f) {
@@ -71,25 +74,62 @@ void WhepPlayer::send_video(const media::Frame& f) {
   if (!h264_.packetize(f.payload.span(), f.timestamp, packets_)) return;  // a sequence header, or nothing
   started_ = true;
   for (size_t i = 0; i < packets_.payloads.size(); ++i) {
-    send_packet(video_, i + 1 == packets_.payloads.size(), packets_.timestamp, packets_.payloads[i].span());
+    send_packet(video_, video_history_, i + 1 == packets_.payloads.size(), packets_.timestamp, packets_.payloads[i]);
   }
 }
 
 void WhepPlayer::send_audio(const media::Frame& opus) {
   auto payload = media::rtp::packetize_opus(opus.payload, opus.timestamp);
   if (!payload) return;  // the OpusHead: nothing for RTP
-  send_packet(audio_, true, payload->timestamp, payload->payload.span());
+  send_packet(audio_, audio_history_, true, payload->timestamp, payload->payload);
 }
 
-void WhepPlayer::send_packet(Track& track, bool marker, uint32_t rtp_time, std::span<const uint8_t> payload) {
-  packet_.resize(kRtpHeader + payload.size());
-  media::rtp::write_fixed_header(packet_.data(), marker, track.payload_type, track.sequence++, rtp_time, track.ssrc);
-  std::copy(payload.begin(), payload.end(), packet_.begin() + kRtpHeader);
+void WhepPlayer::send_packet(Track& track, media::rtp::RtpHistory& history, bool marker, uint32_t rtp_time,
+                             const Slice& payload) {
+  const uint16_t sequence = history.add(rtp_time, marker, payload.share());
+  track.sequence = static_cast<uint16_t>(sequence + 1);
   ++track.packets;
   track.octets += payload.size();
   track.last_rtp_time = rtp_time;
   track.last_sent_ms = now_ms_();
+  write_packet(track, sequence, marker, rtp_time, payload.span());
+}
+
+void WhepPlayer::write_packet(const Track& track, uint16_t sequence, bool marker, uint32_t rtp_time,
+                              std::span<const uint8_t> payload) {
+  packet_.resize(kRtpHeader + payload.size());
+  media::rtp::write_fixed_header(packet_.data(), marker, track.payload_type, sequence, rtp_time, track.ssrc);
+  std::copy(payload.begin(), payload.end(), packet_.begin() + kRtpHeader);
   send_(packet_);
+}
+
+void WhepPlayer::resend(uint32_t ssrc, std::span<const uint16_t> sequences) {
+  const bool video = ssrc == video_.ssrc;
+  if (!video && ssrc != audio_.ssrc) return;
+  const media::rtp::RtpHistory& history = video ? video_history_ : audio_history_;
+  for (uint16_t seq : sequences) {
+    const media::rtp::HistoryPacket* p = history.find(seq);
+    if (p == nullptr) continue;  // too old: the player's jitter buffer copes, or asks for a keyframe
+    write_packet(video ? video_ : audio_, p->sequence, p->marker, p->timestamp, p->payload.span());
+    ++retransmitted_;
+  }
+}
+
+void WhepPlayer::sender_reports(uint64_t unix_us, uint64_t now_ms, std::vector<uint8_t>& out) const {
+  const uint64_t ntp = protocol::webrtc::ntp_from_unix_us(unix_us);
+  for (const auto* t : {&video_, &audio_}) {
+    if (t->packets == 0) continue;
+    const uint32_t clock = t == &video_ ? 90 : 48;  // kHz
+    protocol::webrtc::SenderReport sr;
+    sr.ssrc = t->ssrc;
+    sr.ntp_time = ntp;
+    // The RTP time now, on the clock of the last packet's: media time runs with the wall clock.
+    sr.rtp_time = t->last_rtp_time + static_cast<uint32_t>((now_ms - t->last_sent_ms) * clock);
+    sr.packet_count = static_cast<uint32_t>(t->packets);
+    sr.octet_count = static_cast<uint32_t>(t->octets);
+    protocol::webrtc::write_sender_report(sr, out);
+  }
+  if (!out.empty()) protocol::webrtc::write_sdes_cname(video_.packets ? video_.ssrc : audio_.ssrc, "sluice", out);
 }
 
 }  // namespace sluice::server

@@ -3,8 +3,8 @@
 // queue and the slow-player rules of every live player), whose frames leave as RTP:
 //   - H.264 through an H264Packetizer (media/rtp/h264_packetizer.hpp: single NAL units, STAP-A
 //     with the SPS and PPS before each keyframe, FU-A), 90 kHz;
-//   - Opus as it is (a WHIP publisher's), or the stream's AAC made Opus by an AacToOpus bridge
-//     (server/webrtc/aac_to_opus.hpp) of this player's, 48 kHz.
+//   - Opus as it is (a WHIP publisher's), or the stream's AAC made Opus by the stream's one bridge
+//     on this loop (server/webrtc/shared_opus.hpp), 48 kHz.
 // Each packet gets this player's 12-byte header (its SSRCs, its own sequence numbers) and goes to
 // `send`, which protects it with SRTP and puts it on the UDP port. Frames of other codecs (HEVC,
 // MP3) are counted and skipped.
@@ -13,13 +13,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "media/rtp/h264_packetizer.hpp"
+#include "media/rtp/rtp_history.hpp"
 #include "server/access/access_ticket.hpp"
 #include "server/live/live_subscriber.hpp"
-#include "server/webrtc/aac_to_opus.hpp"
+#include "server/webrtc/shared_opus.hpp"
 
 namespace sluice::server {
 
@@ -39,9 +41,15 @@ class WhepPlayer final : public LiveSubscriber {
 
   WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
              const config::PlayerQueueConfig& queue, Track video, Track audio, Send send,
-             std::function<uint64_t()> now_ms);
+             std::function<uint64_t()> now_ms, std::shared_ptr<SharedOpus> opus);
 
   void on_publish_end() override;
+  // A NACK for this player's SSRC `ssrc`: the packets still kept go again (same numbers).
+  void resend(uint32_t ssrc, std::span<const uint16_t> sequences);
+  // Sender reports of both tracks (and an SDES CNAME): the NTP time of `unix_us` against each
+  // track's RTP clock, which is what lets a browser play audio and video in sync.
+  void sender_reports(uint64_t unix_us, uint64_t now_ms, std::vector<uint8_t>& out) const;
+  uint64_t retransmitted() const { return retransmitted_; }
   // Sends queued frames, at most about max_bytes of them; true when frames remain.
   bool fill(size_t max_bytes);
   bool ended() const { return ended_ && queue_empty(); }
@@ -58,15 +66,19 @@ class WhepPlayer final : public LiveSubscriber {
   void append(const media::Frame& f, WriteBatch& batch) override;
   void send_video(const media::Frame& f);
   void send_audio(const media::Frame& opus);
-  void send_packet(Track& track, bool marker, uint32_t rtp_time, std::span<const uint8_t> payload);
+  void send_packet(Track& track, media::rtp::RtpHistory& history, bool marker, uint32_t rtp_time, const Slice& payload);
+  void write_packet(const Track& track, uint16_t sequence, bool marker, uint32_t rtp_time,
+                    std::span<const uint8_t> payload);
 
   Track video_, audio_;
   Send send_;
   std::function<uint64_t()> now_ms_;
   media::rtp::H264Packetizer h264_;
   media::rtp::PacketizedFrame packets_;
-  std::unique_ptr<AacToOpus> bridge_;  // made at the first AAC frame
-  std::vector<media::FramePtr> opus_;
+  // What went out, for NACKs: slices of the frames' packets, no copy (about a second of video).
+  media::rtp::RtpHistory video_history_, audio_history_;
+  uint64_t retransmitted_ = 0;
+  std::shared_ptr<SharedOpus> opus_;  // the stream's AAC as Opus, shared by its players on this loop
   std::vector<uint8_t> packet_;
   uint64_t skipped_ = 0;
   bool started_ = false;

@@ -65,7 +65,7 @@ def check_rtmp_player_decodes(server, name, width):
     check(any("h264" in line for line in info), f"the RTMP player sees the browser's H.264 (sent at {width} wide): {info[:2]}")
 
 
-hport, uport = free_port(), free_udp_port()
+hport, uport = free_port(), free_udp_port(2)  # two loops: two ports
 server = Server("webrtc-page", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n"
                                           f"webrtc:\n  listen: 127.0.0.1:{uport}\nworkers: 2\n").start()
 check(wait_port(hport), "the HTTP listener is up")

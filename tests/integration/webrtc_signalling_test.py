@@ -38,7 +38,7 @@ CORPUS = os.path.join(os.environ.get("SLUICE_SOURCE_DIR", os.path.join(os.path.d
 t_start = time.time()
 
 
-hport, uport = free_port(), free_udp_port()
+hport, uport = free_port(), free_udp_port(2)  # two loops: two ports
 apps = ("  live: { type: live, gop_cache: true }\n"
         "  studio: { type: live, publish: { keys: [k-secret] } }\n")
 server = Server("webrtc-signalling", apps=apps,
@@ -87,7 +87,10 @@ fp = attr(answer, "fingerprint")
 check(fp and fp[0].startswith("sha-256 ") and len(fp[0].split()[1]) == 95, f"a sha-256 fingerprint ({fp})")
 check(attr(answer, "setup") and all(v == "passive" for v in attr(answer, "setup")), "a=setup:passive")
 cands = attr(answer, "candidate")
-check(cands and all(f"127.0.0.1 {uport} typ host" in c for c in cands), f"host candidates on 127.0.0.1:{uport}: {cands}")
+# The session lives on the loop that took the HTTP request: loop i's port is the listen port + i.
+session_port = int(cands[0].split()[5]) if cands else 0
+check(cands and session_port in (uport, uport + 1) and all(f"127.0.0.1 {session_port} typ host" in c for c in cands),
+      f"host candidates on 127.0.0.1, on a loop's port ({uport} or {uport + 1}): {cands}")
 rtpmaps = attr(answer, "rtpmap")
 check(any("H264/90000" in r for r in rtpmaps) and any("opus/48000/2" in r for r in rtpmaps),
       f"H.264 and Opus accepted: {rtpmaps}")
@@ -136,7 +139,7 @@ my_port = sock.getsockname()[1]
 
 
 def ask(packet):
-    sock.sendto(packet, ("127.0.0.1", uport))
+    sock.sendto(packet, ("127.0.0.1", session_port))
     try:
         data, src = sock.recvfrom(2048)
         return data, src
@@ -146,7 +149,7 @@ def ask(packet):
 
 tid, req = stun_request(f"{ufrag}:rYlf", pwd)
 resp, src = ask(req)
-check(resp is not None and src == ("127.0.0.1", uport), f"a Binding request is answered from the loop's port ({src})")
+check(resp is not None and src == ("127.0.0.1", session_port), f"a Binding request is answered from the loop's port ({src})")
 mtype, mlen, cookie = struct.unpack(">HHI", resp[:8])
 check(mtype == 0x0101 and cookie == MAGIC and resp[8:20] == tid, f"a success response to our transaction ({mtype:#06x})")
 a = stun_attrs(resp)

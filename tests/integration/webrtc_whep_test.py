@@ -29,7 +29,7 @@ BUILD_DIR = os.environ.get("SLUICE_BUILD_DIR", "")
 node_modules = os.path.join(BUILD_DIR, "web", "node_modules")
 if not os.path.isfile(os.path.join(node_modules, "playwright-core", "package.json")):
     fail(f"playwright-core is not installed in {node_modules} (the build's npm ci installs it with SLUICE_TESTS=ON)")
-hport, uport = free_port(), free_udp_port()
+hport, uport = free_port(), free_udp_port(2)  # two loops: two ports
 server = Server("webrtc-whep", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n"
                                           f"webrtc:\n  listen: 127.0.0.1:{uport}\nworkers: 2\n").start()
 check(wait_port(hport), "the HTTP listener is up")

@@ -90,7 +90,9 @@ Outcome run(Pair& p, const std::function<bool(size_t)>& drop = {}) {
       }
       auto r = to.on_datagram(d, answers);
       if (!r) {
-        error = r.error().message();
+        // The first error is the one that counts: a retransmitted datagram in the same batch
+        // (a slow machine makes OpenSSL resend) then only says the association had failed.
+        if (error.empty()) error = r.error().message();
       } else if (*r == DtlsEvent::Connected) {
         connected = true;
       }
