@@ -32,6 +32,7 @@ import zlib
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
 from srt_tools import free_udp_port  # noqa: E402
+from webrtc_tools import MAGIC, stun_request  # noqa: E402
 
 CORPUS = os.path.join(os.environ.get("SLUICE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "../..")),
                       "tests/fuzz/corpus/sdp")
@@ -97,32 +98,6 @@ check(any("H264/90000" in r for r in rtpmaps) and any("opus/48000/2" in r for r 
 check("a=sendonly" in answer.splitlines(), "the server sends (sendonly) to a WHEP player")
 
 # ---- ICE-lite: Binding requests
-MAGIC = 0x2112A442
-
-
-def stun_request(username, password, controlling=True, nominate=True):
-    tid = os.urandom(12)
-    attrs = b""
-
-    def add(t, v):
-        nonlocal attrs
-        attrs += struct.pack(">HH", t, len(v)) + v + b"\0" * ((4 - len(v) % 4) % 4)
-
-    add(0x0006, username.encode())
-    add(0x0024, struct.pack(">I", 1853824767))  # PRIORITY
-    add(0x802A if controlling else 0x8029, os.urandom(8))
-    if nominate:
-        add(0x0025, b"")  # USE-CANDIDATE
-    head = struct.pack(">HHI", 0x0001, len(attrs) + 24, MAGIC) + tid
-    mac = hmac.new(password.encode(), head + attrs, hashlib.sha1).digest()
-    attrs += struct.pack(">HH", 0x0008, 20) + mac
-    head = struct.pack(">HHI", 0x0001, len(attrs) + 8, MAGIC) + tid
-    crc = (zlib.crc32(head + attrs) ^ 0x5354554E) & 0xFFFFFFFF
-    attrs += struct.pack(">HHI", 0x8028, 4, crc)
-    head = struct.pack(">HHI", 0x0001, len(attrs), MAGIC) + tid
-    return tid, head + attrs
-
-
 def stun_attrs(msg):
     out, off = {}, 20
     while off + 4 <= len(msg):
