@@ -35,11 +35,6 @@ uint64_t layout_key(const AVChannelLayout& l) { return l.order == AV_CHANNEL_ORD
 
 }  // namespace
 
-void AacToOpus::Deleter::operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-void AacToOpus::Deleter::operator()(SwrContext* s) const { swr_free(&s); }
-void AacToOpus::Deleter::operator()(AVAudioFifo* f) const { av_audio_fifo_free(f); }
-void AacToOpus::Deleter::operator()(AVFrame* f) const { av_frame_free(&f); }
-
 AacToOpus::AacToOpus() : decoded_(av_frame_alloc()), block_(av_frame_alloc()) {
   // libavcodec would print every damaged frame to stderr; they are counted in stats() instead.
   // (Set once: the level is global, and bridges may be made on several threads.)
@@ -80,7 +75,7 @@ void AacToOpus::configure(const uint8_t* asc, size_t size) {
     return;
   }
   const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_AAC);
-  std::unique_ptr<AVCodecContext, Deleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
+  std::unique_ptr<AVCodecContext, AvDeleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
   if (!ctx) {
     ++stats_.skipped;
     return;
@@ -101,31 +96,10 @@ void AacToOpus::configure(const uint8_t* asc, size_t size) {
 }
 
 void AacToOpus::decode(const uint8_t* data, size_t size, uint32_t timestamp, std::vector<media::FramePtr>& out) {
-  AVPacket* pkt = av_packet_alloc();
-  if (!pkt || size == 0 || av_new_packet(pkt, static_cast<int>(size)) < 0) {
-    av_packet_free(&pkt);
-    ++stats_.skipped;
-    return;
-  }
-  std::memcpy(pkt->data, data, size);
-  const int sent = avcodec_send_packet(decoder_.get(), pkt);
-  av_packet_free(&pkt);
-  if (sent < 0) {
-    ++stats_.skipped;
-    return;
-  }
-  bool first = true;
-  for (;;) {
-    const int r = avcodec_receive_frame(decoder_.get(), decoded_.get());
-    if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) break;
-    if (r < 0) {
-      ++stats_.skipped;
-      break;
-    }
-    if (decoded_->nb_samples > 0) take(decoded_.get(), timestamp, first, out);
-    first = false;
-    av_frame_unref(decoded_.get());
-  }
+  const bool ok = decode_packet(decoder_.get(), decoded_.get(), data, size, [&](AVFrame* decoded, bool first) {
+    if (decoded->nb_samples > 0) take(decoded, timestamp, first, out);
+  });
+  if (!ok) ++stats_.skipped;
 }
 
 // One decoded AAC frame: onto the timeline (starting, restarting or resyncing it), through the
@@ -193,7 +167,7 @@ void AacToOpus::take(AVFrame* pcm, uint32_t timestamp, bool first_of_packet, std
 // OpusHead when it differs from the one the players have.
 bool AacToOpus::start(uint32_t timestamp, int channels, int input_rate, std::vector<media::FramePtr>& out) {
   const AVCodec* codec = avcodec_find_encoder_by_name("libopus");
-  std::unique_ptr<AVCodecContext, Deleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
+  std::unique_ptr<AVCodecContext, AvDeleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
   if (!ctx) return false;
   ctx->sample_rate = kRate;
   ctx->sample_fmt = AV_SAMPLE_FMT_FLT;
@@ -204,7 +178,7 @@ bool AacToOpus::start(uint32_t timestamp, int channels, int input_rate, std::vec
   av_opt_set(ctx->priv_data, "packet_loss", kExpectedLoss, 0);
   av_opt_set(ctx->priv_data, "fec", "1", 0);
   if (avcodec_open2(ctx.get(), codec, nullptr) < 0 || ctx->frame_size != kFrameSamples) return false;
-  std::unique_ptr<AVAudioFifo, Deleter> fifo(av_audio_fifo_alloc(AV_SAMPLE_FMT_FLT, channels, 4 * kFrameSamples));
+  std::unique_ptr<AVAudioFifo, AvDeleter> fifo(av_audio_fifo_alloc(AV_SAMPLE_FMT_FLT, channels, 4 * kFrameSamples));
   if (!fifo) return false;
 
   // The lookahead (312 samples, 6.5 ms, for libopus's "audio") is padded with silence up to a

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "media/frame.hpp"
+#include "server/webrtc/av_decode.hpp"
 
 struct AVCodecContext;
 struct AVAudioFifo;
@@ -62,13 +63,6 @@ class AacToOpus {
   const Stats& stats() const { return stats_; }
 
  private:
-  struct Deleter {
-    void operator()(AVCodecContext* c) const;
-    void operator()(SwrContext* s) const;
-    void operator()(AVAudioFifo* f) const;
-    void operator()(AVFrame* f) const;
-  };
-
   void configure(const uint8_t* asc, size_t size);
   void decode(const uint8_t* data, size_t size, uint32_t timestamp, std::vector<media::FramePtr>& out);
   void take(AVFrame* pcm, uint32_t timestamp, bool first_of_packet, std::vector<media::FramePtr>& out);
@@ -83,20 +77,20 @@ class AacToOpus {
 
   Stats stats_;
   std::vector<uint8_t> asc_;  // the AudioSpecificConfig the decoder was opened with
-  std::unique_ptr<AVCodecContext, Deleter> decoder_;
-  std::unique_ptr<AVFrame, Deleter> decoded_;
+  std::unique_ptr<AVCodecContext, AvDeleter> decoder_;
+  std::unique_ptr<AVFrame, AvDeleter> decoded_;
 
   // The timeline: 48 kHz sample positions counted from anchor_ (an input timestamp). The
   // encoder, resampler and FIFO live exactly as long as one timeline.
   bool running_ = false;
   uint32_t anchor_ = 0;
   int channels_ = 0;
-  std::unique_ptr<AVCodecContext, Deleter> encoder_;
-  std::unique_ptr<SwrContext, Deleter> resampler_;
-  std::unique_ptr<AVAudioFifo, Deleter> fifo_;
-  std::unique_ptr<AVFrame, Deleter> block_;  // one 20 ms block on its way into the encoder
-  int delay_ms_ = 0;                         // the encoder's lookahead plus its padding
-  int64_t packets_ = 0;                      // packets out of this timeline's encoder
+  std::unique_ptr<AVCodecContext, AvDeleter> encoder_;
+  std::unique_ptr<SwrContext, AvDeleter> resampler_;
+  std::unique_ptr<AVAudioFifo, AvDeleter> fifo_;
+  std::unique_ptr<AVFrame, AvDeleter> block_;  // one 20 ms block on its way into the encoder
+  int delay_ms_ = 0;                           // the encoder's lookahead plus its padding
+  int64_t packets_ = 0;                        // packets out of this timeline's encoder
   // Where the resampler's next input sample lands: base_ plus the input samples since, at the
   // rate the resampler takes (kept as a count so that 44.1 kHz never drifts by rounding).
   int64_t base_ = 0;

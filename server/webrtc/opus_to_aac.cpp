@@ -44,10 +44,6 @@ media::FramePtr aac_frame(uint8_t packet_type, const uint8_t* data, size_t size,
 
 }  // namespace
 
-void OpusToAac::Deleter::operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-void OpusToAac::Deleter::operator()(AVAudioFifo* f) const { av_audio_fifo_free(f); }
-void OpusToAac::Deleter::operator()(AVFrame* f) const { av_frame_free(&f); }
-
 OpusToAac::OpusToAac() : decoded_(av_frame_alloc()), block_(av_frame_alloc()) {
   // libavcodec would print every damaged packet to stderr; they are counted in stats() instead.
   // (Set once: the level is global, and bridges may be made on several threads.)
@@ -85,7 +81,7 @@ void OpusToAac::flush(std::vector<media::FramePtr>& out) { finish(out); }
 void OpusToAac::decode(const uint8_t* data, size_t size, uint32_t timestamp, std::vector<media::FramePtr>& out) {
   if (!decoder_) {
     const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_OPUS);
-    std::unique_ptr<AVCodecContext, Deleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
+    std::unique_ptr<AVCodecContext, AvDeleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
     if (ctx) {
       ctx->sample_rate = kRate;
       av_channel_layout_default(&ctx->ch_layout, kChannels);
@@ -96,31 +92,9 @@ void OpusToAac::decode(const uint8_t* data, size_t size, uint32_t timestamp, std
       return;
     }
   }
-  AVPacket* pkt = av_packet_alloc();
-  if (!pkt || av_new_packet(pkt, static_cast<int>(size)) < 0) {
-    av_packet_free(&pkt);
-    ++stats_.skipped;
-    return;
-  }
-  std::memcpy(pkt->data, data, size);
-  const int sent = avcodec_send_packet(decoder_.get(), pkt);
-  av_packet_free(&pkt);
-  if (sent < 0) {
-    ++stats_.skipped;
-    return;
-  }
-  bool first = true;
-  for (;;) {
-    const int r = avcodec_receive_frame(decoder_.get(), decoded_.get());
-    if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) break;
-    if (r < 0) {
-      ++stats_.skipped;
-      break;
-    }
-    take(decoded_.get(), timestamp, first, out);
-    first = false;
-    av_frame_unref(decoded_.get());
-  }
+  const bool ok = decode_packet(decoder_.get(), decoded_.get(), data, size,
+                                [&](AVFrame* decoded, bool first) { take(decoded, timestamp, first, out); });
+  if (!ok) ++stats_.skipped;
 }
 
 // One decoded packet: onto the timeline (starting, restarting or resyncing it), into the FIFO,
@@ -160,7 +134,7 @@ void OpusToAac::take(const AVFrame* pcm, uint32_t timestamp, bool first_of_packe
 
 bool OpusToAac::start(uint32_t timestamp, std::vector<media::FramePtr>& out) {
   const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_AAC);
-  std::unique_ptr<AVCodecContext, Deleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
+  std::unique_ptr<AVCodecContext, AvDeleter> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
   if (!ctx) return false;
   ctx->sample_rate = kRate;
   ctx->sample_fmt = AV_SAMPLE_FMT_FLTP;
@@ -172,7 +146,7 @@ bool OpusToAac::start(uint32_t timestamp, std::vector<media::FramePtr>& out) {
   if (avcodec_open2(ctx.get(), codec, nullptr) < 0 || ctx->frame_size != kFrameSamples || ctx->extradata_size <= 0) {
     return false;
   }
-  std::unique_ptr<AVAudioFifo, Deleter> fifo(av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, kChannels, 4 * kFrameSamples));
+  std::unique_ptr<AVAudioFifo, AvDeleter> fifo(av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, kChannels, 4 * kFrameSamples));
   if (!fifo) return false;
   priming_ = std::max(ctx->initial_padding, 0);
   std::vector<uint8_t> asc(ctx->extradata, ctx->extradata + ctx->extradata_size);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "media/frame.hpp"
+#include "server/webrtc/av_decode.hpp"
 
 struct AVCodecContext;
 struct AVAudioFifo;
@@ -60,12 +61,6 @@ class OpusToAac {
   const Stats& stats() const { return stats_; }
 
  private:
-  struct Deleter {
-    void operator()(AVCodecContext* c) const;
-    void operator()(AVAudioFifo* f) const;
-    void operator()(AVFrame* f) const;
-  };
-
   void decode(const uint8_t* data, size_t size, uint32_t timestamp, std::vector<media::FramePtr>& out);
   void take(const AVFrame* pcm, uint32_t timestamp, bool first_of_packet, std::vector<media::FramePtr>& out);
   bool start(uint32_t timestamp, std::vector<media::FramePtr>& out);
@@ -77,9 +72,9 @@ class OpusToAac {
 
   Stats stats_;
   bool multichannel_ = false;  // the last OpusHead named more than two channels
-  std::unique_ptr<AVCodecContext, Deleter> decoder_;
-  std::unique_ptr<AVFrame, Deleter> decoded_;
-  std::unique_ptr<AVFrame, Deleter> block_;  // one AAC frame's samples on their way in
+  std::unique_ptr<AVCodecContext, AvDeleter> decoder_;
+  std::unique_ptr<AVFrame, AvDeleter> decoded_;
+  std::unique_ptr<AVFrame, AvDeleter> block_;  // one AAC frame's samples on their way in
 
   // The timeline: 48 kHz sample positions from anchor_ (an input stamp).
   bool running_ = false;
@@ -89,8 +84,8 @@ class OpusToAac {
   int64_t dropped_ = 0;   // samples left out, for stats_.dropped_ms
   int64_t frames_ = 0;    // AAC frames out of this timeline's encoder
   int priming_ = 0;       // the encoder's initial padding, in samples
-  std::unique_ptr<AVCodecContext, Deleter> encoder_;
-  std::unique_ptr<AVAudioFifo, Deleter> fifo_;
+  std::unique_ptr<AVCodecContext, AvDeleter> encoder_;
+  std::unique_ptr<AVAudioFifo, AvDeleter> fifo_;
   bool sent_any_ = false;
   uint32_t sent_end_ = 0;     // the end of the last frame sent: a new timeline starts no earlier
   std::vector<uint8_t> asc_;  // the AudioSpecificConfig last sent
