@@ -18,7 +18,8 @@ picture, sent t ms after it):
     at once;
   - not held back: the reader reaches the live edge (m - t within 150 ms of the backlog; at 2x
     the lag shrinks by real time, so after backlog - 500 ms) no later than 600 ms after that, and
-    then pictures come at real time (the last 2 s: media advanced within 10 % of the time);
+    from then on no picture goes out more than 500 ms behind the live edge (a busy machine may
+    send a few late, which a rate over a short window took for a fault);
   - the first picture is an IDR and arrives within a second of the connect; the pictures are a
     contiguous run of the source's (slice MD5s)."""
 import os
@@ -94,9 +95,10 @@ check(not early, f"every picture within the pace (media <= 500 ms + 2 x elapsed 
 caught = next((t for t, m in points if m - t >= backlog - 150), None)
 check(caught is not None and caught <= backlog - 500 + 600,
       f"the reader is at the live edge {caught} ms after its first picture (<= {backlog - 500 + 600:.0f})")
-tail = [(t, m) for t, m in points if t >= points[-1][0] - 2000]
-rate = (tail[-1][1] - tail[0][1]) / max(1.0, tail[-1][0] - tail[0][0])
-check(0.9 <= rate <= 1.1, f"at the live edge pictures come at real time ({rate:.2f} ms of media per ms)")
+behind = [(round(t), round(backlog - (m - t))) for t, m in points if caught is not None and t >= caught
+          and m - t < backlog - 500]
+check(caught is not None and not behind and points[-1][0] - caught >= 2000,
+      f"from the live edge on (2 s and more of it) no picture is sent more than 500 ms behind it: {behind[:5]}")
 
 dm = ts_demux(bytes(data[:len(data) - len(data) % 188]))
 got = [slices_md5(annexb_nals(au["data"])) for au in dm["video"][:-1]]
