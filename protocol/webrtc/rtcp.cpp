@@ -191,10 +191,6 @@ Result<RtcpCompound> parse_rtcp(std::span<const uint8_t> bytes) {
   return out;
 }
 
-bool looks_like_rtcp(std::span<const uint8_t> bytes) {
-  return bytes.size() >= 8 && (bytes[0] >> 6) == 2 && bytes[1] >= 192 && bytes[1] <= 223;
-}
-
 uint64_t ntp_from_unix_us(uint64_t unix_us) {
   const uint64_t seconds = unix_us / 1000000 + kNtpUnixOffset;
   const uint64_t fraction = ((unix_us % 1000000) << 32) / 1000000;

@@ -105,9 +105,6 @@ struct RtcpCompound {
 // not one: counted as unknown instead). Nothing is returned from a compound with an error.
 Result<RtcpCompound> parse_rtcp(std::span<const uint8_t> bytes);
 
-// Whether a packet of a muxed RTP/RTCP port is RTCP (RFC 5761 4: second byte 192..223).
-bool looks_like_rtcp(std::span<const uint8_t> bytes);
-
 // NTP time (32.32) from Unix time in microseconds, and its middle 32 bits (an SR's LSR field).
 uint64_t ntp_from_unix_us(uint64_t unix_us);
 constexpr uint32_t compact_ntp(uint64_t ntp) { return static_cast<uint32_t>(ntp >> 16); }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "protocol/webrtc/nack_generator.hpp"
+#include "protocol/webrtc/datagram_kind.hpp"
 #include "protocol/webrtc/rtcp.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
@@ -107,6 +108,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!c) return 0;
   check_rewritten(*c);
   check_nack_generator(*c);
-  (void)looks_like_rtcp({data, size});
+  (void)classify_datagram({data, size});
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "protocol/webrtc/datagram_kind.hpp"
 #include "protocol/webrtc/rtcp.hpp"
 #include "unit/test_bytes.hpp"
 
@@ -93,8 +94,8 @@ TEST_CASE("what Sluice writes reads back") {
   REQUIRE(c->rembs.size() == 1);
   // 2 500 000 needs exponent 4: 156250 x 16.
   CHECK(c->rembs[0].bitrate_bps == 2'500'000);
-  CHECK(looks_like_rtcp(out));
-  CHECK_FALSE(looks_like_rtcp(hex("80 60 00 01 00 00 00 02 00 00 00 03")));  // RTP, PT 96
+  CHECK(classify_datagram(out) == DatagramKind::Rtcp);
+  CHECK(classify_datagram(hex("80 60 00 01 00 00 00 02 00 00 00 03")) == DatagramKind::Rtp);  // RTP, PT 96
 }
 
 TEST_CASE("REMB rounds down to its 18-bit mantissa") {
