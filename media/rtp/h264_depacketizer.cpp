@@ -20,17 +20,13 @@ bool starts_nal_unit(std::span<const uint8_t> payload) {
 
 void H264Depacketizer::push(const RtpPacketView& p, std::vector<DepacketizedFrame>& out) {
   ++stats_.packets;
-  if (have_last_) {
-    const int16_t step = seq_diff(p.sequence, last_seq_);
-    if (step <= 0) {
-      ++stats_.stale_packets;
-      return;
-    }
-    if (step > 1) stats_.lost_packets += static_cast<uint64_t>(step - 1);
+  const SequenceGate::Step step = gate_.pass(p.sequence);
+  if (step.stale) {
+    ++stats_.stale_packets;
+    return;
   }
-  const bool gap = have_last_ && seq_diff(p.sequence, last_seq_) > 1;
-  have_last_ = true;
-  last_seq_ = p.sequence;
+  stats_.lost_packets += step.missing;
+  const bool gap = step.missing > 0;
   const int64_t time = clock_.unwrap(p.timestamp);
   if (stats_.packets == 1) origin_ = time;
   if (gap) on_gap(p, time);

@@ -76,8 +76,7 @@ class H264Depacketizer {
   Stats stats_;
   TimestampUnwrapper clock_;
   int64_t origin_ = 0;  // the RTP time that is 0 ms
-  bool have_last_ = false;
-  uint16_t last_seq_ = 0;
+  SequenceGate gate_;
   bool keyframe_wanted_ = false;
   bool next_damaged_ = false;  // the next access unit lost its start (rule 3)
   // The access unit being assembled: NAL units behind 4-byte lengths.

@@ -12,16 +12,14 @@ std::optional<OpusPayload> packetize_opus(const Slice& body, uint32_t timestamp_
 
 void OpusDepacketizer::push(const RtpPacketView& p, std::vector<DepacketizedFrame>& out) {
   ++stats_.packets;
-  if (have_last_) {
-    const int16_t step = seq_diff(p.sequence, last_seq_);
-    if (step <= 0) {
-      ++stats_.stale_packets;
-      return;
-    }
-    stats_.lost_packets += static_cast<uint64_t>(step - 1);
+  const SequenceGate::Step step = gate_.pass(p.sequence);
+  if (step.stale) {
+    ++stats_.stale_packets;
+    return;
   }
+  stats_.lost_packets += step.missing;
   const int64_t time = clock_.unwrap(p.timestamp);
-  if (!have_last_) {
+  if (step.first) {
     origin_ = time;
     DepacketizedFrame header;
     header.type = 8;
@@ -30,8 +28,6 @@ void OpusDepacketizer::push(const RtpPacketView& p, std::vector<DepacketizedFram
     header.rtp_time = time;
     out.push_back(std::move(header));
   }
-  have_last_ = true;
-  last_seq_ = p.sequence;
   if (p.payload.empty()) {
     ++stats_.empty_packets;
     return;

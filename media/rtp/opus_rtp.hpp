@@ -50,8 +50,7 @@ class OpusDepacketizer {
   Stats stats_;
   TimestampUnwrapper clock_;
   int64_t origin_ = 0;
-  bool have_last_ = false;
-  uint16_t last_seq_ = 0;
+  SequenceGate gate_;
 };
 
 }  // namespace sluice::media::rtp

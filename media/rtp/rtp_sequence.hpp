@@ -10,6 +10,32 @@ namespace sluice::media::rtp {
 constexpr int16_t seq_diff(uint16_t a, uint16_t b) { return static_cast<int16_t>(static_cast<uint16_t>(a - b)); }
 constexpr bool seq_newer(uint16_t a, uint16_t b) { return seq_diff(a, b) > 0; }
 
+// The order check of a depacketiser, which takes packets in sequence order: a packet at or behind
+// the last one taken is stale (dropped); one past the last + 1 follows `missing` lost packets.
+class SequenceGate {
+ public:
+  struct Step {
+    bool stale = false;
+    bool first = false;    // the stream's first packet
+    uint16_t missing = 0;  // packets lost just before this one
+  };
+  constexpr Step pass(uint16_t sequence) {
+    if (!started_) {
+      started_ = true;
+      last_ = sequence;
+      return {false, true, 0};
+    }
+    const int16_t step = seq_diff(sequence, last_);
+    if (step <= 0) return {true, false, 0};
+    last_ = sequence;
+    return {false, false, static_cast<uint16_t>(step - 1)};
+  }
+
+ private:
+  bool started_ = false;
+  uint16_t last_ = 0;
+};
+
 // Extends a wrapping counter of `Bits` bits to 64 bits: each value is taken as the one nearest
 // to the last value returned, so a step back (a reordered packet) stays behind and a step
 // forward past the top goes on counting.
