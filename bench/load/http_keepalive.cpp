@@ -1,5 +1,7 @@
 #include "bench/load/http_keepalive.hpp"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -41,6 +43,8 @@ const http_parser_settings& HttpKeepAlive::parser_settings() {
   static const http_parser_settings settings = [] {
     http_parser_settings s;
     http_parser_settings_init(&s);
+    s.on_header_field = on_header_field;
+    s.on_header_value = on_header_value;
     s.on_headers_complete = on_headers_complete;
     s.on_body = on_body;
     s.on_message_complete = on_message_complete;
@@ -49,13 +53,16 @@ const http_parser_settings& HttpKeepAlive::parser_settings() {
   return settings;
 }
 
-void HttpKeepAlive::get(const std::string& target, size_t keep) {
+void HttpKeepAlive::request(const char* method, const std::string& target, const std::string& headers,
+                            const std::string& body, size_t keep) {
   busy_ = true;
   asked_ns_ = now_ns();
   retried_ = false;
   keep_ = keep;
-  request_ =
-      "GET " + target + " HTTP/1.1\r\nHost: " + host_header_ + "\r\nUser-Agent: sluice-bench\r\nAccept: */*\r\n\r\n";
+  request_ = std::string(method) + " " + target + " HTTP/1.1\r\nHost: " + host_header_ +
+             "\r\nUser-Agent: sluice-bench\r\nAccept: */*\r\n" + headers;
+  if (!body.empty()) request_ += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  request_ += "\r\n" + body;
   if (conn_ && conn_->connected) {
     send();
   } else if (!conn_) {
@@ -95,7 +102,8 @@ void HttpKeepAlive::on_connect(uv_connect_t* req, int status) noexcept {
 void HttpKeepAlive::send() {
   http_parser_init(&parser_, HTTP_RESPONSE);
   parser_.data = this;
-  answer_started_ = complete_ = false;
+  answer_started_ = complete_ = in_value_ = in_location_ = false;
+  field_.clear();
   response_ = HttpResponse{};
   response_.sent_ns = now_ns();
   auto* stream = reinterpret_cast<uv_stream_t*>(&conn_->tcp);
@@ -208,6 +216,30 @@ void HttpKeepAlive::close() {
 }
 
 void HttpKeepAlive::on_closed(uv_handle_t* handle) noexcept { delete static_cast<Conn*>(handle->data); }
+
+// Header names and values may arrive in pieces: a name is whole when its value starts, and a
+// value when the next name starts.
+int HttpKeepAlive::on_header_field(http_parser* p, const char* at, size_t len) noexcept {
+  auto* self = static_cast<HttpKeepAlive*>(p->data);
+  if (self->in_value_) {
+    self->field_.clear();
+    self->in_value_ = false;
+  }
+  // Only "Location" is wanted: a longer name is not it, and need not be kept whole.
+  const size_t room = self->field_.size() < 16 ? 16 - self->field_.size() : 0;
+  if (!guarded("http header", [&] { self->field_.append(at, std::min(len, room)); })) return 1;
+  return 0;
+}
+
+int HttpKeepAlive::on_header_value(http_parser* p, const char* at, size_t len) noexcept {
+  auto* self = static_cast<HttpKeepAlive*>(p->data);
+  if (!self->in_value_) {
+    self->in_value_ = true;
+    self->in_location_ = strcasecmp(self->field_.c_str(), "location") == 0;
+  }
+  if (self->in_location_ && !guarded("http header", [&] { self->response_.location.append(at, len); })) return 1;
+  return 0;
+}
 
 int HttpKeepAlive::on_headers_complete(http_parser* p) noexcept {
   auto* self = static_cast<HttpKeepAlive*>(p->data);

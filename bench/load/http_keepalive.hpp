@@ -1,7 +1,8 @@
-// HttpKeepAlive: one HTTP/1.1 client connection that sends GET requests one at a time and
-// reuses the connection between them (keep-alive), as a browser's HLS loader does. The caller
-// asks get(target); the answer comes back through the Handler: status, the first `keep` bytes
-// of the body (a playlist whole, a media part's first KiB) and the body's size.
+// HttpKeepAlive: one HTTP/1.1 client connection that sends requests one at a time and reuses
+// the connection between them (keep-alive), as a browser's HLS loader does. The caller asks
+// get(target) (or request() with another method and a body: a WHEP offer, its DELETE); the answer
+// comes back through the Handler: status, the Location header, the first `keep` bytes of the body
+// (a playlist whole, a media part's first KiB, an SDP answer) and the body's size.
 //
 // Reconnects by itself: when the server closed the connection (Connection: close, or idle
 // close between requests), the next get() connects again, and a request whose connection was
@@ -25,6 +26,7 @@ namespace sluice::bench {
 
 struct HttpResponse {
   unsigned status = 0;
+  std::string location;     // the Location header, when there is one
   std::string body;         // the first `keep` bytes of the body
   uint64_t body_bytes = 0;  // the whole body
   int64_t sent_ns = 0;      // when the request went out
@@ -47,7 +49,11 @@ class HttpKeepAlive {
   HttpKeepAlive& operator=(const HttpKeepAlive&) = delete;
 
   // Sends GET target; one request at a time (a second get() before the answer is a bug).
-  void get(const std::string& target, size_t keep);
+  void get(const std::string& target, size_t keep) { request("GET", target, {}, {}, keep); }
+  // Any method; `headers` are whole lines ("Content-Type: application/sdp\r\n"); a body gets its
+  // Content-Length. The same one-at-a-time rule.
+  void request(const char* method, const std::string& target, const std::string& headers, const std::string& body,
+               size_t keep);
   bool busy() const { return busy_; }
   // Closes the connection; a pending request gets no answer.
   void close();
@@ -76,6 +82,8 @@ class HttpKeepAlive {
   static void on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) noexcept;
   static void on_write(uv_write_t* req, int status) noexcept;
   static void on_closed(uv_handle_t* handle) noexcept;
+  static int on_header_field(http_parser* p, const char* at, size_t len) noexcept;
+  static int on_header_value(http_parser* p, const char* at, size_t len) noexcept;
   static int on_headers_complete(http_parser* p) noexcept;
   static int on_body(http_parser* p, const char* at, size_t len) noexcept;
   static int on_message_complete(http_parser* p) noexcept;
@@ -95,7 +103,10 @@ class HttpKeepAlive {
   bool answer_started_ = false;  // a byte of the answer arrived on this connection
   bool retried_ = false;         // this request was already sent again once
   bool complete_ = false;
-  bool reusable_ = false;  // the answer allows keep-alive
+  bool reusable_ = false;     // the answer allows keep-alive
+  std::string field_;         // the header name being read (its first 16 bytes)
+  bool in_value_ = false;     // the parser is in a header's value
+  bool in_location_ = false;  // ... of Location
   uint64_t bytes_in_ = 0;
   uint64_t bytes_out_ = 0;
   uint32_t connects_ = 0;

@@ -1,4 +1,4 @@
-// sluice-bench: a load generator for RTMP, HTTP-FLV, HLS and SRT servers on Sluice's own protocol core.
+// sluice-bench: a load generator for RTMP, HTTP-FLV, HLS, SRT and WHEP servers on Sluice's own protocol core.
 //
 //   sluice-bench play    -n 2000 --rate 200 --duration 30 rtmp://127.0.0.1/live/stream
 //   sluice-bench play    -n 500 --duration 30 rtmps://127.0.0.1:4443/live/stream   (RTMP over TLS)
@@ -10,6 +10,7 @@
 //   sluice-bench srt-read -n 500 'srt://127.0.0.1:9000?streamid=read:live/cam'
 //   sluice-bench srt-publish -n 20 -f src.ts 'srt://127.0.0.1:9000?streamid=publish:live/s{i}'
 //   sluice-bench latency -f src.ts --publish 'srt://127.0.0.1:9000?streamid=publish:live/l' rtmp://127.0.0.1/live/l
+//   sluice-bench whep -n 200 --rate 20 http://127.0.0.1:8080/live/cam/whep
 //
 // One process, one libuv loop. See bench/load/README.md for options and output fields.
 #include <malloc.h>
@@ -29,6 +30,7 @@
 #include "bench/load/options.hpp"
 #include "bench/load/runner.hpp"
 #include "bench/load/srt_client.hpp"
+#include "bench/load/whep_context.hpp"
 
 using namespace sluice;
 using namespace sluice::bench;
@@ -116,6 +118,12 @@ int write_json(const BenchOptions& o, const Summary& s, Runner& runner) {
     return kExitUsage;
   }
   auto j = summary_json(s, runner.client_stats(), o.per_client);
+  if (const WhepContext* whep = runner.whep()) {
+    j["whep"] = whep_summary_json(*whep);
+    j["options"]["freeze_ms"] = o.freeze_ms;
+    j["options"]["consent_ms"] = o.consent_ms;
+    j["options"]["srtp_profiles"] = o.srtp_profiles;
+  }
   if (const SrtContext* srt = runner.srt()) {
     j["srt"] = srt_summary_json(*srt);
     j["options"]["srt_latency_ms"] = o.srt_latency_ms;
@@ -143,7 +151,8 @@ int main(int argc, char** argv) {
   keep_freed_memory();
   BenchOptions o;
   CLI::App app{
-      "sluice-bench: RTMP, HTTP-FLV, HLS and SRT load generator (players, publishers, delay through the server)"};
+      "sluice-bench: RTMP, HTTP-FLV, HLS, SRT and WHEP load generator (players, publishers, delay through the "
+      "server)"};
   app.require_subcommand(1);
   auto* play = app.add_subcommand("play", "N players of one or several RTMP URLs, live or VOD");
   add_common(play, o, "players");
@@ -191,6 +200,17 @@ int main(int argc, char** argv) {
   add_common(srt_publish, o, "publishers", UrlKind::Srt);
   srt_publish->add_option("-f,--file", o.ts_file, "MPEG-TS file to publish")->required()->check(CLI::ExistingFile);
   add_srt(srt_publish, o);
+  auto* whep = app.add_subcommand("whep", "N WHEP players (http://host:port/app/stream/whep): ICE, DTLS, SRTP counted");
+  add_common(whep, o, "players", UrlKind::Http);
+  whep->add_option("--freeze-ms", o.freeze_ms, "no new video frame for longer than this counts as a freeze")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 600000u));
+  whep->add_option("--consent-ms", o.consent_ms, "a STUN consent check this often")
+      ->capture_default_str()
+      ->check(CLI::Range(100u, 60000u));
+  whep->add_option("--srtp-profiles", o.srtp_profiles,
+                   "use_srtp profiles offered, OpenSSL's names (SRTP_AES128_CM_SHA1_80 alone forces AES-CM)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   if (play->parsed()) o.mode = Mode::Play;
@@ -200,6 +220,7 @@ int main(int argc, char** argv) {
   if (hls->parsed()) o.mode = Mode::Hls;
   if (srt_read->parsed()) o.mode = Mode::SrtRead;
   if (srt_publish->parsed()) o.mode = Mode::SrtPublish;
+  if (whep->parsed()) o.mode = Mode::Whep;
   if (o.mode == Mode::Latency && !o.publish_url.empty()) {
     if (!o.publish_url.starts_with("srt://")) {
       std::fprintf(stderr, "sluice-bench: latency --publish takes an srt:// URL\n");
@@ -233,6 +254,7 @@ int main(int argc, char** argv) {
   }
   print_summary(stdout, *summary);
   if (const SrtContext* srt = runner.srt()) print_srt_summary(stdout, *srt, o.mode);
+  if (const WhepContext* whep = runner.whep()) print_whep_summary(stdout, *whep);
   std::fflush(stdout);
   if (!o.json_file.empty()) {
     if (int rc = write_json(o, *summary, runner); rc != 0) return rc;

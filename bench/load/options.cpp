@@ -11,6 +11,7 @@ const char* mode_name(Mode m) {
     case Mode::Hls: return "hls";
     case Mode::SrtRead: return "srt-read";
     case Mode::SrtPublish: return "srt-publish";
+    case Mode::Whep: return "whep";
   }
   return "?";
 }

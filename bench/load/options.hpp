@@ -15,6 +15,7 @@ enum class Mode : uint8_t {
   Hls,         // N HLS readers (LL-HLS parts, or segments) of http://.../index.m3u8 URLs
   SrtRead,     // N SRT callers in request mode (srt://host:port?streamid=read:app/stream)
   SrtPublish,  // M SRT callers publishing an MPEG-TS file, paced in real time, looping
+  Whep,        // N WHEP players (http://host:port/app/stream/whep): ICE, DTLS, SRTP headers read
 };
 
 const char* mode_name(Mode m);
@@ -50,6 +51,11 @@ struct BenchOptions {
   std::string ts_file;            // srt-publish, latency --publish srt://: the MPEG-TS to send
   uint32_t srt_latency_ms = 120;  // SRT callers: SRTO_LATENCY (a URL's latency= overrides it)
   uint32_t srt_ports = 0;         // SRT callers share this many local UDP ports (0: one each)
+  uint32_t freeze_ms = 500;       // whep: no new video frame for longer than this is a freeze
+  uint32_t consent_ms = 2500;     // whep: a STUN consent check this often (the server's timeout is 30 s)
+  // whep: OpenSSL's use_srtp list; the server picks the first of its own list we offer. Chromium
+  // offers both, GCM first.
+  std::string srtp_profiles = "SRTP_AEAD_AES_128_GCM:SRTP_AES128_CM_SHA1_80";
 };
 
 }  // namespace sluice::bench

@@ -17,6 +17,7 @@
 #include "bench/load/rtmp_connection.hpp"
 #include "bench/load/rtmp_url.hpp"
 #include "bench/load/srt_client.hpp"
+#include "bench/load/whep_client.hpp"
 
 namespace sluice::bench {
 
@@ -109,6 +110,7 @@ Result<void> Runner::make_clients() {
     case Mode::HttpFlv: return make_http_clients();
     case Mode::SrtRead:
     case Mode::SrtPublish: return make_srt_clients();
+    case Mode::Whep: return make_whep_clients();
   }
   return Error(Errc::Unsupported, "unknown mode");
 }
@@ -216,6 +218,25 @@ Result<void> Runner::make_srt_clients() {
       players_.push_back(make_srt_reader(*srt_, it->second, options_, identity(i, url_index)));
       ramp_.push_back(players_.back().get());
     }
+  }
+  return ok();
+}
+
+Result<void> Runner::make_whep_clients() {
+  whep_ = std::make_unique<WhepContext>(options_);
+  if (auto started = whep_->start(); !started) return started;
+  std::map<std::string, HttpUrl> resolved;
+  for (uint32_t i = 0; i < options_.clients; ++i) {
+    const auto url_index = static_cast<uint32_t>(i % options_.urls.size());
+    const std::string text = expand_index(options_.urls[url_index], i);
+    auto it = resolved.find(text);
+    if (it == resolved.end()) {
+      auto parsed = parse_http_url(text);
+      if (!parsed) return std::move(parsed).error();
+      it = resolved.emplace(text, std::move(*parsed)).first;
+    }
+    players_.push_back(std::make_unique<WhepClient>(&loop_, it->second, *whep_, identity(i, url_index)));
+    ramp_.push_back(players_.back().get());
   }
   return ok();
 }
@@ -388,6 +409,10 @@ Summary Runner::summarize() {
   if (srt_) {
     s.reads += srt_->reads();
     s.read_bytes += srt_->read_bytes();
+  }
+  if (whep_) {  // a datagram is a read here (recvmmsg takes several per call)
+    s.reads += whep_->totals().datagrams;
+    for (auto& c : players_) s.read_bytes += c->stats().bytes_in;
   }
   s.tls_negotiated = RtmpConnection::tls_negotiated();
   auto collect = [](std::vector<std::unique_ptr<Client>>& clients) {

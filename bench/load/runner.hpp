@@ -17,6 +17,7 @@
 #include "bench/load/options.hpp"
 #include "bench/load/srt_client.hpp"
 #include "bench/load/stats.hpp"
+#include "bench/load/whep_context.hpp"
 
 namespace sluice::bench {
 
@@ -35,13 +36,16 @@ class Runner {
   std::vector<const ClientStats*> client_stats();
   // SRT modes (srt-read, srt-publish, latency --publish srt://): libsrt's side of the run.
   const SrtContext* srt() const { return srt_.get(); }
+  // whep: the players' shared figures.
+  const WhepContext* whep() const { return whep_.get(); }
 
  private:
   Result<void> make_clients();
   Result<void> make_rtmp_clients();  // play, latency, publish
   Result<void> make_http_clients();  // HTTP-FLV, HLS
   Result<void> make_srt_clients();   // srt-read, srt-publish
-  Result<void> start_srt();          // the context, and the TS file of an SRT publisher
+  Result<void> make_whep_clients();
+  Result<void> start_srt();  // the context, and the TS file of an SRT publisher
   void start_timers();
   void on_ramp();
   void on_tick();
@@ -71,6 +75,7 @@ class Runner {
   std::vector<std::unique_ptr<Client>> publishers_;
   // The clients close their sockets through it: ~Runner clears them first.
   std::unique_ptr<SrtContext> srt_;
+  std::unique_ptr<WhepContext> whep_;  // outlives the clients, which record into it
   // Clients the ramp starts, in order; in latency mode the publisher starts at once instead.
   std::vector<Client*> ramp_;
   size_t ramped_ = 0;

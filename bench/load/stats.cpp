@@ -247,11 +247,19 @@ void print_summary(std::FILE* out, const Summary& s) {
   }
   if (s.players.clients) {
     const RoleSummary& p = s.players;
-    const char* request = s.mode == Mode::HttpFlv || s.mode == Mode::Hls ? "GET" : "play";
+    const char* request = s.mode == Mode::HttpFlv || s.mode == Mode::Hls ? "GET"
+                          : s.mode == Mode::Whep                         ? "offer"
+                                                                         : "play";
     print_role(out, "players", request, p, s.elapsed_s);
-    std::fprintf(out, "  ttff ms (%s sent -> first picture): %s; first picture a keyframe: %u/%zu\n", request,
-                 distribution_text(p.ttff_ms, 1).c_str(), p.keyframe_first, p.ttff_ms.count);
-    std::fprintf(out, "  stalls: %u (players with stalls: %u)\n", p.stalls, p.clients_with_stalls);
+    if (s.mode == Mode::Whep) {  // SRTP payloads are not decrypted: the picture type is unknown
+      std::fprintf(out, "  ttff ms (offer sent -> end of the first video frame): %s\n",
+                   distribution_text(p.ttff_ms, 1).c_str());
+      std::fprintf(out, "  freezes: %u (players with freezes: %u)\n", p.stalls, p.clients_with_stalls);
+    } else {
+      std::fprintf(out, "  ttff ms (%s sent -> first picture): %s; first picture a keyframe: %u/%zu\n", request,
+                   distribution_text(p.ttff_ms, 1).c_str(), p.keyframe_first, p.ttff_ms.count);
+      std::fprintf(out, "  stalls: %u (players with stalls: %u)\n", p.stalls, p.clients_with_stalls);
+    }
     std::fprintf(out, "  non-monotonic timestamps: %u (players: %u)\n", p.non_monotonic, p.clients_non_monotonic);
     if (p.ended) std::fprintf(out, "  plays ended by the server: %u\n", p.ended);
     if (s.mode == Mode::Hls) print_hls(out, s);
