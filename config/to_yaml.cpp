@@ -76,6 +76,7 @@ void emit_webrtc(YAML::Emitter& out, const WebrtcConfig& c) {
   }
   out << YAML::Key << "session_timeout" << YAML::Value << format_duration(c.session_timeout);
   out << YAML::Key << "max_sessions" << YAML::Value << c.max_sessions;
+  out << YAML::Key << "publish_bitrate" << YAML::Value << c.publish_bitrate;
   out << YAML::EndMap;
 }
 

@@ -22,6 +22,9 @@ struct WebrtcConfig {
   // nothing from its peer this long (no STUN consent check, no RTCP), is closed.
   std::chrono::milliseconds session_timeout{30'000};
   uint32_t max_sessions = 1000;  // per server: offers past it get 503
+  // The bitrate (bits/s) WHIP publishers are told they may send (REMB, each second): a browser's
+  // encoder ramps up to min(this, its own maximum) at once, and loss reported back slows it.
+  uint64_t publish_bitrate = 8'000'000;
 
   bool enabled() const { return !listen.empty(); }
   bool operator==(const WebrtcConfig&) const = default;

@@ -5,7 +5,7 @@
 namespace sluice::config {
 
 void load_webrtc(FieldReader& r, const Field& self, WebrtcConfig& webrtc) {
-  Section s(r, self, {"listen", "advertise", "session_timeout", "max_sessions"});
+  Section s(r, self, {"listen", "advertise", "session_timeout", "max_sessions", "publish_bitrate"});
   if (!s.valid()) return;
   if (auto f = s.take("listen")) {
     if (r.read_listen(*f, webrtc.listen) && webrtc.listen.size() > 1) {
@@ -27,6 +27,7 @@ void load_webrtc(FieldReader& r, const Field& self, WebrtcConfig& webrtc) {
     r.read_duration(*f, webrtc.session_timeout, std::chrono::seconds(5), std::chrono::seconds(600), false);
   }
   if (auto f = s.take("max_sessions")) r.read_uint(*f, webrtc.max_sessions, 1, 1'000'000);
+  if (auto f = s.take("publish_bitrate")) r.read_uint(*f, webrtc.publish_bitrate, 100'000, 1'000'000'000);
 }
 
 }  // namespace sluice::config

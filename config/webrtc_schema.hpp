@@ -1,4 +1,4 @@
-// webrtc: { listen, advertise, session_timeout, max_sessions } (config/webrtc.hpp, docs/webrtc.md).
+// webrtc: { listen, advertise, session_timeout, max_sessions, publish_bitrate } (config/webrtc.hpp, docs/webrtc.md).
 // Internal to config/.
 #pragma once
 

@@ -9,6 +9,10 @@
 
 namespace sluice::media {
 
+namespace rtp {
+struct PacketizedFrame;
+}
+
 enum class FrameKind : uint8_t { Audio, Video, Data };
 
 struct Frame {
@@ -29,6 +33,9 @@ struct Frame {
   // chunking (chunk size, csid) it was built for.
   mutable Slice wire_cache;
   mutable uint32_t wire_cache_key = 0;
+  // The same for WHEP players: the frame's RTP payloads, packetised once per loop by the first
+  // player that reaches it (server/webrtc/shared_h264.hpp).
+  mutable std::shared_ptr<const rtp::PacketizedFrame> rtp_cache;
 };
 
 using FramePtr = std::shared_ptr<const Frame>;

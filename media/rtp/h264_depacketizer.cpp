@@ -119,6 +119,12 @@ void H264Depacketizer::fragment(std::span<const uint8_t> payload) {
   const uint8_t header = payload[1];
   const auto data = payload.subspan(2);
   if (header & kFuStart) {
+    const uint8_t type = header & 0x1F;
+    if (type == 0 || type >= kNalStapA) {  // no H.264 unit type: the unit cannot be rebuilt
+      ++stats_.malformed_packets;
+      in_fragment_ = false;
+      return damage();
+    }
     if (in_fragment_ || nal_units_ >= limits_.max_nal_units) {  // the previous unit never saw its end
       in_fragment_ = false;
       return damage();

@@ -8,8 +8,8 @@
 //     packet of another timestamp comes.
 //  2. Single NAL unit packets (types 1-23), STAP-A (24) and FU-A (28) are taken; other types
 //     (STAP-B, MTAP, FU-B, reserved), and units of type 0 or 24-31 inside a STAP-A, are skipped and
-//     counted. A STAP-A whose sizes run past it, or a FU-A that continues a unit whose start was
-//     not seen, damages its access unit.
+//     counted. A STAP-A whose sizes run past it, a FU-A that starts a unit of type 0 or 24-31, or
+//     a FU-A that continues a unit whose start was not seen, damages its access unit.
 //  3. A gap in the sequence numbers damages the access unit it fell into, and the next one
 //     unless that one's first packet starts a NAL unit right after a marker bit. A damaged access
 //     unit is dropped whole (counted) and a keyframe is wanted: take_keyframe_request() says so

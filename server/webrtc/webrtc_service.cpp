@@ -136,6 +136,7 @@ Result<WebrtcService::Answer> WebrtcService::open(Offer&& offer) {
     if (plan.remote_fingerprint.empty()) plan.remote_fingerprint = m.fingerprint_sha256;
     WhepPlayer::Track& track = a.kind == "video" ? plan.video : plan.audio;
     track.payload_type = a.codec ? a.codec->codec.payload_type : 0;
+    track.rtx_payload_type = a.codec ? a.codec->rtx_payload_type.value_or(0) : 0;
     track.ssrc = a.kind == "video" ? ac.video.ssrc : ac.audio.ssrc;
     track.sequence = static_cast<uint16_t>(random_u32());
   }
@@ -227,17 +228,17 @@ void WebrtcService::close_later(WebrtcSession& session, const std::string& why) 
 
 void WebrtcService::reap() {
   closed_.clear();
-  std::erase_if(opus_, [](const auto& kv) { return kv.second.expired(); });
+  std::erase_if(shared_, [](const auto& kv) { return kv.second.expired(); });
 }
 
-std::shared_ptr<SharedOpus> WebrtcService::shared_opus(const std::string& key) {
-  std::weak_ptr<SharedOpus>& slot = opus_[key];
-  std::shared_ptr<SharedOpus> opus = slot.lock();
-  if (!opus) {
-    opus = std::make_shared<SharedOpus>();
-    slot = opus;
+std::shared_ptr<SharedMedia> WebrtcService::shared_media(const std::string& key) {
+  std::weak_ptr<SharedMedia>& slot = shared_[key];
+  std::shared_ptr<SharedMedia> shared = slot.lock();
+  if (!shared) {
+    shared = std::make_shared<SharedMedia>();
+    slot = shared;
   }
-  return opus;
+  return shared;
 }
 
 void WebrtcService::close_all(const std::string& why) {

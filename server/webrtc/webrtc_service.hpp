@@ -29,7 +29,7 @@
 #include "server/ingest/publish_services.hpp"
 #include "server/webrtc/udp_port.hpp"
 #include "server/webrtc/webrtc_certificate.hpp"
-#include "server/webrtc/shared_opus.hpp"
+#include "server/webrtc/shared_media.hpp"
 #include "server/webrtc/webrtc_session.hpp"
 
 namespace sluice::server {
@@ -71,8 +71,8 @@ class WebrtcService {
 
   PublishServices& services() { return services_; }
   const std::shared_ptr<const WebrtcCertificate>& certificate_ptr() const { return certificate_; }
-  // The AAC -> Opus bridge of stream `key` on this loop, shared by its WHEP players.
-  std::shared_ptr<SharedOpus> shared_opus(const std::string& key);
+  // What the WHEP players of stream `key` on this loop share: its Opus and RTP payloads.
+  std::shared_ptr<SharedMedia> shared_media(const std::string& key);
   // A session closes itself: out of the tables now, deleted on a later loop turn.
   void close_later(WebrtcSession& session, const std::string& why);
   UdpPort& port() { return port_; }
@@ -110,8 +110,8 @@ class WebrtcService {
   std::unordered_map<std::string, std::unique_ptr<WebrtcSession>> sessions_;  // by id
   std::vector<std::unique_ptr<WebrtcSession>> closed_;                        // deleted at the next tick
   std::unordered_map<std::string, WebrtcSession*> by_ufrag_;
-  std::unordered_map<std::string, std::weak_ptr<SharedOpus>> opus_;  // by stream key
-  std::unordered_map<std::string, WebrtcSession*> by_peer_;          // UdpPeer::key()
+  std::unordered_map<std::string, std::weak_ptr<SharedMedia>> shared_;  // by stream key
+  std::unordered_map<std::string, WebrtcSession*> by_peer_;             // UdpPeer::key()
   Counters counters_;
   static std::atomic<size_t> total_sessions_;
 };

@@ -20,8 +20,8 @@ namespace pw = protocol::webrtc;
 namespace {
 // A flush sends at most this much of the player's queue, then yields to the loop.
 constexpr size_t kFillBytes = 256 * 1024;
-// Sender reports: once a second, as browsers send their receiver reports.
-constexpr uint64_t kSenderReportMs = 1000;
+// Sender reports (WHEP) and receiver reports with a REMB (WHIP): once a second, as browsers do.
+constexpr uint64_t kReportMs = 1000;
 
 const char* role_name(pw::WebrtcRole r) { return r == pw::WebrtcRole::Whip ? "whip" : "whep"; }
 }  // namespace
@@ -77,7 +77,7 @@ void WebrtcSession::on_datagram(std::span<const uint8_t> datagram, uint64_t now_
   bytes_in_ += datagram.size();
   switch (pw::classify_datagram(datagram)) {
     case pw::DatagramKind::Dtls: return on_dtls(datagram);
-    case pw::DatagramKind::Rtcp: return on_rtcp(datagram);
+    case pw::DatagramKind::Rtcp: return on_rtcp(datagram, now_ms);
     case pw::DatagramKind::Rtp: return on_rtp(datagram, now_ms);
     default: return;
   }
@@ -118,7 +118,7 @@ void WebrtcSession::play(const config::AppConfig& app) {
   player_ = std::make_unique<WhepPlayer>(
       *this, services.registry, plan_.key, *hub, services.loop.config().rtmp.player_queue, plan_.video, plan_.audio,
       [this](std::vector<uint8_t>& packet) { send_rtp(packet); }, [this] { return service_.services().loop.now_ms(); },
-      service_.shared_opus(plan_.key));
+      service_.shared_media(plan_.key));
   player_->ticket = AccessTicket(services.gate, AccessAction::Play, hook_base_event(plan_.access.name),
                                  std::move(plan_.access.seat), *this, services.loop);
   SLUICE_LOG_INFO("conn={} webrtc={} event=play app={} stream={} proto=webrtc", number_, id_, app.name,
@@ -138,10 +138,11 @@ void WebrtcSession::publish(const config::AppConfig& app, const PublishClaim& cl
                                AccessTicket(services.gate, AccessAction::Publish, hook_base_event(name),
                                             std::move(plan_.access.seat), *this, services.loop),
                                plan_.access.push);
-  receiver_ = std::make_unique<WhipReceiver>(plan_.video.payload_type, plan_.audio.payload_type,
-                                             [this](uint8_t type, uint32_t timestamp, Slice body) {
-                                               if (publisher_) publisher_->on_frame(type, timestamp, std::move(body));
-                                             });
+  receiver_ = std::make_unique<WhipReceiver>(
+      WhipReceiver::PayloadTypes{plan_.video.payload_type, plan_.video.rtx_payload_type, plan_.audio.payload_type},
+      [this](uint8_t type, uint32_t timestamp, Slice body) {
+        if (publisher_) publisher_->on_frame(type, timestamp, std::move(body));
+      });
   SLUICE_LOG_INFO("conn={} webrtc={} event=publish app={} stream={} proto=webrtc{}", number_, id_, app.name, name,
                   claim.handover.takeovers != 0 ? " takeovers=" + std::to_string(claim.handover.takeovers) : "");
 }
@@ -156,6 +157,32 @@ void WebrtcSession::on_rtp(std::span<const uint8_t> datagram, uint64_t now_ms) {
   }
   receiver_->on_rtp(plain, now_ms);
   if (receiver_->keyframe_wanted()) ask_keyframe(now_ms);
+  send_publisher_feedback(now_ms);
+}
+
+// WHIP: NACKs as soon as they are due; each second a receiver report (the publisher's
+// congestion control reads the loss in it, and the round trip from LSR/DLSR) and a REMB that
+// says how much it may send (webrtc.publish_bitrate).
+void WebrtcSession::send_publisher_feedback(uint64_t now_ms) {
+  if (!receiver_ || !srtp_) return;
+  feedback_.clear();
+  nack_list_.clear();
+  receiver_->nacks_due(now_ms, nack_list_);
+  const auto video = receiver_->video_ssrc();
+  if (video && !nack_list_.empty()) {
+    pw::write_nack(plan_.video.ssrc, *video, nack_list_, feedback_);
+    nacks_sent_ += nack_list_.size();
+  }
+  if (now_ms - last_rr_ms_ >= kReportMs) {
+    last_rr_ms_ = now_ms;
+    receiver_->write_receiver_report(plan_.video.ssrc, now_ms, feedback_);
+    const std::vector<uint32_t> ssrcs = receiver_->media_ssrcs();
+    if (!ssrcs.empty()) {
+      pw::write_remb(plan_.video.ssrc, service_.services().loop.config().webrtc.publish_bitrate, ssrcs, feedback_);
+    }
+  }
+  if (feedback_.empty() || !srtp_->protect_rtcp(feedback_)) return;
+  send(feedback_);
 }
 
 // A PLI: the publisher's encoder sends a keyframe, so players that lost a frame recover at once
@@ -170,7 +197,7 @@ void WebrtcSession::ask_keyframe(uint64_t now_ms) {
   send(pli);
 }
 
-void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram) {
+void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram, uint64_t now_ms) {
   if (!srtp_) return;
   std::vector<uint8_t> copy(datagram.begin(), datagram.end());
   std::span<uint8_t> plain(copy);
@@ -182,7 +209,11 @@ void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram) {
   // player's history; PLI and FIR need nothing: a player starts on a keyframe, and an RTMP or SRT
   // publisher cannot be asked for one (its GOP brings the next).
   auto compound = pw::parse_rtcp(plain);
-  if (!compound || !player_) return;
+  if (!compound) return;
+  if (receiver_) {
+    for (const auto& sr : compound->sender_reports) receiver_->on_sender_report(sr.ssrc, sr.ntp_time, now_ms);
+  }
+  if (!player_) return;
   for (const auto& n : compound->nacks) {
     nacks_ += n.sequences.size();
     player_->resend(n.media_ssrc, n.sequences);
@@ -190,7 +221,7 @@ void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram) {
 }
 
 void WebrtcSession::send_sender_reports(uint64_t now_ms) {
-  if (!player_ || !srtp_ || now_ms - last_sr_ms_ < kSenderReportMs) return;
+  if (!player_ || !srtp_ || now_ms - last_sr_ms_ < kReportMs) return;
   last_sr_ms_ = now_ms;
   const auto unix_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -224,6 +255,7 @@ void WebrtcSession::on_tick(uint64_t now_ms) {
   if (receiver_) {
     receiver_->poll(now_ms);
     if (receiver_->keyframe_wanted()) ask_keyframe(now_ms);
+    send_publisher_feedback(now_ms);
   }
   if (!dtls_ || state_ != State::Handshaking) return;
   auto due = dtls_->timeout_ms();
@@ -268,6 +300,13 @@ void WebrtcSession::end(const std::string& reason) {
     send_all(out);
   }
   const uint64_t retransmitted = player_ ? player_->retransmitted() : 0;
+  std::string publisher_figures;
+  if (receiver_) {
+    publisher_figures = " nacks_sent=" + std::to_string(nacks_sent_) +
+                        " rtx=" + std::to_string(receiver_->rtx_packets()) +
+                        " lost=" + std::to_string(receiver_->lost_packets()) +
+                        " given_up=" + std::to_string(receiver_->nack_stats().given_up);
+  }
   player_.reset();
   receiver_.reset();
   if (publisher_) {
@@ -277,8 +316,8 @@ void WebrtcSession::end(const std::string& reason) {
   alive_.reset();
   SLUICE_LOG_INFO(
       "conn={} webrtc={} event=webrtc_close stream={} reason=\"{}\" bytes_in={} bytes_out={} "
-      "srtp_errors={} nacks={} retransmitted={}",
-      number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_, nacks_, retransmitted);
+      "srtp_errors={} nacks={} retransmitted={}{}",
+      number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_, nacks_, retransmitted, publisher_figures);
 }
 
 PublishServices& WebrtcSession::publish_services() { return service_.services(); }

@@ -98,12 +98,13 @@ class WebrtcSession final : public Flushable, public PlayerOutput, public Publis
  private:
   void on_dtls(std::span<const uint8_t> datagram);
   void connected();
-  void on_rtcp(std::span<const uint8_t> datagram);
+  void on_rtcp(std::span<const uint8_t> datagram, uint64_t now_ms);
   void on_rtp(std::span<const uint8_t> datagram, uint64_t now_ms);
   void play(const config::AppConfig& app);
   void publish(const config::AppConfig& app, const PublishClaim& claim);
   void ask_keyframe(uint64_t now_ms);
   void send_sender_reports(uint64_t now_ms);
+  void send_publisher_feedback(uint64_t now_ms);
   void send(std::span<const uint8_t> datagram);
   void send_all(DtlsTransport::Datagrams& datagrams);
   void send_rtp(std::vector<uint8_t>& packet);
@@ -126,7 +127,11 @@ class WebrtcSession final : public Flushable, public PlayerOutput, public Publis
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for a claim that answers later
   uint64_t last_pli_ms_ = 0;
   uint64_t last_sr_ms_ = 0;
-  uint64_t nacks_ = 0;  // sequence numbers a player asked for again
+  uint64_t last_rr_ms_ = 0;
+  uint64_t nacks_ = 0;       // sequence numbers a player asked for again
+  uint64_t nacks_sent_ = 0;  // sequence numbers we asked a publisher for again
+  std::vector<uint8_t> feedback_;
+  std::vector<uint16_t> nack_list_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
   uint64_t srtp_errors_ = 0;
 };

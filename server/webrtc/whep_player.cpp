@@ -25,7 +25,7 @@ bool is_h264(const media::Frame& f) {
 
 WhepPlayer::WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
                        const config::PlayerQueueConfig& queue, Track video, Track audio, Send send,
-                       std::function<uint64_t()> now_ms, std::shared_ptr<SharedOpus> opus)
+                       std::function<uint64_t()> now_ms, std::shared_ptr<SharedMedia> shared)
     : LiveSubscriber(output, registry, std::move(key), hub, queue, " proto=webrtc"),
       video_(video),
       audio_(audio),
@@ -33,7 +33,7 @@ WhepPlayer::WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::stri
       now_ms_(std::move(now_ms)),
       video_history_(kHistoryPackets, video.sequence),
       audio_history_(kAudioHistoryPackets, audio.sequence),
-      opus_(std::move(opus)) {
+      shared_(std::move(shared)) {
   packet_.reserve(1500);
   subscribe();
 }
@@ -63,7 +63,7 @@ void WhepPlayer::append(const media::Frame& f, WriteBatch&) {
     ++skipped_;
     return;
   }
-  for (const auto& o : opus_->opus_of(f)) send_audio(*o);
+  for (const auto& o : shared_->opus.opus_of(f)) send_audio(*o);
 }
 
 void WhepPlayer::send_video(const media::Frame& f) {
@@ -71,10 +71,12 @@ void WhepPlayer::send_video(const media::Frame& f) {
     ++skipped_;
     return;
   }
-  if (!h264_.packetize(f.payload.span(), f.timestamp, packets_)) return;  // a sequence header, or nothing
+  const media::rtp::PacketizedFrame* packets = shared_->video.packets_of(f);
+  if (packets == nullptr) return;  // a sequence header, or nothing
   started_ = true;
-  for (size_t i = 0; i < packets_.payloads.size(); ++i) {
-    send_packet(video_, video_history_, i + 1 == packets_.payloads.size(), packets_.timestamp, packets_.payloads[i]);
+  const size_t count = packets->payloads.size();
+  for (size_t i = 0; i < count; ++i) {
+    send_packet(video_, video_history_, i + 1 == count, packets->timestamp, packets->payloads[i]);
   }
 }
 

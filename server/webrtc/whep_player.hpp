@@ -1,8 +1,9 @@
 // WhepPlayer: a WHEP session's player of a live stream (docs/webrtc.md, "Playing"). A
 // LiveSubscriber (server/live/live_subscriber.hpp: the GOP-cache start on a keyframe, the bounded
 // queue and the slow-player rules of every live player), whose frames leave as RTP:
-//   - H.264 through an H264Packetizer (media/rtp/h264_packetizer.hpp: single NAL units, STAP-A
-//     with the SPS and PPS before each keyframe, FU-A), 90 kHz;
+//   - H.264 packetised once per frame for all the stream's players on this loop
+//     (server/webrtc/shared_h264.hpp: single NAL units, STAP-A with the SPS and PPS before each
+//     keyframe, FU-A), 90 kHz;
 //   - Opus as it is (a WHIP publisher's), or the stream's AAC made Opus by the stream's one bridge
 //     on this loop (server/webrtc/shared_opus.hpp), 48 kHz.
 // Each packet gets this player's 12-byte header (its SSRCs, its own sequence numbers) and goes to
@@ -17,18 +18,18 @@
 #include <string>
 #include <vector>
 
-#include "media/rtp/h264_packetizer.hpp"
 #include "media/rtp/rtp_history.hpp"
 #include "server/access/access_ticket.hpp"
 #include "server/live/live_subscriber.hpp"
-#include "server/webrtc/shared_opus.hpp"
+#include "server/webrtc/shared_media.hpp"
 
 namespace sluice::server {
 
 class WhepPlayer final : public LiveSubscriber {
  public:
   struct Track {
-    uint8_t payload_type = 0;  // 0: the answer took no such track
+    uint8_t payload_type = 0;      // 0: the answer took no such track
+    uint8_t rtx_payload_type = 0;  // WHIP: the publisher's retransmissions (0: none)
     uint32_t ssrc = 0;
     uint16_t sequence = 0;  // the next one (starts random)
     uint64_t packets = 0;
@@ -41,7 +42,7 @@ class WhepPlayer final : public LiveSubscriber {
 
   WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
              const config::PlayerQueueConfig& queue, Track video, Track audio, Send send,
-             std::function<uint64_t()> now_ms, std::shared_ptr<SharedOpus> opus);
+             std::function<uint64_t()> now_ms, std::shared_ptr<SharedMedia> shared);
 
   void on_publish_end() override;
   // A NACK for this player's SSRC `ssrc`: the packets still kept go again (same numbers).
@@ -73,12 +74,10 @@ class WhepPlayer final : public LiveSubscriber {
   Track video_, audio_;
   Send send_;
   std::function<uint64_t()> now_ms_;
-  media::rtp::H264Packetizer h264_;
-  media::rtp::PacketizedFrame packets_;
   // What went out, for NACKs: slices of the frames' packets, no copy (about a second of video).
   media::rtp::RtpHistory video_history_, audio_history_;
   uint64_t retransmitted_ = 0;
-  std::shared_ptr<SharedOpus> opus_;  // the stream's AAC as Opus, shared by its players on this loop
+  std::shared_ptr<SharedMedia> shared_;  // the stream's Opus and RTP payloads, shared by its players on this loop
   std::vector<uint8_t> packet_;
   uint64_t skipped_ = 0;
   bool started_ = false;

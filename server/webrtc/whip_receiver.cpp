@@ -2,13 +2,27 @@
 
 #include "media/frame.hpp"
 #include "media/rtp/rtp_packet.hpp"
+#include "media/rtp/rtx.hpp"
 
 namespace sluice::server {
 
 namespace rtp = media::rtp;
+namespace pw = protocol::webrtc;
 
-WhipReceiver::WhipReceiver(uint8_t video_payload_type, uint8_t audio_payload_type, OnFrame on_frame)
-    : video_pt_(video_payload_type), audio_pt_(audio_payload_type), on_frame_(std::move(on_frame)) {}
+namespace {
+// Video waits longer for a missing packet than audio: it is asked for again (three tries, 50 ms
+// apart) and a lost piece of a picture costs every picture up to the next keyframe.
+constexpr rtp::ReorderBuffer::Limits kVideoReorder{512, 150};
+constexpr rtp::ReorderBuffer::Limits kAudioReorder{64, 80};
+constexpr pw::NackGenerator::Limits kNack{500, 3, 5, 50};
+}  // namespace
+
+WhipReceiver::WhipReceiver(PayloadTypes types, OnFrame on_frame)
+    : types_(types),
+      on_frame_(std::move(on_frame)),
+      video_(kVideoReorder, rtp::kVideoClockRate),
+      audio_(kAudioReorder, rtp::kOpusClockRate),
+      nack_(kNack) {}
 
 WhipReceiver::~WhipReceiver() = default;
 
@@ -18,40 +32,90 @@ void WhipReceiver::on_rtp(std::span<const uint8_t> packet, uint64_t now_ms) {
     ++foreign_;
     return;
   }
-  const bool video = video_pt_ != 0 && view->payload_type == video_pt_;
-  const bool audio = audio_pt_ != 0 && view->payload_type == audio_pt_;
-  if (!video && !audio) {
-    ++foreign_;  // rtx, FEC, padding probes
+  const auto now = static_cast<int64_t>(now_ms);
+  if (types_.video_rtx != 0 && view->payload_type == types_.video_rtx) {
+    // A retransmission (or a padding probe, which restores nothing): the original again.
+    if (!video_.started || !rtp::restore_rtx(packet, *view, types_.video, video_.ssrc, restored_)) {
+      ++foreign_;
+      return;
+    }
+    auto original = rtp::parse_rtp(restored_);
+    if (!original) return;
+    ++rtx_;
+    take(video_, true, *original, restored_, now);
+  } else if (types_.video != 0 && view->payload_type == types_.video) {
+    take(video_, true, *view, packet, now);
+  } else if (types_.audio != 0 && view->payload_type == types_.audio) {
+    take(audio_, false, *view, packet, now);
+  } else {
+    ++foreign_;  // FEC, or a payload type the answer did not take
     return;
   }
-  Track& track = video ? video_ : audio_;
-  const auto now = static_cast<int64_t>(now_ms);
+  // Packets come every few ms while media flows: gaps are given up on time without a timer.
+  poll(now_ms);
+}
+
+void WhipReceiver::take(Track& track, bool video, const rtp::RtpPacketView& view, std::span<const uint8_t> packet,
+                        int64_t now) {
   if (!track.started) {
     track.started = true;
-    track.ssrc = view->ssrc;
+    track.ssrc = view.ssrc;
     if (!have_base_) {
       have_base_ = true;
       base_ms_ = now;
     }
     track.offset_ms = now - base_ms_;
   }
-  if (view->ssrc != track.ssrc) {
+  if (view.ssrc != track.ssrc) {
     ++foreign_;  // a second stream on one payload type (simulcast): not taken
     return;
   }
+  track.stats.on_packet(view.sequence, view.timestamp, now);
+  if (video) nack_.on_packet(view.sequence, now);
   released_.clear();
-  track.reorder.push(view->sequence, Slice::copy_of(packet), now, released_);
+  track.reorder.push(view.sequence, Slice::copy_of(packet), now, released_);
   released(track, video, released_);
 }
 
 void WhipReceiver::poll(uint64_t now_ms) {
+  poll_track(video_, static_cast<int64_t>(now_ms));
+  poll_track(audio_, static_cast<int64_t>(now_ms));
+}
+
+void WhipReceiver::poll_track(Track& track, int64_t now) {
+  auto due = track.reorder.deadline();
+  if (!due || *due > now) return;
+  released_.clear();
+  track.reorder.poll(now, released_);
+  released(track, &track == &video_, released_);
+}
+
+void WhipReceiver::on_sender_report(uint32_t ssrc, uint64_t ntp_time, uint64_t now_ms) {
   for (Track* t : {&video_, &audio_}) {
-    auto due = t->reorder.deadline();
-    if (!due || *due > static_cast<int64_t>(now_ms)) continue;
-    released_.clear();
-    t->reorder.poll(static_cast<int64_t>(now_ms), released_);
-    released(*t, t == &video_, released_);
+    if (t->started && t->ssrc == ssrc) t->stats.on_sender_report(ntp_time, static_cast<int64_t>(now_ms));
   }
+}
+
+void WhipReceiver::nacks_due(uint64_t now_ms, std::vector<uint16_t>& out) {
+  auto due = nack_.deadline();
+  if (due && *due <= static_cast<int64_t>(now_ms)) nack_.poll(static_cast<int64_t>(now_ms), out);
+}
+
+void WhipReceiver::write_receiver_report(uint32_t our_ssrc, uint64_t now_ms, std::vector<uint8_t>& out) {
+  pw::ReceiverReport rr;
+  rr.ssrc = our_ssrc;
+  for (Track* t : {&video_, &audio_}) {
+    if (t->started) rr.blocks.push_back(t->stats.report(t->ssrc, static_cast<int64_t>(now_ms)));
+  }
+  if (!rr.blocks.empty()) pw::write_receiver_report(rr, out);
+}
+
+std::vector<uint32_t> WhipReceiver::media_ssrcs() const {
+  std::vector<uint32_t> out;
+  for (const Track* t : {&video_, &audio_}) {
+    if (t->started) out.push_back(t->ssrc);
+  }
+  return out;
 }
 
 void WhipReceiver::released(Track& track, bool video, std::vector<rtp::ReorderBuffer::Packet>& packets) {

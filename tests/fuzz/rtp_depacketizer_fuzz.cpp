@@ -4,12 +4,15 @@
 // packetiser's payload size, 64 + 32 x n), then packets, each behind a 2-byte length (and, through
 // the reorder buffer, a byte of milliseconds since the last one).
 // Properties: no crash or sanitizer report; a packet that parses rebuilds to the same header
-// fields; the reorder buffer lets each sequence number out once, in order (until a restart); every H.264 frame is a
-// legacy AVC body whose 4-byte lengths cover it exactly, with no parameter set, AUD or RTP type
-// inside and a keyframe flag that says IDR; a sequence header's record parses; packetised again,
-// no payload is past its size and, from the first keyframe on under one sequence header, the
-// depacketiser gives the same frame bodies back; every Opus frame is the packet's payload behind
-// the 'Opus' header and packetises back to it.
+// fields, and read as RTX (media/rtp/rtx.hpp) restores either nothing or a packet that parses,
+// with the original sequence number from its first two payload bytes and the rest of its payload;
+// the reorder buffer lets each sequence number out once, in order (until a restart); every H.264
+// frame is a legacy AVC body whose 4-byte lengths cover it exactly, with no parameter set, AUD or
+// RTP type inside and a keyframe flag that says IDR; a sequence header's record parses; packetised
+// again, no payload is past its size and, from the first keyframe on under one sequence header,
+// the depacketiser gives the same frame bodies back; every Opus frame is the packet's payload
+// behind the 'Opus' header and packetises back to it.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -22,6 +25,7 @@
 #include "media/rtp/opus_rtp.hpp"
 #include "media/rtp/reorder_buffer.hpp"
 #include "media/rtp/rtp_packet.hpp"
+#include "media/rtp/rtx.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 using namespace sluice;
@@ -51,6 +55,20 @@ void check_rebuilt_header(const RtpPacketView& v) {
   FUZZ_CHECK(again->payload.size() == v.payload.size());
   auto ext_again = read_extensions(*again);
   FUZZ_CHECK(ext_again.ok() && ext_again->size() == elements.size());
+}
+
+void check_rtx(std::span<const uint8_t> packet, const RtpPacketView& v) {
+  std::vector<uint8_t> out;
+  if (!restore_rtx(packet, v, 96, 0xabcdef01, out)) {
+    FUZZ_CHECK(v.payload.size() < 2);
+    return;
+  }
+  auto original = parse_rtp(out);
+  FUZZ_CHECK(original.ok());
+  FUZZ_CHECK(original->payload_type == 96 && original->ssrc == 0xabcdef01 && original->padding == 0);
+  FUZZ_CHECK(original->sequence == static_cast<uint16_t>(v.payload[0] << 8 | v.payload[1]));
+  FUZZ_CHECK(original->timestamp == v.timestamp && original->marker == v.marker);
+  FUZZ_CHECK(std::equal(original->payload.begin(), original->payload.end(), v.payload.begin() + 2, v.payload.end()));
 }
 
 void check_h264_frame(const DepacketizedFrame& f) {
@@ -153,6 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto v = parse_rtp(packet);
     if (!v) return;
     check_rebuilt_header(*v);
+    check_rtx(packet, *v);
     const size_t before = frames.size();
     if (opus) {
       opus_depacketizer.push(*v, frames);

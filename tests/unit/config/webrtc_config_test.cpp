@@ -28,13 +28,15 @@ TEST_CASE("webrtc: off without a listener; defaults; every setting read back") {
   CHECK(c->webrtc.advertise.empty());
   CHECK(c->webrtc.session_timeout == 30000ms);
   CHECK(c->webrtc.max_sessions == 1000);
+  CHECK(c->webrtc.publish_bitrate == 8'000'000);
   c = load(std::string(kApps) +
            "webrtc:\n  listen: 0.0.0.0:8189\n  advertise: [203.0.113.7, '2001:db8::1']\n  session_timeout: 10s\n"
-           "  max_sessions: 50\n");
+           "  max_sessions: 50\n  publish_bitrate: 2500000\n");
   REQUIRE(c.ok());
   CHECK(c->webrtc.advertise == std::vector<std::string>{"203.0.113.7", "2001:db8::1"});
   CHECK(c->webrtc.session_timeout == 10000ms);
   CHECK(c->webrtc.max_sessions == 50);
+  CHECK(c->webrtc.publish_bitrate == 2'500'000);
   auto again = load(to_yaml(*c, Secrets::Show));
   REQUIRE(again.ok());
   CHECK(again->webrtc == c->webrtc);
@@ -46,6 +48,7 @@ TEST_CASE("webrtc: precise errors") {
   CHECK(contains(error_of(head + "  advertise: [10.0.0.0/8]\n"), "is not an IPv4 or IPv6 address"));
   CHECK(contains(error_of(head + "  session_timeout: 1s\n"), "session_timeout"));
   CHECK(contains(error_of(head + "  max_sessions: 0\n"), "max_sessions"));
+  CHECK(contains(error_of(head + "  publish_bitrate: 5000\n"), "publish_bitrate"));
   CHECK(contains(error_of(head + "  port: 5\n"), "port"));
   CHECK(contains(error_of(std::string(kApps) + "webrtc:\n  listen: [127.0.0.1:1, 127.0.0.1:2]\n"), "one UDP address"));
 }

@@ -257,6 +257,16 @@ TEST_CASE("unknown, malformed and stale packets") {
   REQUIRE(out.size() == 3);
   CHECK(out[2].body == frame(false, {hex("41 9a 01")}));
   CHECK(out[2].timestamp_ms == 133);
+  // A FU-A whose unit type is no H.264 unit (0, or an RTP aggregate's 24): its frame is dropped,
+  // never passed on with a unit a decoder would read as something else.
+  push(hex("7c 98 aa"), 7, 15000, false);  // FU-A start of a "type 24" unit
+  push(hex("7c 58 bb"), 8, 15000, true);
+  CHECK(d.stats().malformed_packets == 2);
+  CHECK(d.stats().damaged_frames == 3);
+  push(hex("7c 80 aa"), 9, 18000, false);  // type 0
+  push(hex("7c 40 bb"), 10, 18000, true);
+  CHECK(d.stats().damaged_frames == 4);
+  CHECK(out.size() == 3);
 }
 
 TEST_CASE("an access unit past its byte limit is dropped, and the next one still comes") {
