@@ -3,7 +3,6 @@
 #include <uv.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -17,6 +16,8 @@
 #include "server/io/record_cipher.hpp"
 #include "server/server.hpp"
 #include "server/sign_command.hpp"
+#include "server/systemd_notify.hpp"
+#include "server/version.hpp"
 #include "server/live/worker_mesh.hpp"
 
 namespace {
@@ -38,7 +39,7 @@ void close_loop(uv_loop_t* loop) {
 int run_server(sluice::config::Config cfg) {
   using sluice::server::Server;
   sluice::server::init_logging(cfg.log);
-  SLUICE_LOG_INFO("event=start version={} config=\"{}\"", SLUICE_VERSION, cfg.source);
+  SLUICE_LOG_INFO("event=start version={} config=\"{}\"", sluice::server::version(), cfg.source);
   for (const auto& line : {sluice::config::to_yaml(cfg)}) SLUICE_LOG_INFO("effective configuration:\n{}", line);
   const size_t workers = cfg.workers == 0 ? std::max<size_t>(1, uv_available_parallelism()) : cfg.workers;
   std::unique_ptr<sluice::server::WorkerMesh> mesh;
@@ -80,6 +81,9 @@ int run_server(sluice::config::Config cfg) {
   if (status != 0) {
     for (auto& s : servers) s->stop();
   }
+  // systemd's READY=1 now that every listener is bound, STOPPING=1 on SIGTERM (docs/deploy.md).
+  sluice::server::SystemdNotifier notifier(loops[0].get(), cfg.shutdown.drain.count());
+  if (status == 0) notifier.ready(*servers[0]);
   std::vector<std::thread> threads;
   for (size_t i = 1; i < workers; ++i) {
     threads.emplace_back([loop = loops[i].get(), i] {
@@ -110,7 +114,7 @@ int main(int argc, char** argv) {
   app.add_option("-c,--config", config_path, "YAML configuration file (default: the embedded configuration)");
   app.add_option("--check-config", check_path, "Validate a configuration file, print the effective settings and exit");
   app.add_flag("--print-default-config", print_default, "Print the embedded default configuration and exit");
-  app.add_flag("-V,--version", version, "Print the version and exit");
+  app.add_flag("-V,--version", version, "Print the version (from git) and the build options, and exit");
   sluice::server::SignOptions sign;
   CLI::App* sign_cmd = app.add_subcommand("sign", "Print a signed URL (?expires=...&sign=...) for an app and stream");
   sign_cmd->add_option("-c,--config", sign.config_path, "The configuration whose secret signs (default: embedded)");
@@ -126,7 +130,8 @@ int main(int argc, char** argv) {
   if (*sign_cmd) return sluice::server::run_sign_command(sign);
 
   if (version) {
-    std::printf("sluice %s\n", SLUICE_VERSION);
+    std::cout << "sluice " << sluice::server::version() << "\ngit: " << sluice::server::git_version()
+              << "\nbuild: " << sluice::server::build_options() << "\n";
     return 0;
   }
   if (print_default) {

@@ -3,6 +3,7 @@
 errors name the file, line and key; unknown keys are errors), a bad config stops start-up, an
 address in use is reported, SIGINT stops the server with exit status 0."""
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,7 +21,22 @@ def run(*args):
 
 
 r = run("--version")
+print(r.stdout)
 check(r.returncode == 0 and r.stdout.startswith("sluice "), "--version prints the version")
+lines = r.stdout.splitlines()
+check(len(lines) == 3 and lines[1].startswith("git: ") and lines[2].startswith("build: type="),
+      "--version: the version, the git description, the build options")
+# Built from this checkout (cmake/write_version.cmake): the commit it names is in the repository.
+if os.path.exists(os.path.join(SOURCE_DIR, ".git")):
+    git = re.fullmatch(r"git: (?:v\S+-\d+-g)?([0-9a-f]{7,})(?:-dirty)?", lines[1])
+    known = git and subprocess.run(["git", "-C", SOURCE_DIR, "cat-file", "-e", git.group(1) + "^{commit}"]).returncode == 0
+    check(known, f"--version names a commit of this repository ({lines[1]})")
+    check(re.fullmatch(r"sluice 0\.1\.0~git\d+\.g" + git.group(1) + r"(\.dirty)?", lines[0]) or "~git" not in lines[0],
+          "before the first tag the version is 0.1.0~git<commits>.g<hash>, as the package's")
+else:
+    check(lines[1].startswith("git: none"), "outside a git checkout --version says so")
+sanitized = "SLUICE_SANITIZE:BOOL=ON" in open(binary("CMakeCache.txt")).read()
+check(("sanitizers=address,undefined" in lines[2]) == sanitized, "--version says whether the build has the sanitizers")
 r = run("--help")
 check(r.returncode == 0 and "--config" in r.stdout and "--check-config" in r.stdout, "--help lists the options")
 r = run("--print-default-config")
