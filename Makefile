@@ -10,13 +10,15 @@ FUZZ_LONG_SECONDS ?= 600
 CONFIG ?=
 
 RELEASE_DIR := build/release
+# `make deb` writes sluice_VERSION_amd64.deb here (deploy/docker/Dockerfile copies it from here).
+DEB_DIR := build/deb
 # One sanitizer build (clang, ASan + UBSan) holds the server, the tests and the fuzz targets
 # (docs/testing.md says why one build and not two).
 TEST_DIR := build/asan
 SANITIZE_CMAKE := CC=clang-14 CXX=clang++-14 cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DSLUICE_SANITIZE=ON -DSLUICE_FUZZ=ON -DSLUICE_WERROR=ON
 
-.PHONY: all deps deps-build deps-test release run test test-build unit fuzz fuzz-build fuzz-long gcc-warnings clean
+.PHONY: all deps deps-build deps-test release deb run test test-build unit fuzz fuzz-build fuzz-long gcc-warnings clean
 
 all: release
 
@@ -33,6 +35,12 @@ deps-test:
 release: deps-build
 	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DSLUICE_WERROR=OFF -DSLUICE_TESTS=OFF >/dev/null
 	@cmake --build $(RELEASE_DIR) -j$(JOBS)
+
+# The Debian package of the release build (CPack, cmake/SluicePackage.cmake; docs/deploy.md).
+deb: release
+	@rm -f $(DEB_DIR)/sluice_*.deb
+	@cpack --config $(RELEASE_DIR)/CPackConfig.cmake -G DEB -B $(DEB_DIR) >/dev/null
+	@ls $(DEB_DIR)/sluice_*.deb
 
 # Starts the server: with the embedded default configuration, or CONFIG=path/to/sluice.yaml.
 run: release

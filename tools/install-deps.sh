@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Sluice needs, by profile:
-#   tools/install-deps.sh build   building and running the server (`make release`, `make run`):
-#                                 compiler, cmake, pkg-config, ccache, the -dev libraries, npm
+#   tools/install-deps.sh build   building and running the server (`make release`, `make run`,
+#                                 `make deb`): compiler, cmake, pkg-config, ccache, the -dev
+#                                 libraries, npm, python3
 #   tools/install-deps.sh test    build, plus what the tests need (`make test`, `make unit`,
 #                                 `make fuzz`): doctest, clang-14 and lld for the sanitizer build,
 #                                 clang-format-14 (format_test), and the real peers the tests
 #                                 drive (ffmpeg, rtmpdump, GStreamer, Chromium, VLC as an HLS
 #                                 player, nginx with the RTMP module as a foreign relay peer,
-#                                 Redis and HAProxy for the cluster, ...)
+#                                 Redis and HAProxy for the cluster, lintian and systemd-analyze
+#                                 for the package, ...)
 # Without an argument: test (everything).
 # Idempotent: does nothing when every package of the profile is already installed (and npm is on
 # PATH). Uses sudo when not root.
@@ -25,7 +27,11 @@ packages=(
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev libsrt-openssl-dev
   libsrtp2-dev libavcodec-dev libavutil-dev libswresample-dev libopus-dev
+  libsystemd-dev
 )
+# `make deb` (docs/deploy.md): python3 writes the man page and the packaged configuration at build
+# time, CPack's DEB generator needs file and dpkg-shlibdeps (dpkg-dev, with build-essential).
+packages+=(python3 file)
 # intel-ipsec-mb seals AES-GCM TLS records several times faster than OpenSSL 3.0 (server/CMakeLists.txt).
 # Debian builds it for amd64 only; elsewhere OpenSSL does it.
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
@@ -48,6 +54,7 @@ if [ "$profile" = test ]; then
     gstreamer1.0-libav gstreamer1.0-nice python3-gst-1.0 gir1.2-gst-plugins-bad-1.0
     chromium
     vlc-bin vlc-plugin-base
+    lintian systemd
   )
 fi
 
