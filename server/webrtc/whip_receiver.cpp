@@ -70,10 +70,14 @@ void WhipReceiver::take(Track& track, bool video, const rtp::RtpPacketView& view
     ++foreign_;  // a second stream on one payload type (simulcast): not taken
     return;
   }
-  track.stats.on_packet(view.sequence, view.timestamp, now);
   if (video) nack_.on_packet(view.sequence, now);
+  const rtp::ReorderBuffer::Stats& seen = track.reorder.stats();
+  const uint64_t dropped = seen.duplicates + seen.late;
   released_.clear();
   track.reorder.push(view.sequence, Slice::copy_of(packet), now, released_);
+  // The reports count what was of use: not a copy (browsers probe the bandwidth by sending
+  // packets again over RTX) nor a packet that came after its frame was given up.
+  if (seen.duplicates + seen.late == dropped) track.stats.on_packet(view.sequence, view.timestamp, now);
   released(track, video, released_);
 }
 

@@ -119,6 +119,11 @@ TEST_CASE("a lost packet is NACKed, comes back as RTX, and the keyframe goes out
   CHECK_FALSE(rx.r.keyframe_wanted());
   CHECK(rx.nacks(1200).empty());
   CHECK(rx.report(2060).cumulative_lost == 0);
+  // A packet sent again over RTX as a bandwidth probe: a copy, not counted as received twice.
+  rx.r.on_rtp(as_rtx(packets[0], 2), 2070);
+  CHECK(rx.r.rtx_packets() == 2);
+  CHECK(rx.r.lost_packets() == 0);
+  CHECK(rx.frames.size() == 3);
 }
 
 TEST_CASE("an unrepaired loss: the packets behind wait 150 ms, then the frame is lost and a keyframe wanted") {
