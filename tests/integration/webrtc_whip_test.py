@@ -8,6 +8,10 @@ sine) over WHIP; ffmpeg plays it over RTMP and the checks are on what it recorde
     of the recording; the first is a keyframe;
   - audio: the Opus was made AAC (48 kHz), decodes without an error, its frames step by 1024
     samples (21-22 ms), and the decoded tone is 440 Hz;
+  - TS-HLS of the same stream (ffmpeg reads index.m3u8 for 4 s while the RTMP player records):
+    H.264 320x240 and AAC 48 kHz, decodes without an error, a video frame every 40 ms (3600 at
+    90 kHz) with none missing, audio stepping by 1024 samples (1920 at 90 kHz on average, each
+    step within the 1 ms of the hub's millisecond stamps);
   - the client's DELETE ends the publication (publish_end in the log).
 
 libnice (webrtcbin's ICE) never offers loopback addresses, and the project's tests keep their
@@ -36,20 +40,26 @@ for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "link", "add", "v0", "type
 t_start = time.time()
 hport = free_port()
 server = Server("webrtc-whip", extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n"
-                                          "webrtc:\n  listen: 10.99.0.1:8189\nworkers: 1\n").start()
+                                          "webrtc:\n  listen: 10.99.0.1:8189\nworkers: 1\n",
+                apps="  live: { type: live, gop_cache: true, hls: { variant: mpegts, segment: 1s } }\n").start()
 check(wait_port(hport), "the HTTP listener is up")
 gst = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "webrtc_whip_gst.py"),
                         f"http://127.0.0.1:{hport}/live/gst/whip", "14"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 rec = os.path.join(server.dir, "rtmp.flv")
+hls_rec = os.path.join(server.dir, "hls.ts")
 try:
     check(wait_for(lambda: "event=publish app=live stream=gst proto=webrtc" in server.log_text(), 10),
           "the WHIP publish is logged (event=publish ... proto=webrtc)")
     log = server.log_text()
     check("event=ice_connected" in log and "event=dtls_connected" in log, "ICE and DTLS connected (log)")
     time.sleep(1.5)
+    hls = subprocess.Popen(["timeout", "25", "ffmpeg", "-nostdin", "-loglevel", "error", "-rw_timeout", "10000000",
+                            "-i", f"http://127.0.0.1:{hport}/live/gst/index.m3u8", "-map", "0", "-c", "copy", "-t", "4",
+                            "-f", "mpegts", "-y", hls_rec])
     subprocess.run(["timeout", "20", "ffmpeg", "-nostdin", "-loglevel", "error", "-i", server.url("live/gst"),
                     "-map", "0", "-c", "copy", "-t", "6", "-f", "flv", "-y", rec], check=False, timeout=30)
+    hls.wait(timeout=30)
 finally:
     out, err = gst.communicate(timeout=30)
 lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
@@ -93,6 +103,28 @@ def power(freq):
 
 p440, p880, p220 = power(440), power(880), power(220)
 check(len(samples) == 48000 and p440 > 100 * max(p880, p220), "the decoded audio is the 440 Hz tone")
+
+# TS-HLS of the WHIP stream.
+packets = json.loads(subprocess.run(["ffprobe", "-v", "error", "-show_entries",
+                                     "packet=codec_type,pts:stream=codec_name,width,height,sample_rate", "-of", "json",
+                                     hls_rec], capture_output=True, text=True).stdout or "{}")
+hstreams = packets.get("streams", [])
+check(any(s.get("codec_name") == "h264" and s.get("width") == 320 for s in hstreams)
+      and any(s.get("codec_name") == "aac" and s.get("sample_rate") == "48000" for s in hstreams),
+      f"HLS: H.264 320x240 and AAC 48 kHz ({hstreams})")
+vpts = sorted(p["pts"] for p in packets.get("packets", []) if p.get("codec_type") == "video" and "pts" in p)
+apts = sorted(p["pts"] for p in packets.get("packets", []) if p.get("codec_type") == "audio" and "pts" in p)
+vsteps = sorted(set(b - a for a, b in zip(vpts, vpts[1:])))
+check(len(vpts) >= int(3.5 * 25) and all(3510 <= s <= 3690 for s in vsteps),
+      f"HLS: {len(vpts)} video frames, one every 40 ms with none missing (steps at 90 kHz: {vsteps[:6]})")
+asteps = sorted(set(b - a for a, b in zip(apts, apts[1:])))
+# 1024 samples at 48 kHz is 1920 at 90 kHz; the hub's millisecond stamps move a step by 1 ms at most.
+amean = (apts[-1] - apts[0]) / max(1, len(apts) - 1)
+check(len(apts) >= int(3.5 * 46) and all(1820 <= s <= 2020 for s in asteps) and abs(amean - 1920) < 10,
+      f"HLS: {len(apts)} AAC frames stepping by 1024 samples (steps at 90 kHz: {asteps[:6]}, mean {amean:.1f})")
+hdec = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", hls_rec, "-f", "null", "-"], capture_output=True,
+                      text=True)
+check(hdec.returncode == 0 and not hdec.stderr.strip(), f"HLS: decodes without an error {hdec.stderr[-300:]!r}")
 check(server.alive(), "the server is still running")
 server.stop()
 print(f"INFO took {time.time() - t_start:.1f} s")
