@@ -49,7 +49,7 @@ if [ "$profile" = test ]; then
     clang-14 libclang-rt-14-dev lld-14 clang-format-14
     ffmpeg rtmpdump curl python3 python3-yaml openssl
     nginx libnginx-mod-rtmp
-    redis-server haproxy srt-tools
+    redis-server haproxy srt-tools iproute2
     gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
     gstreamer1.0-libav gstreamer1.0-nice python3-gst-1.0 gir1.2-gst-plugins-bad-1.0
     chromium

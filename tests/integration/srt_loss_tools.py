@@ -14,6 +14,11 @@ the namespace, joined by a child process (this file run with --link) that does w
 probability 5 %, independently in each direction, and delivers the others 20 ms later, in order.
 Which packets it may drop is its method:
   - "all": any IP packet (netem's loss; bench/srt_loss.py's default);
+  - "rtp" (webrtc_loss_test.py): any IP packet, as "all", but what the link follows is RTP (SRTP's
+    12-byte header is in clear): a packet of an SSRC and sequence number that passed or was
+    dropped before is a retransmission (a NACK's answer, on the main SSRC: Sluice sends no RTX),
+    which repairs a dropped one; the stories below are of RTP packets, with the RTCP packets the
+    other end sent meanwhile (SRTCP hides which are NACKs) instead of NAKs;
   - "first" (loss of first transmissions; srt_loss_test.py): any IP packet except an SRT data
     packet sent again. The link reads the SRT header after the UDP header: a data packet has the
     header's first bit 0 (a control packet 1), and its second 32-bit word (PP|O|KK|R|message
@@ -109,7 +114,7 @@ GOP = 50
 AAC_FRAME_MS = 1024 * 1000 / 44100
 TS_AUDIO_PID = 0x101  # ffmpeg's MPEG-TS muxer: video 0x100, audio 0x101
 NS_PREFIX = "sluice-srtloss-"
-METHODS = ("all", "first")
+METHODS = ("all", "first", "rtp")
 
 
 # ---- the lossy link: this file run as `srt_loss_tools.py --link ROOT_DEV NS_DEV LOSS DELAY SEED METHOD` ----
@@ -139,6 +144,20 @@ def srt_header(pkt):
     return "data", int.from_bytes(h[0:4], "big"), bool(h[4] & 0x04)  # R: bit 26 of the second word
 
 
+def rtp_header(pkt):
+    """The RTP or RTCP packet in an IPv4 packet (UDP, then SRTP's or SRTCP's header, in clear), or
+    None: ("data", (SSRC, sequence number), False), or ("control", "rtcp", False) (RTCP's packet
+    types 192-223 where RTP has its marker bit and payload type; RFC 5761)."""
+    if len(pkt) < 20 or pkt[0] >> 4 != 4 or pkt[9] != 17:
+        return None
+    h = pkt[(pkt[0] & 0x0F) * 4 + 8:][:12]
+    if len(h) < 12 or h[0] >> 6 != 2:
+        return None
+    if 192 <= h[1] <= 223:
+        return "control", "rtcp", False
+    return "data", (int.from_bytes(h[8:12], "big"), int.from_bytes(h[2:4], "big")), False
+
+
 def nak_sequences(pkt):
     """The sequence numbers an SRT NAK (in an IPv4 packet) names: its loss list after the header,
     single numbers and ranges (first number with the top bit set, then the last)."""
@@ -159,11 +178,11 @@ def nak_sequences(pkt):
 def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
     """Joins two TUN devices like a cable with netem's `delay DELAY` on both ends, and from SIGUSR1
     on `loss LOSS` too: every IP packet one end's kernel sends is dropped with probability `loss`
-    (method "first": never an SRT retransmission) or written to the other end `delay_s` later (a
-    fixed delay keeps the order). SIGHUP stops the loss and prints what the link carried and
-    dropped while the loss was on; SIGUSR2 drops the next SRT data packet from the namespace, and
-    only that one. Ends on SIGTERM or when its parent dies (the devices go with it), printing the
-    same."""
+    (method "first": never an SRT retransmission; "rtp": follows RTP, not SRT) or written to the
+    other end `delay_s` later (a fixed delay keeps the order). SIGHUP stops the loss and prints
+    what the link carried and dropped while the loss was on; SIGUSR2 drops the next SRT data
+    packet from the namespace, and only that one. Ends on SIGTERM or when its parent dies (the
+    devices go with it), printing the same."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     lossy, prime, report = [], [], []
@@ -192,18 +211,23 @@ def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
     trace = {}  # a dropped data packet's story until repaired: [(ms after its drop, event)]
     waits = []  # seconds from the packet that showed the server a loss to the retransmission, at the link
     slowest = []  # (wait s, the story) of the slowest repairs
+    slow = []  # (s into the loss at the drop, s to the repair) of every repair 100 ms or more after its drop
+    rtp_passed = set()  # method "rtp": (direction, (SSRC, sequence number)) of every RTP packet so far
+    rtp_repaired = set()  # ... SSRCs with a repair: a dropped packet of another (audio: no NACK) is not "unrepaired"
 
     def print_stats():
         r, g, w = sorted(repairs), sorted(nak_gaps), sorted(waits)
         if g:  # how long the server took to name a packet again, in 10 ms steps: "20-29:N"
             steps = collections.Counter(int(x * 100) for x in g)
             print("nak gaps ms " + " ".join(f"{k * 10}-{k * 10 + 9}:{steps[k]}" for k in sorted(steps)), flush=True)
+        if slow:  # each one's drop (s into the loss) and repair (ms after the drop): "12.345+170"
+            print("repairs over 100 ms " + " ".join(f"{at:.3f}+{took * 1000:.0f}" for at, took in slow), flush=True)
         for took, story in sorted(slowest, reverse=True)[:3]:
             print(f"slow repair, waited {took * 1000:.0f} ms, {story[0] - loss_began[0]:.1f} s into the loss: " +
                   ", ".join(f"{e} +{ms:.0f}" for ms, e in story[1:]), flush=True)
         print(f"stats to_ns={seen[a]} to_ns_lost={lost[a]} from_ns={seen[b]} from_ns_lost={lost[b]} "
               f"rexmit={n['rexmit']} rexmit_lost={n['rexmit_lost']} naks={n['nak']} naks_lost={n['nak_lost']} "
-              f"repaired={len(r)} unrepaired={len(dropped_at)} "
+              f"repaired={len(r)} unrepaired={sum(method != 'rtp' or k[1][0] in rtp_repaired for k in dropped_at)} "
               f"repair_p50_ms={round(r[len(r) // 2] * 1000) if r else 0} "
               f"repair_p99_ms={round(r[len(r) * 99 // 100] * 1000) if r else 0} "
               f"repair_max_ms={round(r[-1] * 1000) if r else 0} "
@@ -230,7 +254,13 @@ def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
                 except OSError:
                     continue
                 now = time.monotonic()
-                kind, value, rexmit = srt_header(pkt) or (None, 0, False)
+                if method == "rtp":
+                    kind, value, rexmit = rtp_header(pkt) or (None, 0, False)
+                    if kind == "data":  # seen before: a retransmission
+                        rexmit = (fd, value) in rtp_passed
+                        rtp_passed.add((fd, value))
+                else:
+                    kind, value, rexmit = srt_header(pkt) or (None, 0, False)
                 if prime and fd == b and kind == "data":
                     prime.clear()
                     continue
@@ -251,18 +281,26 @@ def run_link(root_dev, ns_dev, loss, delay_s, seed, method):
                         nak_last[seq] = now
                         if (other[fd], seq) in trace:
                             trace[(other[fd], seq)].append((now, "NAK lost" if drop else "NAK"))
+                    if method == "rtp" and kind == "control":  # which RTCP packet is a NACK, SRTCP hides
+                        for key, story in trace.items():
+                            if key[0] == other[fd] and len(story) < 10:
+                                story.append((now, "RTCP lost" if drop else "RTCP"))
                     if kind == "data" and not rexmit and not drop:
-                        for key, story in trace.items():  # the packet that shows the server the loss
-                            if key[0] == fd and len(story) == 1:
+                        for key, story in trace.items():  # the packet that shows the receiver the loss
+                            if key[0] == fd and len(story) == 1 and (method != "rtp" or key[1][0] == value[0]):
                                 story.append((now, "next packet"))
                     if rexmit and (fd, value) in dropped_at:
                         if drop:
                             trace[(fd, value)].append((now, "retransmission lost"))
                         else:
+                            if method == "rtp":
+                                rtp_repaired.add(value[0])
                             repairs.append(now - dropped_at[(fd, value)])
                             story = trace.pop((fd, value))
                             found = [t for t, e in story if e == "next packet"]
                             waits.append(now - (found[0] if found else story[0][0]))
+                            if repairs[-1] >= 0.1:
+                                slow.append((story[0][0] - loss_began[0], repairs[-1]))
                             slowest.append((waits[-1], [story[0][0]] +
                                             [(1000 * (t - story[0][0]), e) for t, e in story] +
                                             [(1000 * repairs[-1], "retransmission")]))
@@ -402,17 +440,19 @@ class LossyLink:
     def stop_loss(self):
         """Stops the loss; reads the link's figures so far."""
         self.proc.send_signal(signal.SIGHUP)
-        while select.select([self.proc.stdout], [], [], 5)[0]:
-            line = self.proc.stdout.readline()
-            self.read_stats(line)
-            if not line or line.startswith("stats "):
-                break
+        # The link prints its lines at once, the figures last: once the first is there, read on to
+        # those (not select() again: the first readline() may have buffered them all).
+        if select.select([self.proc.stdout], [], [], 5)[0]:
+            for line in iter(self.proc.stdout.readline, ""):
+                self.read_stats(line)
+                if line.startswith("stats "):
+                    break
 
     def read_stats(self, line):
         """Reads a line of the link's: its figures, or the story of one of its slowest repairs."""
         if line.startswith("stats "):
             self.stats = {k: int(v) for k, v in (w.split("=") for w in line.split()[1:])}
-        elif line.startswith(("slow repair", "nak gaps")) and line.strip() not in self.slow:
+        elif line.startswith(("slow repair", "nak gaps", "repairs over")) and line.strip() not in self.slow:
             self.slow.append(line.strip())
 
     def summary(self):
