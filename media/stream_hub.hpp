@@ -31,6 +31,7 @@
 #include "media/codec_info.hpp"
 #include "media/frame.hpp"
 #include "media/gop_cache.hpp"
+#include "media/stream_health.hpp"
 #include "media/subscriber.hpp"
 
 namespace sluice::media {
@@ -75,6 +76,10 @@ class StreamHub {
   size_t subscriber_count() const { return subscribers_.size() - vacant_; }
 
   const CodecInfo& info() const { return info_; }
+  // What the publisher really sends, fed by the owning loop's publication (server/live/publication.hpp);
+  // kept across publications (it counts them).
+  StreamHealth& health() { return health_; }
+  const StreamHealth& health() const { return health_; }
   const Stats& stats() const { return stats_; }
   uint64_t frames_in() const { return stats_.frames_in; }
   uint64_t bytes_in() const { return stats_.bytes_in; }
@@ -109,6 +114,7 @@ class StreamHub {
   std::vector<FramePtr> sequence_headers_;  // at most one per (kind, track), in arrival order
   GopCache gop_;
   CodecInfo info_;
+  StreamHealth health_;
   Stats stats_;
 };
 

@@ -313,7 +313,7 @@ void Server::on_mesh_event(MeshEvent& e) {
       draining_ = true;
       request_reconnects();
       return;
-    default: registry_.on_mesh_event(e); return;
+    default: registry_.on_mesh_event(e, now_ms()); return;
   }
 }
 

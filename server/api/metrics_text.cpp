@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -143,6 +144,65 @@ void hold_and_cluster_series(MetricsText& out, const json& s) {
   }
 }
 
+// What each publisher really sends (docs/api.md, "Stream health"): a series per stream and track
+// for the streams with a publisher, at most kHealthSeriesStreams of them (in name order) so a
+// server with many streams keeps its scrape bounded: 5 video and 3 audio series a stream.
+constexpr size_t kHealthSeriesStreams = 1000;
+
+void health_series(MetricsText& out, const json& streams) {
+  struct PerTrack {
+    const char* name;
+    const char* help;
+    const char* track;
+    std::function<std::optional<double>(const json&)> get;
+  };
+  auto number = [](const json& t, const char* key) -> std::optional<double> {
+    const json& v = t[key];
+    return v.is_number() ? std::optional(v.get<double>()) : std::nullopt;
+  };
+  const PerTrack per_track[] = {
+      {"sluice_stream_fps", "Frames per second the publisher sends, from the media timestamps of the last 5 s.",
+       nullptr, [&](const json& t) { return number(t, "fps"); }},
+      {"sluice_stream_track_kbps", "Bit rate of the track's payload over the last 10 s, kbit/s.", nullptr,
+       [&](const json& t) { return number(t, "kbps_10s"); }},
+      {"sluice_stream_idle_seconds", "Time since the track's last frame.", nullptr,
+       [&](const json& t) -> std::optional<double> {
+         auto ms = number(t, "idle_ms");
+         return ms ? std::optional(*ms / 1000) : std::nullopt;
+       }},
+      {"sluice_stream_keyframe_interval_seconds", "The last interval between two keyframes.", "video",
+       [&](const json& t) -> std::optional<double> {
+         const json& k = t["keyframe_interval"];
+         return k.is_object() ? std::optional(k["last_s"].get<double>()) : std::nullopt;
+       }},
+      {"sluice_stream_keyframe_interval_max_seconds", "The longest of the last 16 keyframe intervals.", "video",
+       [&](const json& t) -> std::optional<double> {
+         const json& k = t["keyframe_interval"];
+         return k.is_object() ? std::optional(k["max_s"].get<double>()) : std::nullopt;
+       }},
+  };
+  for (const auto& pt : per_track) {
+    bool announced = false;
+    size_t shown = 0;
+    for (const auto& st : streams) {
+      const json& h = st["health"];
+      if (!h.is_object() || ++shown > kHealthSeriesStreams) continue;
+      for (const char* track : {"video", "audio"}) {
+        if (pt.track != nullptr && std::string_view(pt.track) != track) continue;
+        const json& t = h[track];
+        if (!t.is_object()) continue;
+        auto v = pt.get(t);
+        if (!v) continue;
+        if (!announced) out.metric(pt.name, "gauge", pt.help);
+        announced = true;
+        out.value(
+            std::string(pt.name) + "{stream=\"" + label(st["name"].get<std::string>()) + "\",track=\"" + track + "\"}",
+            *v);
+      }
+    }
+  }
+}
+
 // One family per figure, a series per stream.
 void stream_series(MetricsText& out, const json& streams) {
   struct PerStream {
@@ -177,6 +237,7 @@ void stream_series(MetricsText& out, const json& streams) {
     for (const auto& st : streams)
       out.value(std::string(ps.name) + "{stream=\"" + label(st["name"].get<std::string>()) + "\"}", ps.get(st));
   }
+  health_series(out, streams);
 }
 
 }  // namespace

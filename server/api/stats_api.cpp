@@ -32,6 +32,7 @@
 #include "server/live/worker_mesh.hpp"
 #include "config/config.hpp"
 #include "server/api/metrics_text.hpp"
+#include "server/api/stream_health_json.hpp"
 #include "server/api/stream_json.hpp"
 
 namespace sluice::server {
@@ -44,7 +45,7 @@ double seconds(uint64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
 // What one worker knows of a stream. On the publisher's worker that is everything; a mirror
 // worker knows its own players (and the codecs, from the frames it was sent).
-StreamFacts stream_facts(std::string_view key, const StreamRegistry::Entry& e) {
+StreamFacts stream_facts(std::string_view key, const StreamRegistry::Entry& e, uint64_t now_ms) {
   const media::StreamHub& hub = *e.hub;
   StreamFacts f;
   f.key = key;
@@ -67,11 +68,13 @@ StreamFacts stream_facts(std::string_view key, const StreamRegistry::Entry& e) {
   f.gop_bytes = hub.gop_bytes();
   f.bitrate_in_kbps = std::round(e.kbps * 10) / 10;
   f.dropped_frames = e.dropped_frames;
+  const media::StreamHealth::Figures health = hub.health().figures(now_ms);
+  if (health.publish_starts != 0) f.health = stream_health_json(health, hub.metadata());
   return f;
 }
 
-json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e) {
-  return stream_facts_json(stream_facts(key, e));
+json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e, uint64_t now_ms) {
+  return stream_facts_json(stream_facts(key, e, now_ms));
 }
 
 // Every worker's view of every stream, merged: players add up, the rest comes from the worker
@@ -91,7 +94,7 @@ std::map<std::string, json> merged_streams(ApiView& server) {
     have["players"] = players;
     have["dropped_frames"] = dropped;
   };
-  for (const auto& [key, e] : server.registry().entries()) merge(key, worker_stream_json(key, e));
+  for (const auto& [key, e] : server.registry().entries()) merge(key, worker_stream_json(key, e, server.now_ms()));
   if (WorkerMesh* mesh = server.mesh()) {
     for (const auto& shared : mesh->snapshots(server.worker())) {
       const json& snap = *shared;
@@ -193,7 +196,7 @@ bool write_streams(ApiView& server, HttpService& http, const std::string* only, 
                             readers == flv.end() ? 0 : readers->second};
     ++h;
     if (r.local != nullptr) {
-      StreamFacts f = stream_facts(r.key, *r.local);
+      StreamFacts f = stream_facts(r.key, *r.local, server.now_ms());
       f.players = r.players;
       f.dropped_frames = r.dropped;
       write_stream(w, f, extras);
@@ -438,7 +441,7 @@ HttpApiReply http_api_reply(ApiView& server, HttpService& http, const HttpReques
 
 json worker_snapshot(ApiView& server) {
   json streams = json::object();
-  for (const auto& [key, e] : server.registry().entries()) streams[key] = worker_stream_json(key, e);
+  for (const auto& [key, e] : server.registry().entries()) streams[key] = worker_stream_json(key, e, server.now_ms());
   uint64_t in = 0, out = 0;
   for (RtmpConnection* c : server.connections()) {
     in += c->bytes_in();

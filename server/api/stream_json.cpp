@@ -54,6 +54,7 @@ nlohmann::json stream_facts_json(const StreamFacts& f) {
   j["bitrate_in_kbps"] = f.bitrate_in_kbps;
   j["dropped_frames"] = f.dropped_frames;
   j["takeovers"] = f.takeovers;
+  j["health"] = f.health;
   return j;
 }
 
@@ -90,6 +91,7 @@ void write_stream(JsonWriter& w, const StreamFacts& f, const StreamListExtras& e
       .member_number("bytes", f.gop_bytes)
       .member_number("frames", f.gop_frames)
       .end_object();
+  json_or_null("health", f.health.is_null() ? nullptr : &f.health);
   json_or_null("hls", extras.hls);
   json_or_null("hls_variant", extras.hls_variant);
   w.member_number("http_flv_players", extras.http_flv_players);

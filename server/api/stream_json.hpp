@@ -34,6 +34,9 @@ struct StreamFacts {
   uint64_t gop_bytes = 0;
   double bitrate_in_kbps = 0;  // as shown (rounded to 0.1)
   uint64_t dropped_frames = 0;
+  // On the worker the publication is fed on: what the publisher really sends
+  // (server/api/stream_health_json.hpp); null elsewhere.
+  nlohmann::json health;
 };
 
 // What the list adds to a worker's view: the HLS figures (server/hls_api.hpp) and HTTP-FLV readers.

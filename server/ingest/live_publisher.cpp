@@ -6,6 +6,7 @@
 #include "media/frame.hpp"
 #include "media/stream_hub.hpp"
 #include "server/live/stream_registry.hpp"
+#include "server/live/timestamp_jump_log.hpp"
 #include "server/io/logging.hpp"
 #include "config/config.hpp"
 #include "server/record/recorder.hpp"
@@ -68,7 +69,7 @@ void LivePublisher::on_message(protocol::Message& m) { on_frame(m.type, m.timest
 void LivePublisher::on_frame(uint8_t type, uint32_t timestamp, Slice payload) {
   last_frame_ms_ = services_.loop.now_ms();
   std::optional<media::TimestampCorrector::Jump> jump;
-  media::FramePtr frame = publication_->publish(type, timestamp, std::move(payload), jump);
+  media::FramePtr frame = publication_->publish(type, timestamp, std::move(payload), last_frame_ms_, jump);
   if (jump) log_jump(*jump);
   if (!logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
     logged_codecs_ = true;
@@ -116,12 +117,8 @@ bool LivePublisher::stop_recording(const std::string& why) {
 bool LivePublisher::recording() const { return recorder_ && recorder_->recording(); }
 
 void LivePublisher::log_jump(const media::TimestampCorrector::Jump& j) {
-  GuardCounters::bump(GuardEvent::TimestampJump);
-  uint64_t suppressed = 0;
-  if (!jump_log_.allow(services_.loop.now_ms(), suppressed)) return;
-  SLUICE_LOG_WARN("conn={} event=timestamp_jump stream={} kind={} from={} to={} step_ms={} rebased_to={} suppressed={}",
-                  host_.publishing_peer().id(), key_, j.kind == media::FrameKind::Audio ? "audio" : "video", j.from,
-                  j.to, j.step_ms, j.output, suppressed);
+  log_timestamp_jump("conn=" + std::to_string(host_.publishing_peer().id()), key_, j, jump_log_,
+                     services_.loop.now_ms());
 }
 
 }  // namespace sluice::server

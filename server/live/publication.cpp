@@ -12,13 +12,14 @@ Publication::Publication(media::StreamHub& hub, uint32_t timestamp_jump_ms, std:
   // While the publication taken over goes on this is a republish: caches dropped, subscribers told
   // of a start (media/stream_hub.hpp, rule 5), never of an end.
   hub_.start_publish();
+  hub_.health().on_publish_start(continue_after.has_value());
 }
 
 Publication::~Publication() {
   if (!quiet_end_) hub_.end_publish();
 }
 
-media::FramePtr Publication::publish(uint8_t type, uint32_t timestamp, Slice payload,
+media::FramePtr Publication::publish(uint8_t type, uint32_t timestamp, Slice payload, uint64_t now_ms,
                                      std::optional<media::TimestampCorrector::Jump>& jump) {
   if (type == protocol::msg_type::kDataAmf0) {
     if (auto stripped = media::strip_set_data_frame(payload)) payload = std::move(*stripped);
@@ -28,6 +29,8 @@ media::FramePtr Publication::publish(uint8_t type, uint32_t timestamp, Slice pay
   media::FramePtr frame = media::make_frame(type, corrected, std::move(payload));
   ++frames_;
   bytes_ += frame->payload.size();
+  if (jump) hub_.health().on_timestamp_jump();
+  hub_.health().on_frame(*frame, now_ms);
   hub_.publish(frame);
   return frame;
 }

@@ -37,9 +37,10 @@ class Publication {
   Publication& operator=(const Publication&) = delete;
 
   // One frame of the source: its FLV tag type (8 audio, 9 video, 18 data), its timestamp as the
-  // source stamped it, its payload. Returns the frame the hub got; `jump` is set when the source's
-  // clock jumped (the caller logs it with its own fields).
-  media::FramePtr publish(uint8_t type, uint32_t timestamp, Slice payload,
+  // source stamped it, its payload, and when it arrived (the loop's ms clock, for the stream's
+  // health: media/stream_health.hpp). Returns the frame the hub got; `jump` is set when the
+  // source's clock jumped (counted here; the caller logs it with its own fields).
+  media::FramePtr publish(uint8_t type, uint32_t timestamp, Slice payload, uint64_t now_ms,
                           std::optional<media::TimestampCorrector::Jump>& jump);
 
   // A new publisher takes over: the hub's publication is not ended when this one goes (the

@@ -276,7 +276,7 @@ void StreamRegistry::drop_forwarders(Entry& e) {
   e.forwarders.clear();
 }
 
-void StreamRegistry::on_mesh_event(MeshEvent& ev) {
+void StreamRegistry::on_mesh_event(MeshEvent& ev, uint64_t now_ms) {
   if (ev.kind == MeshEvent::Kind::Evict) return on_evict_request(ev);
   if (ev.kind == MeshEvent::Kind::EvictDone) return on_evict_answer(ev);
   auto it = entries_.find(ev.key);
@@ -301,10 +301,18 @@ void StreamRegistry::on_mesh_event(MeshEvent& ev) {
   // owner's last words: ignore them.
   if (e.publisher) return;
   switch (ev.kind) {
-    case MeshEvent::Kind::PublishStart: e.hub->start_publish(); break;
+    case MeshEvent::Kind::PublishStart:
+      e.hub->start_publish();
+      e.hub->health().on_publish_start(false);
+      break;
     case MeshEvent::Kind::PublishEnd: e.hub->end_publish(); break;
     // A copy of this loop's own (media/frame.hpp, copy_frame): no reference count shared with the owner.
-    case MeshEvent::Kind::Frame: e.hub->publish(media::copy_frame(*ev.frame)); break;
+    case MeshEvent::Kind::Frame: {
+      media::FramePtr copy = media::copy_frame(*ev.frame);
+      e.hub->health().on_frame(*copy, now_ms);
+      e.hub->publish(std::move(copy));
+      break;
+    }
     default: break;
   }
 }

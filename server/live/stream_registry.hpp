@@ -95,7 +95,9 @@ class StreamRegistry {
   // Joins the worker mesh.
   void attach_mesh(WorkerMesh* mesh, uint32_t worker);
   // Subscribe / Unsubscribe / PublishStart / PublishEnd / Frame events from other workers.
-  void on_mesh_event(MeshEvent& e);
+  // now_ms: the loop's clock, for the health a mirror measures too (media/stream_health.hpp), so
+  // the stream's figures stay shown while this worker's players wait after the publisher left.
+  void on_mesh_event(MeshEvent& e, uint64_t now_ms = 0);
 
   media::StreamHub* find(const std::string& key);
   // Published here or, with several workers, on another one (its messages may not be here yet).

@@ -7,6 +7,7 @@
 #include "server/io/logging.hpp"
 #include "server/live/publication.hpp"
 #include "server/live/stream_registry.hpp"
+#include "server/live/timestamp_jump_log.hpp"
 #include "server/relay/push_target.hpp"
 #include "server/relay/relay_services.hpp"
 
@@ -118,7 +119,8 @@ void Pull::relay_media(RelayLink&, protocol::Message& m) {
   }
   std::optional<media::TimestampCorrector::Jump> jump;
   ++frames_;
-  publication_->publish(m.type, m.timestamp, std::move(m.payload), jump);
+  publication_->publish(m.type, m.timestamp, std::move(m.payload), last_frame_ms_, jump);
+  if (jump) log_timestamp_jump("relay=pull", settings_.key, *jump, jump_log_, last_frame_ms_);
 }
 
 void Pull::relay_source_end(RelayLink&) { end_publication(); }

@@ -24,6 +24,7 @@
 
 #include "media/stream_hub.hpp"
 #include "media/timestamp_corrector.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/live/publication.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/relay/backoff.hpp"
@@ -104,6 +105,7 @@ class Pull final : public RelayLink::Owner, public PublisherSeat {
   uint64_t retry_at_ms_ = 0;
   uint64_t live_since_ms_ = 0;
   uint64_t last_frame_ms_ = 0;    // when the upstream last sent media (or went live)
+  LogRateLimit jump_log_;         // an upstream whose clock jumps on every message must not flood the log
   uint64_t unused_since_ms_ = 0;  // 0: in use
   uint64_t connects_ = 0;
   uint64_t frames_ = 0;

@@ -38,7 +38,7 @@ struct Source {
   }
   void send(uint8_t type, uint32_t ts, Bytes payload) {
     std::optional<media::TimestampCorrector::Jump> jump;
-    publication->publish(type, ts, Slice::adopt(std::move(payload)), jump);
+    publication->publish(type, ts, Slice::adopt(std::move(payload)), 0, jump);
   }
 };
 
