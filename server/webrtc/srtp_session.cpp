@@ -101,10 +101,15 @@ std::string_view srtp_status_name(int status) {
   return kNames[status];
 }
 
-Result<std::unique_ptr<SrtpSession>> SrtpSession::create(const SrtpKeys& keys, const SrtpOptions& options) {
+Result<void> SrtpSession::init_library() {
   if (const srtp_err_status_t s = library_status(); s != srtp_err_status_ok) {
     return Error(Errc::Config, "SRTP: srtp_init: " + std::string(srtp_status_name(s)));
   }
+  return {};
+}
+
+Result<std::unique_ptr<SrtpSession>> SrtpSession::create(const SrtpKeys& keys, const SrtpOptions& options) {
+  if (auto ready = init_library(); !ready) return ready.error();
   const size_t want = srtp_key_length(keys.profile) + srtp_salt_length(keys.profile);
   if (keys.size != want) {
     return Error(Errc::Config, "SRTP: " + std::string(srtp_profile_name(keys.profile)) + " needs " +

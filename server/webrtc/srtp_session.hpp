@@ -65,6 +65,9 @@ class SrtpSession {
  public:
   // Errc::Config with libsrtp's status name when it refuses the keys or the policy.
   static Result<std::unique_ptr<SrtpSession>> create(const SrtpKeys& keys, const SrtpOptions& options = {});
+  // Loads libsrtp (srtp_init and the NSS modules behind it: 0.3 s and more) once per process. A
+  // service calls it at start, so the first session's handshake does not stall its loop.
+  static Result<void> init_library();
   ~SrtpSession();
   SrtpSession(const SrtpSession&) = delete;
   SrtpSession& operator=(const SrtpSession&) = delete;

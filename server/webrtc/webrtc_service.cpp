@@ -71,6 +71,7 @@ Result<void> WebrtcService::start(std::vector<std::string>& bound) {
   auto certificate = shared_certificate();
   if (!certificate) return certificate.error();
   certificate_ = *certificate;
+  if (auto srtp = SrtpSession::init_library(); !srtp) return srtp.error();
   const config::ListenAddress& at = c.listen.front();
   const uint16_t want = at.port == 0 ? 0 : static_cast<uint16_t>(at.port + worker_);
   auto port = port_.open(at.host, want);

@@ -22,6 +22,9 @@ namespace {
 constexpr size_t kFillBytes = 256 * 1024;
 // Sender reports (WHEP) and receiver reports with a REMB (WHIP): once a second, as browsers do.
 constexpr uint64_t kReportMs = 1000;
+// A WHIP publisher that sent no keyframe this long is asked for one: browsers send one only when
+// asked, and a player's join, an HLS segment and a recording's start all wait for one.
+constexpr uint64_t kPublisherKeyframeMs = 2000;
 
 const char* role_name(pw::WebrtcRole r) { return r == pw::WebrtcRole::Whip ? "whip" : "whep"; }
 }  // namespace
@@ -254,7 +257,10 @@ void WebrtcSession::on_tick(uint64_t now_ms) {
   send_sender_reports(now_ms);
   if (receiver_) {
     receiver_->poll(now_ms);
-    if (receiver_->keyframe_wanted()) ask_keyframe(now_ms);
+    const auto last_keyframe = receiver_->last_keyframe_ms();
+    if (receiver_->keyframe_wanted() || (last_keyframe && now_ms - *last_keyframe >= kPublisherKeyframeMs)) {
+      ask_keyframe(now_ms);
+    }
     send_publisher_feedback(now_ms);
   }
   if (!dtls_ || state_ != State::Handshaking) return;

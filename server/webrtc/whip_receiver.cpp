@@ -33,6 +33,7 @@ void WhipReceiver::on_rtp(std::span<const uint8_t> packet, uint64_t now_ms) {
     return;
   }
   const auto now = static_cast<int64_t>(now_ms);
+  now_ms_ = now_ms;
   if (types_.video_rtx != 0 && view->payload_type == types_.video_rtx) {
     // A retransmission (or a padding probe, which restores nothing): the original again.
     if (!video_.started || !rtp::restore_rtx(packet, *view, types_.video, video_.ssrc, restored_)) {
@@ -60,6 +61,7 @@ void WhipReceiver::take(Track& track, bool video, const rtp::RtpPacketView& view
   if (!track.started) {
     track.started = true;
     track.ssrc = view.ssrc;
+    if (video) last_keyframe_ms_ = static_cast<uint64_t>(now);
     if (!have_base_) {
       have_base_ = true;
       base_ms_ = now;
@@ -82,6 +84,7 @@ void WhipReceiver::take(Track& track, bool video, const rtp::RtpPacketView& view
 }
 
 void WhipReceiver::poll(uint64_t now_ms) {
+  now_ms_ = now_ms;
   poll_track(video_, static_cast<int64_t>(now_ms));
   poll_track(audio_, static_cast<int64_t>(now_ms));
 }
@@ -141,6 +144,7 @@ void WhipReceiver::emit(Track& track, std::vector<rtp::DepacketizedFrame>& frame
     const auto timestamp = static_cast<uint32_t>(static_cast<int64_t>(f.timestamp_ms) + track.offset_ms);
     if (&track == &video_) {
       ++frames_;
+      if (f.keyframe) last_keyframe_ms_ = now_ms_;
       on_frame_(9, timestamp, Slice::adopt(std::move(f.body)));
       continue;
     }

@@ -58,6 +58,9 @@ class WhipReceiver {
   std::optional<uint32_t> video_ssrc() const { return video_.started ? std::optional(video_.ssrc) : std::nullopt; }
   std::vector<uint32_t> media_ssrcs() const;
   bool keyframe_wanted() { return h264_.take_keyframe_request(); }
+  // When the last keyframe went to the hub (the loop's ms clock), or when video began when none
+  // did yet; nothing before the first video packet.
+  std::optional<uint64_t> last_keyframe_ms() const { return last_keyframe_ms_; }
 
   uint64_t frames() const { return frames_; }
   uint64_t foreign_packets() const { return foreign_; }
@@ -96,6 +99,8 @@ class WhipReceiver {
   uint64_t frames_ = 0;
   uint64_t foreign_ = 0;
   uint64_t rtx_ = 0;
+  std::optional<uint64_t> last_keyframe_ms_;
+  uint64_t now_ms_ = 0;  // of the packet being taken
 };
 
 }  // namespace sluice::server

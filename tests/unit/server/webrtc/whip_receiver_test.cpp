@@ -99,7 +99,8 @@ TEST_CASE("a lost packet is NACKed, comes back as RTX, and the keyframe goes out
   for (size_t i = 0; i < packets.size(); ++i) {
     if (i != lost) rx.r.on_rtp(packets[i], 1000 + i);
   }
-  CHECK(rx.frames.empty());  // the keyframe (and its sequence header) waits for its piece
+  CHECK(rx.frames.empty());                // the keyframe (and its sequence header) waits for its piece
+  CHECK(rx.r.last_keyframe_ms() == 1000);  // video began: the 2-s keyframe clock starts there
   CHECK(rx.nacks(1003).empty());
   const uint16_t missing = static_cast<uint16_t>(65533 + lost);
   CHECK(rx.nacks(1009) == std::vector<uint16_t>{missing});
@@ -115,6 +116,7 @@ TEST_CASE("a lost packet is NACKed, comes back as RTX, and the keyframe goes out
   CHECK(rx.frames[1].first == 9);
   CHECK(rx.frames[1].second > 4000);
   CHECK(rx.r.rtx_packets() == 1);
+  CHECK(rx.r.last_keyframe_ms() == 1062);  // the keyframe went to the hub with its repair
   CHECK(rx.r.nack_stats().recovered == 1);
   CHECK_FALSE(rx.r.keyframe_wanted());
   CHECK(rx.nacks(1200).empty());
