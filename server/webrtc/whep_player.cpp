@@ -13,8 +13,6 @@ namespace {
 constexpr size_t kRtpHeader = 12;
 constexpr size_t kHistoryPackets = 512;      // ~1 s of a 5 Mb/s stream: a few round trips
 constexpr size_t kAudioHistoryPackets = 64;  // 1.3 s of 20 ms Opus packets
-// Audio this far behind the newest frame queued, before any audio went out, is the replayed GOP's.
-constexpr int32_t kAudioJoinLagMs = 400;
 
 bool is_h264(const media::Frame& f) {
   if (f.payload.size() < 1) return false;
@@ -48,10 +46,6 @@ void WhepPlayer::on_publish_end() {
 
 bool WhepPlayer::wants(const media::Frame& f) const {
   if (ended_) return false;
-  if (f.kind != media::FrameKind::Data && (!queued_any_ || static_cast<int32_t>(f.timestamp - newest_queued_) > 0)) {
-    newest_queued_ = f.timestamp;
-    queued_any_ = true;
-  }
   if (f.kind == media::FrameKind::Video) return video_.payload_type != 0;
   return f.kind == media::FrameKind::Audio && audio_.payload_type != 0;
 }
@@ -63,13 +57,6 @@ bool WhepPlayer::fill(size_t max_bytes) {
 
 void WhepPlayer::append(const media::Frame& f, WriteBatch&) {
   if (f.kind == media::FrameKind::Video) return send_video(f);
-  if (!audio_live_ && !f.sequence_header) {
-    if (static_cast<int32_t>(newest_queued_ - f.timestamp) > kAudioJoinLagMs) {
-      ++audio_skipped_at_join_;
-      return;
-    }
-    audio_live_ = true;
-  }
   if (media::read_opus_body(f.payload.span())) return send_audio(f);
   auto header = media::parse_audio_tag(f.payload.span());
   if (!header || header->codec() != media::AudioCodec::Aac) {

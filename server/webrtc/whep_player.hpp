@@ -9,9 +9,6 @@
 // Each packet gets this player's 12-byte header (its SSRCs, its own sequence numbers) and goes to
 // `send`, which protects it with SRTP and puts it on the UDP port. Frames of other codecs (HEVC,
 // MP3) are counted and skipped.
-// A join starts its video on the GOP cache's keyframe but its audio at the live edge: audio of the
-// replayed GOP would fill the browser's audio buffer (1.5-2 s measured), and lip sync would then
-// hold the video that far behind for the whole session (docs/webrtc.md, "Delay").
 #pragma once
 
 #include <cstdint>
@@ -61,7 +58,6 @@ class WhepPlayer final : public LiveSubscriber {
   const Track& video() const { return video_; }
   const Track& audio() const { return audio_; }
   uint64_t skipped_frames() const { return skipped_; }
-  uint64_t audio_skipped_at_join() const { return audio_skipped_at_join_; }
 
   AccessTicket ticket;  // the play's seat and its done hook
 
@@ -84,11 +80,6 @@ class WhepPlayer final : public LiveSubscriber {
   std::shared_ptr<SharedMedia> shared_;  // the stream's Opus and RTP payloads, shared by its players on this loop
   std::vector<uint8_t> packet_;
   uint64_t skipped_ = 0;
-  // The newest timestamp queued so far, and whether audio reached the live edge (see the top).
-  mutable uint32_t newest_queued_ = 0;
-  mutable bool queued_any_ = false;
-  bool audio_live_ = false;
-  uint64_t audio_skipped_at_join_ = 0;
   bool started_ = false;
   bool ended_ = false;
 };
