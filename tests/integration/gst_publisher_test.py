@@ -1,6 +1,12 @@
 #!/usr/bin/python3
 """GStreamer's rtmp2sink as a second, independent publisher implementation: players receive its
-stream, starting on a keyframe, and it decodes."""
+stream, starting on a keyframe, and it decodes.
+
+flvmux waits up to 500 ms for the other stream (its `latency`; 0 by default): in live mode it
+otherwise times out on the audio when the machine is loaded, writes the video, and then stamps
+the late AAC frames with the video's time (two at 880 ms, two at 920 ms in a capture of a failed
+run: ffmpeg's decode then reports non-monotonic DTS). The server passes a source's stamps on as
+they come (no timestamp jump was logged), so the source must make them right."""
 import os
 import subprocess
 import sys
@@ -14,7 +20,7 @@ server = Server("gst-publisher").start()
 url = server.url("live/gst")
 pipeline = ("videotestsrc is-live=true ! video/x-raw,width=320,height=240,framerate=25/1 ! "
             "x264enc tune=zerolatency speed-preset=ultrafast key-int-max=25 bitrate=300 ! h264parse ! "
-            "flvmux name=mux streamable=true ! rtmp2sink location=" + url + " "
+            "flvmux name=mux streamable=true latency=500000000 ! rtmp2sink location=" + url + " "
             "audiotestsrc is-live=true ! audioconvert ! avenc_aac ! aacparse ! mux.")
 pub = subprocess.Popen(["gst-launch-1.0", "-q"] + pipeline.split(), stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE)
