@@ -29,7 +29,7 @@ add_custom_command(
 # The operator's documentation, gzipped as Debian policy asks of files over 4 kB in /usr/share/doc.
 set(sluice_docs README.md docs/deploy.md docs/configuration.md docs/live.md docs/hls.md docs/http.md docs/vod.md
     docs/recording.md docs/relays.md docs/cluster.md docs/security.md docs/tls.md docs/srt.md docs/webrtc.md
-    docs/proxy_protocol.md)
+    docs/proxy_protocol.md docs/access_log.md)
 set(sluice_doc_files)
 foreach(doc ${sluice_docs})
   get_filename_component(doc_name ${doc} NAME)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/access.hpp"
+#include "config/access_log.hpp"
 #include "config/address.hpp"
 #include "config/cluster.hpp"
 #include "config/srt.hpp"
@@ -231,6 +232,7 @@ struct Config {
   WebrtcConfig webrtc;      // Off unless webrtc.listen is given (docs/webrtc.md).
   uint32_t workers = 0;     // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
   ShutdownConfig shutdown;
+  AccessLogConfig access_log;  // Off unless access_log.path is given (docs/access_log.md).
 
   // Where the values came from: the file path as given, or "<embedded default>".
   std::string source;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "config/access_log_schema.hpp"
 #include "config/access_schema.hpp"
 #include "config/checks.hpp"
 #include "config/cluster_schema.hpp"
@@ -442,7 +443,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   }
   Section top(r, top_field,
               {"workers", "rtmp", "rtmps", "https", "srt", "webrtc", "apps", "http", "log", "hooks", "limits",
-               "server_id", "cluster", "shutdown"});
+               "server_id", "cluster", "shutdown", "access_log"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -473,6 +474,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   }
   if (auto f = top.take("log")) load_log(r, *f, cfg.log);
   if (auto f = top.take("shutdown")) load_shutdown(r, *f, cfg.shutdown);
+  if (auto f = top.take("access_log")) load_access_log(r, *f, cfg.access_log);
   if (auto f = top.take("hooks")) load_hooks(r, *f, cfg.hooks);
   if (auto f = top.take("limits")) {
     auto rtmp = top.take("rtmp");

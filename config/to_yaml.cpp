@@ -2,6 +2,7 @@
 // the output documents what the server actually runs with; load_string reads it back.
 #include <yaml-cpp/yaml.h>
 
+#include "config/access_log_schema.hpp"
 #include "config/cluster_schema.hpp"
 #include "config/hls_schema.hpp"
 #include "config/load.hpp"
@@ -308,6 +309,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   emit_cluster(out, config.cluster, secrets);
   emit_srt(out, config.srt, secrets);
   emit_webrtc(out, config.webrtc);
+  emit_access_log(out, config.access_log);
   out << YAML::Key << "shutdown" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "drain" << YAML::Value << format_duration(config.shutdown.drain);
   out << YAML::EndMap;

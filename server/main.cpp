@@ -11,6 +11,7 @@
 
 #include "config/default_config.hpp"
 #include "config/load.hpp"
+#include "server/access_log/access_log.hpp"
 #include "server/http/http_shared.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/record_cipher.hpp"
@@ -84,6 +85,7 @@ int run_server(sluice::config::Config cfg) {
   // systemd's READY=1 now that every listener is bound, STOPPING=1 on SIGTERM (docs/deploy.md).
   sluice::server::SystemdNotifier notifier(loops[0].get(), cfg.shutdown.drain.count());
   if (status == 0) notifier.ready(*servers[0]);
+  auto access_log = sluice::server::watch_access_log_reopen(loops[0].get(), cfg.access_log);  // SIGUSR1 reopens it
   std::vector<std::thread> threads;
   for (size_t i = 1; i < workers; ++i) {
     threads.emplace_back([loop = loops[i].get(), i] {

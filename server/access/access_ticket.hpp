@@ -1,7 +1,8 @@
 // AccessTicket: what an admitted publisher or player holds for as long as it exists: its seat in
 // the app's limits and, when it ends, the publish_done / play_done hook (duration and the
-// connection's byte counts at that moment). Held by LivePublisher, LivePlayer, VodPlayer and
-// the HTTP responders; destroying it is ending the session, however that happens.
+// connection's byte counts at that moment), and the session's line in the access log
+// (server/access_log/). Held by LivePublisher, LivePlayer, VodPlayer and the HTTP responders;
+// destroying it is ending the session, however that happens.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,8 @@ class AccessTicket {
         peer_(o.peer_),
         loop_(o.loop_),
         started_ms_(o.started_ms_),
-        reason_(std::move(o.reason_)) {}
+        reason_(std::move(o.reason_)),
+        counted_bytes_out_(o.counted_bytes_out_) {}
   AccessTicket& operator=(AccessTicket&& o) noexcept {
     if (this != &o) {
       end();
@@ -52,6 +54,7 @@ class AccessTicket {
       loop_ = o.loop_;
       started_ms_ = o.started_ms_;
       reason_ = std::move(o.reason_);
+      counted_bytes_out_ = o.counted_bytes_out_;
     }
     return *this;
   }
@@ -59,6 +62,8 @@ class AccessTicket {
 
   // Why the session ends, for the done hook ("unpublish", "closed: idle timeout", ...).
   void set_end_reason(std::string reason) { reason_ = std::move(reason); }
+  // Bytes sent to a session without a connection of its own (an HLS viewer), for the access log.
+  void add_bytes_out(uint64_t n) { counted_bytes_out_ += n; }
   // Sends the done hook now (once) and gives back the seat.
   void end(uint64_t now_ms = 0);
 
@@ -71,6 +76,12 @@ class AccessTicket {
   const LoopContext* loop_ = nullptr;
   uint64_t started_ms_ = 0;
   std::string reason_;
+  uint64_t counted_bytes_out_ = 0;
 };
+
+// The access log's line of a publish or play refused at its admission, which has no ticket:
+// "refused: <reason>", its status a 403 unless the reason says 404 or 429 (docs/access_log.md).
+void write_refused_access_line(AccessAction action, const HookEvent& event, const SessionPeer& peer,
+                               const std::string& reason);
 
 }  // namespace sluice::server

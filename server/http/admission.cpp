@@ -4,6 +4,7 @@
 
 #include "server/access/access_ticket.hpp"
 #include "server/access/gate.hpp"
+#include "server/access_log/access_log.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/file_responder.hpp"
 #include "server/http/flv_responder.hpp"
@@ -89,7 +90,9 @@ void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string
   }
   AccessGate& gate = c.service().gate();
   const auto& hooks = gate.config().hooks;
-  HookEvent event = http_hook_event(c, app, name, !hooks.on_play.empty() || !hooks.on_play_done.empty());
+  // The access log's line of the viewer names its address and agent too (docs/access_log.md).
+  HookEvent event =
+      http_hook_event(c, app, name, !hooks.on_play.empty() || !hooks.on_play_done.empty() || access_log_enabled());
   event.protocol = "hls";
   auto& waiting = c.respond<AdmissionResponder>(gate);
   uint64_t id = gate.admit(

@@ -4,6 +4,8 @@
 #include "server/http/connection.hpp"
 
 #include "protocol/proxy_header.hpp"
+#include "server/access_log/access_log.hpp"
+#include "server/http/access_line.hpp"
 #include "server/http/routes.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
@@ -361,6 +363,11 @@ void HttpConnection::finish_response() {
 }
 
 void HttpConnection::log_request(int status, uint64_t body_bytes) {
+  const uint64_t request_bytes = bytes_in() - std::exchange(access_bytes_in_, bytes_in());
+  if (access_log_enabled()) {
+    write_access_record(
+        http_access_record(*this, status, body_bytes, request_bytes, loop_.now_ms() - response_started_ms_));
+  }
   if (req_.method.empty()) return;  // a request that never parsed: logged as bad_request
   const bool routine = responder_ && responder_->routine() && status < 400;
   SLUICE_LOG_INFO_UNLESS(

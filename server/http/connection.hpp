@@ -196,6 +196,7 @@ class HttpConnection final : public StreamSocket {
   int status_ = 0;
   uint64_t response_started_ms_ = 0;
   uint64_t response_body_bytes_ = 0;
+  uint64_t access_bytes_in_ = 0;              // bytes_in() at the last request's access log line
   std::unique_ptr<HttpResponder> responder_;  // the answer in progress
   std::unique_ptr<HttpResponder> finished_;   // the last one, inert, until the next request
   HttpSendfile sendfile_;                     // the socket's second write path, for file bodies

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "server/access/query.hpp"
+#include "server/access_log/access_log.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/service.hpp"
 #include "server/http/util.hpp"
@@ -192,6 +193,9 @@ void HlsResponder::send_body(int status, std::string headers, std::vector<Slice>
   conn_.write_head(status, headers, HttpConnection::Body::Length, length);
   if (conn_.head_only() || length == 0) return conn_.finish_response();
   share_->bytes_out += length;
+  if (access_log_enabled()) {  // the viewer's line in the access log counts what it was sent
+    conn_.service().hls_sessions().add_bytes(HlsSessions::viewer(conn_.peer_address(), key_, query_), length);
+  }
   body_ = std::move(pieces);
   next_piece_ = 0;
 }

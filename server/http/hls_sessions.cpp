@@ -24,6 +24,11 @@ bool HlsSessions::known(const std::string& viewer, uint64_t now_ms) {
   return true;
 }
 
+void HlsSessions::add_bytes(const std::string& viewer, uint64_t n) {
+  std::lock_guard lock(mutex_);
+  if (auto it = sessions_.find(viewer); it != sessions_.end()) it->second.ticket.add_bytes_out(n);
+}
+
 template <typename Pred>
 std::vector<HlsSessions::Session> HlsSessions::take(uint32_t worker, Pred pred) {
   std::vector<Session> out;
@@ -94,13 +99,17 @@ void HlsSessions::tick(uint64_t now_ms, uint32_t worker) {
   }
 }
 
-void HlsSessions::drop(uint32_t worker) {
+void HlsSessions::drop(uint32_t worker, uint64_t now_ms) {
   std::vector<Session> left;
   {
     std::lock_guard lock(mutex_);
     left = take(worker, [](const Session&) { return true; });
   }
-  left.clear();  // each ticket ends as it goes (its own end time)
+  if (now_ms == 0) return;  // each ticket ends as it goes (its own end time)
+  for (Session& s : left) {
+    s.ticket.set_end_reason("server stopped");
+    s.ticket.end(now_ms);  // play_done and the access log get the session's duration
+  }
 }
 
 }  // namespace sluice::server

@@ -37,13 +37,15 @@ class HlsSessions {
   static std::string viewer(std::span<const uint8_t> address, std::string_view key, std::string_view query);
   // True when the viewer was admitted (on any loop) and has not left; counts as a request.
   bool known(const std::string& viewer, uint64_t now_ms);
+  // Body bytes sent to a known viewer, for its session's line in the access log.
+  void add_bytes(const std::string& viewer, uint64_t n);
   // Remembers an admission made by `worker`'s gate. When another loop admitted the same viewer
   // meanwhile, that session stays and `ticket` ends here (the caller's loop owns it).
   void admit(std::string viewer, AccessTicket ticket, uint64_t now_ms, uint32_t worker = 0);
   // Once a second on each loop: the viewers of `worker` that left end their sessions.
   void tick(uint64_t now_ms, uint32_t worker = 0);
-  // The loop stops: its sessions end now.
-  void drop(uint32_t worker);
+  // The loop stops: its sessions end now (at now_ms, "server stopped"; without it, with no time).
+  void drop(uint32_t worker, uint64_t now_ms = 0);
   size_t size() const;
   // Viewers per stream key ("app/name"), for the stats API and /metrics.
   std::map<std::string, size_t> viewers_by_stream() const;

@@ -27,7 +27,7 @@ HttpService::HttpService(LoopContext& loop, StreamRegistry& registry, AccessGate
       other_connections_(std::move(other_connections)) {}
 
 // This loop's HLS viewers end with it (their tickets are its gate's).
-HttpService::~HttpService() { shared_->hls_sessions.drop(loop_.worker()); }
+HttpService::~HttpService() { shared_->hls_sessions.drop(loop_.worker(), loop_.now_ms()); }
 
 Result<void> HttpService::start(bool grouped) {
   if (auto r = start_timer_and_tls(); !r) return r;

@@ -15,6 +15,8 @@ class SessionPeer {
   virtual const std::string& peer() const = 0;
   virtual uint64_t bytes_in() const = 0;
   virtual uint64_t bytes_out() const = 0;
+  // Over TLS (RTMPS): the access log says so (server/access_log/).
+  virtual bool over_tls() const { return false; }
 
  protected:
   ~SessionPeer() = default;

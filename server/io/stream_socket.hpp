@@ -91,6 +91,7 @@ class StreamSocket : public Flushable, public RingWriteTarget, public PlayerOutp
   const std::vector<uint8_t>& peer_address() const { return peer_address_; }
   uint64_t bytes_in() const override { return bytes_in_; }
   uint64_t bytes_out() const override { return bytes_out_; }
+  bool over_tls() const override { return tls(); }
   uint64_t started_ms() const { return started_ms_; }
   LoopContext& loop_context() { return loop_; }
   const LoopContext& loop_context() const { return loop_; }

@@ -1,6 +1,7 @@
 // RtmpConnection: admission through the access gate (server/access/gate.hpp). A decision may
 // come from a hook, later: the connection then stops reading and holds the events behind it, so
 // that media or commands that follow a publish or play are handled after its answer, in order.
+#include "server/access_log/access_log.hpp"
 #include "server/io/logging.hpp"
 #include "server/rtmp/connection.hpp"
 
@@ -78,6 +79,10 @@ void RtmpConnection::refuse_admission(uint32_t stream_id, bool publish, const st
   if (log_limit_.allow(loop_.now_ms(), suppressed_logs_)) {
     SLUICE_LOG_WARN("conn={} peer={} event={}_rejected app={} stream=\"{}\" by={} reason=\"{}\" suppressed={}", id(),
                     peer(), publish ? "publish" : "play", app_, printable(name), by, o.reason, suppressed_logs_);
+  }
+  if (access_log_enabled()) {
+    write_refused_access_line(publish ? AccessAction::Publish : AccessAction::Play, hook_event(name, ""), *this,
+                              o.reason);
   }
   // Told why, then closed: a client that is refused must not retry on the same connection.
   session_.close_after_flush();

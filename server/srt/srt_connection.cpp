@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/access/access_ticket.hpp"
+#include "server/access_log/access_log.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/live/live_join.hpp"
@@ -68,6 +70,11 @@ HookEvent SrtConnection::hook_base_event(const std::string& stream) const {
 void SrtConnection::refuse(const char* event, const std::string& reason) {
   SLUICE_LOG_WARN("conn={} peer={} event={} app={} stream=\"{}\" reason=\"{}\"", id_, peer(), event, stream_.app,
                   printable(stream_.name), reason);
+  const bool publishes = stream_.mode == protocol::SrtStreamId::Mode::Publish;
+  if (access_log_enabled()) {
+    write_refused_access_line(publishes ? AccessAction::Publish : AccessAction::Play, hook_base_event(stream_.name),
+                              *this, reason);
+  }
   close(reason);
 }
 

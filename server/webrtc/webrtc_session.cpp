@@ -313,6 +313,7 @@ void WebrtcSession::end(const std::string& reason) {
                         " lost=" + std::to_string(receiver_->lost_packets()) +
                         " given_up=" + std::to_string(receiver_->nack_stats().given_up);
   }
+  if (player_) player_->ticket.set_end_reason(reason);
   player_.reset();
   receiver_.reset();
   if (publisher_) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The floors of docs/architecture.md, checked on the include lines of every source file:
-#   base -> protocol -> media -> config -> server/io -> server/{live,vod,access,record} ->
+#   base -> protocol -> media -> config -> server/io -> server/access_log -> server/{live,vod,access,record} ->
 #   server/{relay,hls} (on live/) -> server/cluster (on relay/) -> server/ingest (what every
 #   protocol's publisher does) -> server/{rtmp,srt,webrtc} -> server/http (WHIP/WHEP signalling
 #   hands the offer to server/webrtc)
@@ -28,6 +28,9 @@ check_floor "media" 'base/|protocol/|media/' "media/ includes only base/, protoc
 check_floor "config" 'base/|config/' "config/ includes only base/ and itself"
 low='base/|protocol/|media/|config/'
 check_floor "server/io" "$low|server/io/" "server/io/ sees nothing above it"
+# The access log stands on io/ (its logger) and is written from every wing that ends a session.
+check_floor "server/access_log" "$low|server/io/|server/access_log/" "server/access_log/ sees io/ and the floors below"
+low="$low|server/access_log/"
 for wing in live vod access record; do
   check_floor "server/$wing" "$low|server/io/|server/$wing/" "server/$wing/ sees io/ and the floors below, no other wing"
 done
