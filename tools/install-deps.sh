@@ -9,7 +9,7 @@
 #                                 drive (ffmpeg, rtmpdump, GStreamer, Chromium, VLC as an HLS
 #                                 player, nginx with the RTMP module as a foreign relay peer,
 #                                 Redis and HAProxy for the cluster, lintian and systemd-analyze
-#                                 for the package, ...)
+#                                 for the package, goaccess for the access log's format, ...)
 # Without an argument: test (everything).
 # Idempotent: does nothing when every package of the profile is already installed (and npm is on
 # PATH). Uses sudo when not root.
@@ -55,6 +55,7 @@ if [ "$profile" = test ]; then
     chromium
     vlc-bin vlc-plugin-base
     lintian systemd
+    goaccess
   )
 fi
 

@@ -13,12 +13,14 @@ worker loops:
     flashVer, durations within the clients' own), the HTTP-FLV request's bytes equal curl's, the
     RTMP player's bytes at least the FLV it wrote;
   - the file renamed, SIGUSR1: the next request's line is in a new access.log (mode 0640), not in
-    the renamed one; the server stopped: the HLS viewer's session line (PLAY http://..., HLS, 503
+    the renamed one; goaccess parses every line of both; the server stopped: the HLS viewer's session line (PLAY http://..., HLS, 503
     for the stop, from its first request) counts exactly the bytes of the playlists and segments
     it was sent.
-Run 2, `format: json`, HTTP behind `proxy_protocol`: JSON lines with the named fields; a request
-with a PROXY header from 203.0.113.9 is logged as that client; the RTMP publisher's line has its
-app, stream, reason and bytes_in at least the media it sent.
+Run 2, `format: json`, HTTP behind `proxy_protocol`, SRT: JSON lines with the named fields; a
+request with a PROXY header from 203.0.113.9 is logged as that client; the RTMP publisher's line
+has its app, stream, reason and bytes_in about the media it sent; an SRT reader's line
+(srt://HOSTNAME/live/json: SRT names no host) has at least the bytes of the TS it wrote; an RTMP
+publish without the app's key has its refused line (403, duration 0).
 """
 import json
 import os
@@ -33,8 +35,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
+from srt_tools import free_udp_port  # noqa: E402
 
-require_tools("ffmpeg", "curl")
+require_tools("ffmpeg", "curl", "goaccess")
 
 # nginx's combined format with $request_time appended (docs/access_log.md).
 COMBINED = re.compile(r'^(?P<client>\S+) - - \[(?P<time>\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] '
@@ -214,6 +217,19 @@ check(len(read_lines(rotated)) == before, "and not in the renamed file")
 mode = stat.S_IMODE(os.stat(log).st_mode)
 check(mode == 0o640, f"the new file's mode is 0640 ({oct(mode)})")
 
+# goaccess (the log analyser the format is for) reads every line, requests and sessions alike.
+combined_lines = read_lines(rotated) + read_lines(log)
+with open(os.path.join(server.dir, "all.log"), "w") as f:
+    f.write("\n".join(combined_lines) + "\n")
+report = os.path.join(server.dir, "goaccess.json")
+ga = subprocess.run(["goaccess", os.path.join(server.dir, "all.log"), "--log-format",
+                     '%h %^[%d:%t %^] "%r" %s %b "%R" "%u" %T', "--date-format=%d/%b/%Y", "--time-format=%T",
+                     "-o", report], capture_output=True, text=True, timeout=30)
+general = json.load(open(report))["general"] if ga.returncode == 0 else {}
+check(general.get("total_requests") == len(combined_lines) and general.get("failed_requests") == 0,
+      f"goaccess parses all {len(combined_lines)} lines ({ {k: general.get(k) for k in ('total_requests', 'failed_requests')} }"
+      f"{ga.stderr[-200:]})")
+
 # The HLS viewer's session ends with the server (its 30 s idle end is longer than this test).
 check(server.stop() == 0, "the server stops cleanly")
 hls = find(parsed(log), method="PLAY", protocol="HLS")
@@ -223,41 +239,68 @@ check(len(hls) == 1 and hls[0]["target"] == f"http://127.0.0.1:{hport}/live/cam"
 check(2.0 <= duration_of(hls[0]) <= time.time() - hls_start, f"from its first request to the stop ({hls[0]['duration']})")
 check(int(hls[0]["bytes"]) == viewer.bytes, f"it counts the {viewer.bytes} bytes of playlists and segments sent")
 
-# ---- Run 2: json, HTTP behind the PROXY protocol.
+# ---- Run 2: json, HTTP behind the PROXY protocol, SRT, refusals.
 hport2 = free_port()
+srt_port = free_udp_port()
 extra = (f"workers: 1\nhttp:\n  listen: 127.0.0.1:{hport2}\n  proxy_protocol: true\n"
+         f"srt: {{ listen: 127.0.0.1:{srt_port}, latency: 200ms }}\n"
          "access_log: { path: access.json, format: json }\n")
-server = Server("access-log-json", extra_yaml=extra).start()
-check(wait_port(hport2), "run 2: HTTP listener up")
+apps = ("  live: { type: live }\n"
+        "  keyed: { type: live, publish: { keys: [k-1] } }\n")
+server = Server("access-log-json", extra_yaml=extra, apps=apps).start()
+check(wait_port(hport2) and wait_for(lambda: "event=srt_listening" in server.log_text(), 10),
+      "run 2: HTTP and SRT listeners up")
 log = os.path.join(server.dir, "access.json")
 status, body = http_get(hport2, "/api/v1/server", proxy_from="203.0.113.9")
 check(status == 403, f"a request behind a PROXY header from 203.0.113.9: refused by api.allow ({status})")
-publisher = publish_ffmpeg(src, server.url("live/json"), extra=["-t", "2"])
+publisher = publish_ffmpeg(src, server.url("live/json"), extra=["-t", "2.5"])
+check(wait_for(lambda: "event=publish " in server.log_text(), 10), "run 2: the publisher is live")
+srt_out = os.path.join(server.dir, "srt.ts")
+srt_reader = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-srt_streamid", "read:live/json", "-i",
+                             f"srt://127.0.0.1:{srt_port}?latency=200000", "-map", "0", "-c", "copy", "-t", "1",
+                             "-f", "mpegts", "-y", srt_out], capture_output=True, text=True, timeout=20)
+check(srt_reader.returncode == 0, f"ffmpeg read 1 s over SRT ({srt_reader.stderr[-200:]})")
+refused_rtmp = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-i", src, "-t", "1", "-c", "copy",
+                               "-f", "flv", server.url("keyed/x")], capture_output=True, text=True, timeout=20)
+check(refused_rtmp.returncode != 0, "an RTMP publish without its key is refused")
 publisher.wait(timeout=30)
-check(wait_for(lambda: len(read_lines(log)) >= 2, 5), "run 2: two lines")
+check(wait_for(lambda: len(read_lines(log)) >= 4, 5), f"run 2: four lines ({len(read_lines(log))})")
 records = []
 for line in read_lines(log):
     try:
         records.append(json.loads(line))
     except ValueError:
         fail(f"not JSON: {line[:200]}")
-check(len(records) == 2, f"every line is one JSON object ({len(records)})")
+check(len(records) == 4, f"every line is one JSON object ({len(records)})")
 keys = ["time", "kind", "conn", "client", "method", "target", "protocol", "app", "stream", "status", "reason",
         "bytes_in", "bytes_out", "duration", "referer", "user_agent"]
 check(all(list(r) == keys for r in records), f"the named fields, in order ({list(records[0])})")
+srt_play = [r for r in records if r["protocol"] == "SRT" and r["stream"] == "json"]
+host = socket.gethostname()
+check(len(srt_play) == 1 and srt_play[0]["method"] == "PLAY" and srt_play[0]["target"] == f"srt://{host}/live/json"
+      and srt_play[0]["status"] == 200 and srt_play[0]["client"] == "127.0.0.1",
+      f"the SRT reader's line: PLAY srt://{host}/live/json (the host name: SRT names no host), 200 ({srt_play})")
+ts_size = os.path.getsize(srt_out)
+check(ts_size * 0.9 <= srt_play[0]["bytes_out"] <= ts_size * 3 + 262144 and 0.5 <= srt_play[0]["duration"] <= 10,
+      f"its bytes_out ({srt_play[0]['bytes_out']}) at least the {ts_size}-byte TS it wrote; its duration "
+      f"({srt_play[0]['duration']})")
+keyless = [r for r in records if r["protocol"] == "RTMP" and r["app"] == "keyed"]
+check(len(keyless) == 1 and keyless[0]["method"] == "PUBLISH" and keyless[0]["status"] == 403
+      and keyless[0]["reason"].startswith("refused: ") and keyless[0]["stream"] == "x" and keyless[0]["duration"] == 0,
+      f"the RTMP publish without its key: 403, refused ({keyless})")
 req = [r for r in records if r["kind"] == "http"][0]
 check(req["client"] == "203.0.113.9" and req["method"] == "GET" and req["target"] == "/api/v1/server"
       and req["status"] == status and req["bytes_out"] == body and req["user_agent"] == "raw"
       and re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", req["time"]),
       f"the request's line names the PROXY header's client, its status and body bytes ({req})")
-pub = [r for r in records if r["kind"] == "session"][0]
+pub = [r for r in records if r["method"] == "PUBLISH" and r["app"] == "live"][0]
 check(pub["method"] == "PUBLISH" and pub["protocol"] == "RTMP" and pub["app"] == "live" and pub["stream"] == "json"
       and pub["client"] == "127.0.0.1" and pub["status"] == 200 and pub["reason"] in ("FCUnpublish", "deleteStream",
                                                                                        "peer closed"),
       f"the publisher's session line ({pub})")
-media = os.path.getsize(src) * 2 / 6  # two of the six seconds
-check(media * 0.8 <= pub["bytes_in"] <= media * 1.5 + 65536 and 1.5 <= pub["duration"] <= 6.0,
-      f"its bytes_in ({pub['bytes_in']}) are about the 2 s of media it sent (~{media:.0f}), over about 2 s "
+media = os.path.getsize(src) * 2.5 / 6  # 2.5 of the six seconds
+check(media * 0.8 <= pub["bytes_in"] <= media * 1.5 + 65536 and 2.0 <= pub["duration"] <= 7.0,
+      f"its bytes_in ({pub['bytes_in']}) are about the 2.5 s of media it sent (~{media:.0f}), over about 2.5 s "
       f"({pub['duration']})")
 check(server.stop() == 0, "run 2: the server stops cleanly")
 print(f"access_log_test: {time.time() - start_time:.1f} s", flush=True)

@@ -3,6 +3,7 @@
 // run time, whole lines while threads write and the configuration changes, and a file that
 // cannot be opened costs lines, not the process.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,6 +118,29 @@ TEST_CASE("switched at run time: format, file, off") {
   const auto lb = lines_of(b);
   REQUIRE(lb.size() == 1);
   CHECK(lb[0].ends_with("\"GET /b1 HTTP/1.1\" 200 10 0.000"));
+}
+
+TEST_CASE("stderr: lines go to descriptor 2, which a reopen or a switch never closes") {
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  const int saved = ::dup(STDERR_FILENO);
+  ::dup2(pipe_fds[1], STDERR_FILENO);
+  configure_access_log({std::string(config::AccessLogConfig::kStderr), config::AccessLogFormat::Json});
+  write_access_record(request("/err1"));
+  reopen_access_log();
+  write_access_record(request("/err2"));
+  configure_access_log({});
+  const bool open_after = ::fcntl(STDERR_FILENO, F_GETFD) != -1;
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  ::close(pipe_fds[1]);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  CHECK(open_after);
+  CHECK(got.find("\"target\":\"/err1\"") != std::string::npos);
+  CHECK(got.find("\"target\":\"/err2\"") != std::string::npos);
 }
 
 TEST_CASE("a file that cannot be opened loses lines and nothing else; a later configure recovers") {
