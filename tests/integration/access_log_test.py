@@ -16,11 +16,13 @@ worker loops:
     the renamed one; goaccess parses every line of both; the server stopped: the HLS viewer's session line (PLAY http://..., HLS, 503
     for the stop, from its first request) counts exactly the bytes of the playlists and segments
     it was sent.
-Run 2, `format: json`, HTTP behind `proxy_protocol`, SRT: JSON lines with the named fields; a
-request with a PROXY header from 203.0.113.9 is logged as that client; the RTMP publisher's line
-has its app, stream, reason and bytes_in about the media it sent; an SRT reader's line
-(srt://HOSTNAME/live/json: SRT names no host) has at least the bytes of the TS it wrote; an RTMP
-publish without the app's key has its refused line (403, duration 0).
+Run 2, `format: json`, HTTP behind `proxy_protocol` (from 127.0.0.2), SRT and WebRTC: JSON lines
+with the named fields; a request with a PROXY header from 203.0.113.9 is logged as that client; the
+RTMP publisher's line has its app, stream, reason and bytes_in about the media it sent; an SRT
+reader's line (srt://HOSTNAME/live/json: SRT names no host) has at least the bytes of the TS it
+wrote; a WHEP player's (sluice-bench) line has at least the bytes it received and its DELETE as the
+reason, beside the lines of its POST and DELETE; an RTMP publish without the app's key has its
+refused line (403, duration 0).
 """
 import json
 import os
@@ -75,8 +77,13 @@ def curl(url, *extra):
 
 
 def http_get(port, path, proxy_from=None):
-    """A GET on a raw socket, optionally behind a PROXY v1 header: (status, body length)."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    """A GET on a raw socket, optionally behind a PROXY v1 header sent from 127.0.0.2: (status, body
+    length)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(10)
+    if proxy_from:
+        s.bind(("127.0.0.2", 0))  # the balancer (proxy_protocol_from)
+    s.connect(("127.0.0.1", port))
     head = f"PROXY TCP4 {proxy_from} 127.0.0.1 40000 {port}\r\n" if proxy_from else ""
     s.sendall((head + f"GET {path} HTTP/1.1\r\nHost: t\r\nUser-Agent: raw\r\nConnection: close\r\n\r\n").encode())
     data = b""
@@ -226,9 +233,11 @@ ga = subprocess.run(["goaccess", os.path.join(server.dir, "all.log"), "--log-for
                      '%h %^[%d:%t %^] "%r" %s %b "%R" "%u" %T', "--date-format=%d/%b/%Y", "--time-format=%T",
                      "-o", report], capture_output=True, text=True, timeout=30)
 general = json.load(open(report))["general"] if ga.returncode == 0 else {}
+counts = {k: general.get(k) for k in ("total_requests", "failed_requests")}
+if ga.returncode != 0:
+    print(ga.stderr[-500:], flush=True)
 check(general.get("total_requests") == len(combined_lines) and general.get("failed_requests") == 0,
-      f"goaccess parses all {len(combined_lines)} lines ({ {k: general.get(k) for k in ('total_requests', 'failed_requests')} }"
-      f"{ga.stderr[-200:]})")
+      f"goaccess parses all {len(combined_lines)} lines ({counts})")
 
 # The HLS viewer's session ends with the server (its 30 s idle end is longer than this test).
 check(server.stop() == 0, "the server stops cleanly")
@@ -239,11 +248,14 @@ check(len(hls) == 1 and hls[0]["target"] == f"http://127.0.0.1:{hport}/live/cam"
 check(2.0 <= duration_of(hls[0]) <= time.time() - hls_start, f"from its first request to the stop ({hls[0]['duration']})")
 check(int(hls[0]["bytes"]) == viewer.bytes, f"it counts the {viewer.bytes} bytes of playlists and segments sent")
 
-# ---- Run 2: json, HTTP behind the PROXY protocol, SRT, refusals.
+# ---- Run 2: json; HTTP behind the PROXY protocol from 127.0.0.2 (the balancer), SRT, WebRTC, refusals.
 hport2 = free_port()
 srt_port = free_udp_port()
+webrtc_port = free_udp_port()
 extra = (f"workers: 1\nhttp:\n  listen: 127.0.0.1:{hport2}\n  proxy_protocol: true\n"
+         "  proxy_protocol_from: [127.0.0.2/32]\n"
          f"srt: {{ listen: 127.0.0.1:{srt_port}, latency: 200ms }}\n"
+         f"webrtc: {{ listen: 127.0.0.1:{webrtc_port} }}\n"
          "access_log: { path: access.json, format: json }\n")
 apps = ("  live: { type: live }\n"
         "  keyed: { type: live, publish: { keys: [k-1] } }\n")
@@ -253,25 +265,32 @@ check(wait_port(hport2) and wait_for(lambda: "event=srt_listening" in server.log
 log = os.path.join(server.dir, "access.json")
 status, body = http_get(hport2, "/api/v1/server", proxy_from="203.0.113.9")
 check(status == 403, f"a request behind a PROXY header from 203.0.113.9: refused by api.allow ({status})")
-publisher = publish_ffmpeg(src, server.url("live/json"), extra=["-t", "2.5"])
+publisher = publish_ffmpeg(src, server.url("live/json"), extra=["-t", "4"])
 check(wait_for(lambda: "event=publish " in server.log_text(), 10), "run 2: the publisher is live")
+whep_json = os.path.join(server.dir, "whep.json")
+whep = subprocess.Popen([binary("bench/load/sluice-bench"), "whep", "-n", "1", "-d", "2", "-q", "--json", whep_json,
+                         f"http://127.0.0.1:{hport2}/live/json/whep"], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE, text=True)
 srt_out = os.path.join(server.dir, "srt.ts")
 srt_reader = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-srt_streamid", "read:live/json", "-i",
                              f"srt://127.0.0.1:{srt_port}?latency=200000", "-map", "0", "-c", "copy", "-t", "1",
                              "-f", "mpegts", "-y", srt_out], capture_output=True, text=True, timeout=20)
 check(srt_reader.returncode == 0, f"ffmpeg read 1 s over SRT ({srt_reader.stderr[-200:]})")
+whep_err = whep.communicate(timeout=30)[1]
+check(whep.returncode == 0, f"a WHEP player (sluice-bench) played 2 s ({whep_err[-300:]})")
+whep_player = json.load(open(whep_json))["players"]
 refused_rtmp = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-i", src, "-t", "1", "-c", "copy",
                                "-f", "flv", server.url("keyed/x")], capture_output=True, text=True, timeout=20)
 check(refused_rtmp.returncode != 0, "an RTMP publish without its key is refused")
 publisher.wait(timeout=30)
-check(wait_for(lambda: len(read_lines(log)) >= 4, 5), f"run 2: four lines ({len(read_lines(log))})")
+check(wait_for(lambda: len(read_lines(log)) >= 7, 5), f"run 2: seven lines ({len(read_lines(log))})")
 records = []
 for line in read_lines(log):
     try:
         records.append(json.loads(line))
     except ValueError:
         fail(f"not JSON: {line[:200]}")
-check(len(records) == 4, f"every line is one JSON object ({len(records)})")
+check(len(records) == 7, f"every line is one JSON object ({len(records)})")
 keys = ["time", "kind", "conn", "client", "method", "target", "protocol", "app", "stream", "status", "reason",
         "bytes_in", "bytes_out", "duration", "referer", "user_agent"]
 check(all(list(r) == keys for r in records), f"the named fields, in order ({list(records[0])})")
@@ -288,7 +307,19 @@ keyless = [r for r in records if r["protocol"] == "RTMP" and r["app"] == "keyed"
 check(len(keyless) == 1 and keyless[0]["method"] == "PUBLISH" and keyless[0]["status"] == 403
       and keyless[0]["reason"].startswith("refused: ") and keyless[0]["stream"] == "x" and keyless[0]["duration"] == 0,
       f"the RTMP publish without its key: 403, refused ({keyless})")
-req = [r for r in records if r["kind"] == "http"][0]
+whep_lines = [r for r in records if r["protocol"] == "WebRTC"]
+check(len(whep_lines) == 1 and whep_lines[0]["method"] == "PLAY" and whep_lines[0]["target"] == f"webrtc://{host}/live/json"
+      and whep_lines[0]["status"] == 200 and whep_lines[0]["client"] == "127.0.0.1"
+      and whep_lines[0]["reason"] == "DELETE from the client",
+      f"the WHEP player's line: PLAY webrtc://{host}/live/json, 200, ended by its DELETE ({whep_lines})")
+# The player's count has the HTTP answer (the SDP, a few KB) too; the session's, the datagrams.
+check(whep_player["bytes_in"] - 8192 <= whep_lines[0]["bytes_out"] <= whep_player["bytes_in"] * 1.5 + 65536
+      and whep_player["bytes_in"] > 30000 and 1.5 <= whep_lines[0]["duration"] <= 10,
+      f"its bytes_out ({whep_lines[0]['bytes_out']}) about what the player received ({whep_player['bytes_in']}, "
+      f"with the SDP answer); its duration ({whep_lines[0]['duration']})")
+signalling = sorted((r["method"], r["status"]) for r in records if r["kind"] == "http" and "/whep" in r["target"])
+check(signalling == [("DELETE", 200), ("POST", 201)], f"the WHEP offer and DELETE have their request lines ({signalling})")
+req = [r for r in records if r["kind"] == "http" and r["target"] == "/api/v1/server"][0]
 check(req["client"] == "203.0.113.9" and req["method"] == "GET" and req["target"] == "/api/v1/server"
       and req["status"] == status and req["bytes_out"] == body and req["user_agent"] == "raw"
       and re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", req["time"]),
@@ -298,9 +329,9 @@ check(pub["method"] == "PUBLISH" and pub["protocol"] == "RTMP" and pub["app"] ==
       and pub["client"] == "127.0.0.1" and pub["status"] == 200 and pub["reason"] in ("FCUnpublish", "deleteStream",
                                                                                        "peer closed"),
       f"the publisher's session line ({pub})")
-media = os.path.getsize(src) * 2.5 / 6  # 2.5 of the six seconds
-check(media * 0.8 <= pub["bytes_in"] <= media * 1.5 + 65536 and 2.0 <= pub["duration"] <= 7.0,
-      f"its bytes_in ({pub['bytes_in']}) are about the 2.5 s of media it sent (~{media:.0f}), over about 2.5 s "
+media = os.path.getsize(src) * 4 / 6  # four of the six seconds
+check(media * 0.8 <= pub["bytes_in"] <= media * 1.5 + 65536 and 3.5 <= pub["duration"] <= 9.0,
+      f"its bytes_in ({pub['bytes_in']}) are about the 4 s of media it sent (~{media:.0f}), over about 4 s "
       f"({pub['duration']})")
 check(server.stop() == 0, "run 2: the server stops cleanly")
 print(f"access_log_test: {time.time() - start_time:.1f} s", flush=True)
