@@ -18,7 +18,9 @@ constexpr char kHexLower[] = "0123456789abcdef";
 
 // nginx's escaping of a variable in a log line (escape=default): '"', '\\', control bytes and
 // bytes from 0x7F become \xHH, so a name or an agent can neither end the field nor the line.
-void append_clf(std::string& out, std::string_view s) {
+// escape_space: in the request's target, whose spaces would make the request more than its
+// three words (an RTMP stream name may hold one; an HTTP path cannot).
+void append_clf(std::string& out, std::string_view s, bool escape_space = false) {
   if (s.empty()) {
     out += '-';
     return;
@@ -26,7 +28,7 @@ void append_clf(std::string& out, std::string_view s) {
   const size_t n = std::min(s.size(), kMaxField);
   for (size_t i = 0; i < n; ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || (escape_space && c == ' ')) {
       out += "\\x";
       out += kHexUpper[c >> 4];
       out += kHexUpper[c & 15];
@@ -142,7 +144,7 @@ std::string format_clf(const AccessRecord& rec, bool combined, long utc_offset_s
   } else {
     append_clf(out, rec.method);
     out += ' ';
-    append_clf(out, rec.target);
+    append_clf(out, rec.target, true);
     out += ' ';
     append_clf(out, rec.protocol);
   }

@@ -95,11 +95,19 @@ TEST_CASE("combined: quotes, backslashes, control and non-ASCII bytes are \\xHH 
   const std::string line = format_access_line(r, AccessLogFormat::Combined, 0);
   CHECK(
       line ==
-      "192.0.2.7 - - [08/Dec/2026:10:00:00 +0000] \"PLAY rtmp://h/live/a\\x22 200 1 \\x22-\\x22 \\x22x\\x0A10.0.0.1 - "
-      "- [x] \\x22GET / RTMP\" 200 4194304 \"-\" \"evil\\x22agent\\x5C\\x0D\\x0A\\x1B[31m\\x7F\\xC3\\xA9\" 62.005");
+      "192.0.2.7 - - [08/Dec/2026:10:00:00 +0000] \"PLAY rtmp://h/live/a\\x22\\x20200\\x201\\x20\\x22-\\x22\\x20\\x22x"
+      "\\x0A10.0.0.1\\x20-\\x20-\\x20[x]\\x20\\x22GET\\x20/ RTMP\" 200 4194304 \"-\" "
+      "\"evil\\x22agent\\x5C\\x0D\\x0A\\x1B[31m\\x7F\\xC3\\xA9\" 62.005");
   CHECK(line.find('\n') == std::string::npos);
   // The quotes of combined's three quoted fields, and no other.
   CHECK(std::count(line.begin(), line.end(), '"') == 6);
+
+  AccessRecord spaced = rtmp_play();
+  spaced.target = "rtmp://h/live/my cam";  // the request stays three words
+  CHECK(format_access_line(spaced, AccessLogFormat::Common, 0).find("\"PLAY rtmp://h/live/my\\x20cam RTMP\"") !=
+        std::string::npos);
+  spaced.user_agent = "a b";  // elsewhere a space is a space
+  CHECK(format_access_line(spaced, AccessLogFormat::Combined, 0).find("\"a b\"") != std::string::npos);
 
   AccessRecord empty = rtmp_play();
   empty.client.clear();
