@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -215,6 +216,14 @@ struct ShutdownConfig {
   bool operator==(const ShutdownConfig&) const = default;
 };
 
+// reload: how the running server takes a changed file (docs/configuration.md, "Reload"). With
+// `watch` it reloads when the file changes, besides SIGHUP and POST /api/v1/config/reload.
+struct ReloadConfig {
+  bool watch = true;
+
+  bool operator==(const ReloadConfig&) const = default;
+};
+
 struct Config {
   RtmpConfig rtmp;
   RtmpsConfig rtmps;
@@ -232,6 +241,7 @@ struct Config {
   WebrtcConfig webrtc;      // Off unless webrtc.listen is given (docs/webrtc.md).
   uint32_t workers = 0;     // Event loops (threads); 0 ("auto" in YAML) means one per CPU core.
   ShutdownConfig shutdown;
+  ReloadConfig reload;
   AccessLogConfig access_log;  // Off unless access_log.path is given (docs/access_log.md).
 
   // Where the values came from: the file path as given, or "<embedded default>".
@@ -243,5 +253,12 @@ struct Config {
 
   bool operator==(const Config&) const = default;
 };
+
+// A configuration as the loops hold it: immutable, and swapped whole by a reload
+// (docs/configuration.md, "Reload"), never changed in place.
+using ConfigSnapshot = std::shared_ptr<const Config>;
+// One app of a snapshot that keeps the whole snapshot alive: held by whatever uses an app beyond
+// the callback it was looked up in (a hook's answer, a muxer living as long as its stream).
+using AppRef = std::shared_ptr<const AppConfig>;
 
 }  // namespace sluice::config

@@ -415,6 +415,11 @@ void load_shutdown(FieldReader& r, const Field& self, ShutdownConfig& shutdown) 
   if (auto f = s.take("drain")) r.read_duration(*f, shutdown.drain, Duration(100), std::chrono::hours(24), true);
 }
 
+void load_reload(FieldReader& r, const Field& self, ReloadConfig& reload) {
+  Section s(r, self, {"watch"});
+  if (auto f = s.take("watch")) r.read_bool(*f, reload.watch);
+}
+
 void load_log(FieldReader& r, const Field& self, LogConfig& log) {
   Section s(r, self, {"level", "format"});
   if (auto f = s.take("level")) {
@@ -443,7 +448,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   }
   Section top(r, top_field,
               {"workers", "rtmp", "rtmps", "https", "srt", "webrtc", "apps", "http", "log", "hooks", "limits",
-               "server_id", "cluster", "shutdown", "access_log"});
+               "server_id", "cluster", "shutdown", "access_log", "reload"});
   if (auto f = top.take("workers")) {
     if (f->value.is_scalar() && lower(f->value.scalar()) == "auto") {
       cfg.workers = 0;
@@ -474,6 +479,7 @@ Config read_config(FieldReader& r, const YamlNode& root) {
   }
   if (auto f = top.take("log")) load_log(r, *f, cfg.log);
   if (auto f = top.take("shutdown")) load_shutdown(r, *f, cfg.shutdown);
+  if (auto f = top.take("reload")) load_reload(r, *f, cfg.reload);
   if (auto f = top.take("access_log")) load_access_log(r, *f, cfg.access_log);
   if (auto f = top.take("hooks")) load_hooks(r, *f, cfg.hooks);
   if (auto f = top.take("limits")) {

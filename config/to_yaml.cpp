@@ -313,6 +313,9 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   out << YAML::Key << "shutdown" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "drain" << YAML::Value << format_duration(config.shutdown.drain);
   out << YAML::EndMap;
+  out << YAML::Key << "reload" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "watch" << YAML::Value << config.reload.watch;
+  out << YAML::EndMap;
   out << YAML::Key << "log" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "level" << YAML::Value << std::string(log_level_name(config.log.level));
   out << YAML::Key << "format" << YAML::Value << std::string(log_format_name(config.log.format));

@@ -26,7 +26,7 @@ void Server::on_stop_signal(const char* name) {
     SLUICE_LOG_INFO("event=signal signal={} action=stop", name);
     return end_drain("second signal");
   }
-  if (config_.shutdown.drain.count() > 0) return begin_drain(name);
+  if (config().shutdown.drain.count() > 0) return begin_drain(name);
   SLUICE_LOG_INFO("event=signal signal={} action=stop", name);
   stop();
 }
@@ -41,7 +41,7 @@ size_t Server::session_count() {
 void Server::begin_drain(const char* signal_name) {
   draining_ = true;
   drain_started_ms_ = now_ms();
-  drain_deadline_ms_ = drain_started_ms_ + static_cast<uint64_t>(config_.shutdown.drain.count());
+  drain_deadline_ms_ = drain_started_ms_ + static_cast<uint64_t>(config().shutdown.drain.count());
   // No new RTMP clients: the load balancer's connection attempts fail here at once and go to
   // another node. (/readyz already answers 503: stopping() includes the drain.)
   rtmp_->stop_listening();
@@ -49,7 +49,7 @@ void Server::begin_drain(const char* signal_name) {
   const size_t sessions = session_count();
   const size_t srt = SrtService::total_connections();
   SLUICE_LOG_INFO("event=drain_start signal={} sessions={} rtmp={} http={} srt={} drain_ms={}", signal_name, sessions,
-                  connection_count(), sessions - connection_count() - srt, srt, config_.shutdown.drain.count());
+                  connection_count(), sessions - connection_count() - srt, srt, config().shutdown.drain.count());
   if (mesh_) {
     for (uint32_t w = 0; w < mesh_->size(); ++w) {
       if (w == worker_) continue;

@@ -49,11 +49,13 @@ int run_server(sluice::config::Config cfg) {
   sluice::server::HttpShared http;   // likewise
   std::vector<std::unique_ptr<uv_loop_t>> loops;
   std::vector<std::unique_ptr<Server>> servers;
+  // One immutable snapshot shared by every loop until a reload replaces it (docs/configuration.md).
+  const sluice::config::ConfigSnapshot snapshot = sluice::server::make_config_snapshot(cfg);
   for (size_t i = 0; i < workers; ++i) {
     loops.push_back(std::make_unique<uv_loop_t>());
     uv_loop_init(loops.back().get());
     servers.push_back(
-        std::make_unique<Server>(loops.back().get(), cfg, mesh.get(), static_cast<uint32_t>(i), &hls, &http));
+        std::make_unique<Server>(loops.back().get(), snapshot, mesh.get(), static_cast<uint32_t>(i), &hls, &http));
   }
   SLUICE_LOG_INFO("event=workers count={}", workers);
   if ((cfg.rtmps.enabled() && cfg.rtmps.seal_records) || (cfg.https.enabled() && cfg.https.seal_records)) {
@@ -86,6 +88,10 @@ int run_server(sluice::config::Config cfg) {
   sluice::server::SystemdNotifier notifier(loops[0].get(), cfg.shutdown.drain.count());
   if (status == 0) notifier.ready(*servers[0]);
   auto access_log = sluice::server::watch_access_log_reopen(loops[0].get(), cfg.access_log);  // SIGUSR1 reopens it
+  servers[0]->set_reload_observer([&notifier](const sluice::server::ReloadReport* r) {
+    if (r == nullptr) return notifier.reloading();
+    notifier.reloaded(std::string("Configuration reload: ") + sluice::server::reload_result_name(r->result));
+  });
   std::vector<std::thread> threads;
   for (size_t i = 1; i < workers; ++i) {
     threads.emplace_back([loop = loops[i].get(), i] {

@@ -19,6 +19,7 @@
 #include "server/relay/relay_manager.hpp"
 #include "server/srt/srt_service.hpp"
 #include "server/webrtc/webrtc_service.hpp"
+#include "server/io/file_watch.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/io/net_address.hpp"
@@ -42,13 +43,13 @@ constexpr uint64_t kBusyClientsMs = 2000;
 
 }  // namespace
 
-Server::Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh, uint32_t worker, HlsDirectory* hls,
+Server::Server(uv_loop_t* loop, config::ConfigSnapshot config, WorkerMesh* mesh, uint32_t worker, HlsDirectory* hls,
                HttpShared* http_shared)
     : loop_(loop),
-      config_(std::move(config)),
-      context_(loop, config_, worker),
+      initial_config_(config),
+      context_(loop, std::move(config), worker),
       vod_files_(loop),
-      gate_(loop, config_),
+      gate_(context_),
       publish_services_{context_, registry_, gate_},
       rtmp_services_{publish_services_, vod_files_, nullptr},
       rtmp_(std::make_unique<RtmpService>(context_, rtmp_services_, mesh, [this] { return http_connection_count(); })),
@@ -77,7 +78,7 @@ HttpApiReply Server::reply(const HttpRequest& req, uint64_t self_id) {
 
 Result<void> Server::start() {
   started_ms_ = now_ms();
-  registry_.set_max_streams(config_.rtmp.limits.max_streams);
+  registry_.set_max_streams(config().rtmp.limits.max_streams);
   // Every handle first, so that stop() after a failed listen closes only initialised handles.
   context_.start();
   uv_timer_init(loop_, &tick_);
@@ -94,7 +95,7 @@ Result<void> Server::start() {
   registry_.set_upstream_hook(
       [r = relays_.get()](const config::AppConfig& app, const std::string& name) { return r->want(app, name); });
   relays_->start();
-  if (config_.cluster.enabled()) start_cluster();
+  if (config().cluster.enabled()) start_cluster();
   if (auto r = rtmp_->start(); !r) return r;
   // Every loop has an SRT side: srt:// relays need one even where nothing listens for SRT (its
   // thread starts with its first socket).
@@ -106,8 +107,8 @@ Result<void> Server::start() {
     return s->make_link(id, std::move(settings), owner);
   });
   // Every loop has its own WebRTC port (webrtc_service.hpp); it binds last, below.
-  if (config_.webrtc.enabled()) webrtc_ = std::make_unique<WebrtcService>(publish_services_, worker_);
-  if (config_.http.enabled) make_http();
+  if (config().webrtc.enabled()) webrtc_ = std::make_unique<WebrtcService>(publish_services_, worker_);
+  if (config().http.enabled) make_http();
   if (worker_ != 0) return start_webrtc();
   start_first_worker();
   if (auto r = rtmp_->listen(bound_); !r) return r;
@@ -157,11 +158,11 @@ void Server::join_mesh() {
 }
 
 void Server::start_cluster() {
-  cluster_ = std::make_unique<cluster::ClusterService>(loop_, config_.cluster, worker_);
+  cluster_ = std::make_unique<cluster::ClusterService>(loop_, initial_config_->cluster, worker_);
   cluster_->start([this](const std::string& key, const std::string& why) { end_lost_publish(key, why); });
   if (worker_ == 0) {
     cluster_->keep_node_record([this] {
-      const config::ClusterConfig& c = config_.cluster;
+      const config::ClusterConfig& c = initial_config_->cluster;
       nlohmann::json advertise{{"rtmp", c.advertise_rtmp}};
       if (!c.advertise_http.empty()) advertise["http"] = c.advertise_http;
       return nlohmann::json{{"advertise", advertise},
@@ -173,7 +174,7 @@ void Server::start_cluster() {
   }
   publish_services_.cluster = cluster_.get();
   // A player of a stream owned by another node gets it over one pull per node, run by loop 0.
-  ClusterPulls pulls{nullptr, config_.cluster.token.value};
+  ClusterPulls pulls{nullptr, config().cluster.token.value};
   if (worker_ == 0) {
     pulls.locate = [c = cluster_.get()](const std::string& key, std::function<void(StreamLocation)> done) {
       c->locate(key, std::move(done));
@@ -201,15 +202,13 @@ void Server::make_http() {
 // What only worker 0 does: the recordings' repair and retention, and the signals.
 void Server::start_first_worker() {
   std::vector<RepairDir> record_dirs;
-  std::vector<RetentionRule> keep;
-  for (const auto& app : config_.apps) {
-    if (!app.record.enabled()) continue;
-    record_dirs.push_back({app.record.dir, app.record.mp4});
-    keep.push_back({app.record.dir, app.record.keep_age, app.record.keep_bytes});
+  for (const auto& app : config().apps) {
+    if (app.record.enabled()) record_dirs.push_back({app.record.dir, app.record.mp4});
   }
   repair_recordings(loop_, record_dirs);
-  retention_ = std::make_unique<RecordRetention>(loop_, std::move(keep));
+  retention_ = std::make_unique<RecordRetention>(loop_, retention_rules(config()));
   retention_->start();
+  watch_config_file();
   const int signums[3] = {SIGINT, SIGTERM, SIGHUP};
   for (size_t i = 0; i < signals_.size(); ++i) {
     uv_signal_init(loop_, &signals_[i]);
@@ -304,6 +303,7 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::HlsUpdate:
       if (hls_) hls_->wake(e.key);
       return;
+    case MeshEvent::Kind::ConfigReload: apply_config(std::move(e.config)); return;
     case MeshEvent::Kind::TlsReload:
       rtmp_->reload_tls("SIGHUP");
       if (http_) http_->reload_tls("SIGHUP");
@@ -356,9 +356,10 @@ void Server::on_tick(uv_timer_t* timer) {
 void Server::on_signal(uv_signal_t* signal, int signum) {
   auto* self = static_cast<Server*>(signal->data);
   if (signum == SIGHUP) {
-    // Reloads the RTMPS certificates on every loop (each loop holds its own context).
-    SLUICE_LOG_INFO("event=signal signal=SIGHUP action=reload_certificates");
+    // Reloads the certificates on every loop (each loop holds its own context), and the file.
+    SLUICE_LOG_INFO("event=signal signal=SIGHUP action=reload");
     self->reload_tls();
+    self->reload_config("SIGHUP");
     return;
   }
   self->on_stop_signal(signum == SIGINT ? "SIGINT" : "SIGTERM");
@@ -466,6 +467,7 @@ void Server::close_handles() {
   if (webrtc_) webrtc_->stop();
   if (cluster_) cluster_->stop();
   if (retention_) retention_->close();
+  if (config_watch_) config_watch_->close();
   if (http_) http_->close_handles();
 }
 

@@ -26,6 +26,7 @@
 #include "server/http/api.hpp"
 #include "server/io/loop_context.hpp"
 #include "server/api/api_view.hpp"
+#include "server/api/config_reload_api.hpp"
 #include "server/api/kicked_clients.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
@@ -36,7 +37,9 @@
 
 namespace sluice::server {
 
+class FileWatch;
 class RecordRetention;
+struct RetentionRule;
 class RelayManager;
 class SrtService;
 class WebrtcService;
@@ -53,7 +56,7 @@ class Server final : public HttpApi, public ApiView {
   // mesh is nullptr for a single loop; worker is this loop's index in the mesh.
   // hls is what the workers share of their HLS muxers (one per server; nullptr: this one has its own),
   // http_shared what their HTTP sides share (likewise).
-  Server(uv_loop_t* loop, config::Config config, WorkerMesh* mesh = nullptr, uint32_t worker = 0,
+  Server(uv_loop_t* loop, config::ConfigSnapshot config, WorkerMesh* mesh = nullptr, uint32_t worker = 0,
          HlsDirectory* hls = nullptr, HttpShared* http_shared = nullptr);
   ~Server();
   Server(const Server&) = delete;
@@ -67,7 +70,7 @@ class Server final : public HttpApi, public ApiView {
   // Graceful stop (SIGINT/SIGTERM): stop accepting, end streams, close connections, let the loop end.
   void stop();
 
-  const config::Config& config() const override { return config_; }
+  const config::Config& config() const override { return context_.config(); }
   StreamRegistry& registry() override { return registry_; }
   AccessGate& gate() { return gate_; }
   uint64_t now_ms() const override { return context_.now_ms(); }
@@ -108,6 +111,15 @@ class Server final : public HttpApi, public ApiView {
   // The stats API (HttpApi, for the HTTP side).
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
 
+  // Worker 0: reads the configuration file again and applies it on every loop, or keeps the one
+  // in force whole (server/config_reload.cpp). SIGHUP, a change of the file and the API call it.
+  ReloadReport reload_config(const char* trigger) override;
+  const ReloadHistory& reload_history() const override { return reload_history_; }
+  // Told when a reload begins (nullptr) and how it ended (systemd's RELOADING=1 and READY=1).
+  void set_reload_observer(std::function<void(const ReloadReport*)> observer) {
+    reload_observer_ = std::move(observer);
+  }
+
  private:
   // The parts of start(): the worker mesh's handles, the cluster's registry and pulls, the HTTP
   // side, and what only worker 0 does (recordings' repair and retention, signals).
@@ -138,10 +150,17 @@ class Server final : public HttpApi, public ApiView {
   void publish_snapshot(bool clients_now = false);
   // SIGHUP: every loop loads the RTMPS certificates again.
   void reload_tls();
+  // The reload's steps (server/config_reload.cpp): the file watch (worker 0), the checks, and the
+  // swap every loop makes.
+  void watch_config_file();
+  void try_reload(ReloadReport& report);
+  void apply_config(config::ConfigSnapshot next);
   void close_handles();
 
   uv_loop_t* loop_;
-  config::Config config_;
+  // The configuration the server started with: what cannot change without a restart (the cluster)
+  // keeps pointing into it (server/config_reload.hpp).
+  config::ConfigSnapshot initial_config_;
   LoopContext context_;
   StreamRegistry registry_;
   VodFiles vod_files_;
@@ -157,6 +176,9 @@ class Server final : public HttpApi, public ApiView {
   std::unique_ptr<HlsService> hls_;  // before http_: its responders wait on it
   std::unique_ptr<HttpService> http_;
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
+  std::unique_ptr<FileWatch> config_watch_;     // worker 0, when started with a file
+  ReloadHistory reload_history_;
+  std::function<void(const ReloadReport*)> reload_observer_;
   std::unique_ptr<RelayManager> relays_;
   std::unique_ptr<cluster::ClusterService> cluster_;  // stream ownership in the registry; null on a single node
   uv_timer_t tick_{};
@@ -182,5 +204,10 @@ class Server final : public HttpApi, public ApiView {
   uint64_t drain_started_ms_ = 0;
   uint64_t drain_deadline_ms_ = 0;
 };
+
+// A configuration made immutable for the loops, counted while alive (config_snapshots_alive()).
+config::ConfigSnapshot make_config_snapshot(config::Config config);
+// The recordings' retention rules of a configuration (worker 0 sweeps them).
+std::vector<RetentionRule> retention_rules(const config::Config& config);
 
 }  // namespace sluice::server

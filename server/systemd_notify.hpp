@@ -25,8 +25,8 @@ class SystemdNotifier {
 
   // Every worker started: READY=1, with the addresses bound in STATUS.
   void ready(Server& first);
-  // For the hot reload (issue 37, still to come): RELOADING=1 before the new file is read,
-  // reloaded() after it is in force or refused. Nothing calls them yet.
+  // The hot reload (server/config_reload.cpp): RELOADING=1 before the file is read again,
+  // reloaded() once the new one is in force or refused.
   void reloading();
   void reloaded(const std::string& status);
 

@@ -18,8 +18,9 @@ relative = re.findall(r"^\s*(?:root|record_path|dir|path):\s+(?!/)\S.*$", text, 
 if relative:
     sys.exit("packaged_config.py: relative paths left in the default: " + "; ".join(relative))
 header = ("# /etc/sluice/sluice.yaml: Sluice's configuration, read by sluice.service (docs/deploy.md).\n"
-          "# Edit it, then `sudo systemctl restart sluice` (a SIGHUP, `systemctl reload sluice`, reloads\n"
-          "# the TLS certificates only). `sluice --check-config /etc/sluice/sluice.yaml` checks it first.\n"
+          "# Saving it reloads it without dropping anyone (as `sudo systemctl reload sluice` does); what\n"
+          "# needs a restart is refused and logged (docs/configuration.md, \"Reload\"). Check it first with\n"
+          "# `sluice --check-config /etc/sluice/sluice.yaml`.\n"
           "# The service may write only under /var/lib/sluice: put recordings (record_path) and VOD roots\n"
           "# there. Ports under 1024 work: the unit grants CAP_NET_BIND_SERVICE.\n#\n")
 with open(output, "w") as f:

@@ -58,17 +58,17 @@ bool apply_verdict(const HookVerdict& v, AccessOutcome& outcome) {
 
 }  // namespace
 
-AccessGate::AccessGate(uv_loop_t* loop, const config::Config& config)
-    : config_(config), hooks_(loop), server_id_(config.server_id.empty() ? host_name() : config.server_id) {}
+AccessGate::AccessGate(const LoopContext& loop) : loop_(loop), hooks_(loop.loop()), host_name_(host_name()) {}
 
 HookRequest AccessGate::request_for(const std::string& url, HookEvent& event) {
-  event.server_id = server_id_;
-  return HookRequest{url, hook_body(event), config_.hooks.timeout};
+  const std::string& id = config().server_id;
+  event.server_id = id.empty() ? host_name_ : id;
+  return HookRequest{url, hook_body(event), config().hooks.timeout};
 }
 
 bool AccessGate::is_cluster_pull(std::string_view query) const {
-  const std::string& token = config_.cluster.token.value;
-  return config_.cluster.enabled() && !token.empty() && query_token_matches(query, config::kClusterTokenParam, token);
+  const std::string& token = config().cluster.token.value;
+  return config().cluster.enabled() && !token.empty() && query_token_matches(query, config::kClusterTokenParam, token);
 }
 
 uint64_t AccessGate::admit(AccessAction action, const config::AppConfig& app, std::span<const uint8_t> peer,
@@ -89,7 +89,7 @@ uint64_t AccessGate::admit(AccessAction action, const config::AppConfig& app, st
     done(std::move(outcome));
     return 0;
   }
-  const std::string& url = action == AccessAction::Publish ? config_.hooks.on_publish : config_.hooks.on_play;
+  const std::string& url = action == AccessAction::Publish ? config().hooks.on_publish : config().hooks.on_play;
   if (url.empty()) {
     take_seat(action, app, outcome);
     done(std::move(outcome));
@@ -97,25 +97,25 @@ uint64_t AccessGate::admit(AccessAction action, const config::AppConfig& app, st
   }
   event.action = std::string(access_action_name(action));
   const char* hook = action == AccessAction::Publish ? "on_publish" : "on_play";
-  const bool fail_open = config_.hooks.fail_open;
-  // The app outlives the request: the configuration is the server's and never changes under it.
-  return hooks_.post(request_for(url, event),
-                     [action, &app, hook, fail_open, done = std::move(done), name = outcome.name](HookReply&& reply) {
-                       AccessOutcome later;
-                       later.name = name;
-                       if (apply_verdict(hook_verdict(reply, hook, fail_open), later)) take_seat(action, app, later);
-                       done(std::move(later));
-                     });
+  const bool fail_open = config().hooks.fail_open;
+  // The app as it was asked about, even if a reload comes before the answer.
+  return hooks_.post(request_for(url, event), [action, app = loop_.keep(app), hook, fail_open, done = std::move(done),
+                                               name = outcome.name](HookReply&& reply) {
+    AccessOutcome later;
+    later.name = name;
+    if (apply_verdict(hook_verdict(reply, hook, fail_open), later)) take_seat(action, *app, later);
+    done(std::move(later));
+  });
 }
 
 uint64_t AccessGate::connect(HookEvent event, AccessDone done) {
-  if (config_.hooks.on_connect.empty()) {
+  if (config().hooks.on_connect.empty()) {
     done(AccessOutcome{});
     return 0;
   }
   event.action = "connect";
-  const bool fail_open = config_.hooks.fail_open;
-  return hooks_.post(request_for(config_.hooks.on_connect, event),
+  const bool fail_open = config().hooks.fail_open;
+  return hooks_.post(request_for(config().hooks.on_connect, event),
                      [fail_open, done = std::move(done)](HookReply&& reply) {
                        AccessOutcome later;
                        apply_verdict(hook_verdict(reply, "on_connect", fail_open), later);
@@ -124,17 +124,18 @@ uint64_t AccessGate::connect(HookEvent event, AccessDone done) {
 }
 
 void AccessGate::notify_done(AccessAction action, HookEvent event) {
-  const std::string& url = action == AccessAction::Publish ? config_.hooks.on_publish_done : config_.hooks.on_play_done;
+  const std::string& url =
+      action == AccessAction::Publish ? config().hooks.on_publish_done : config().hooks.on_play_done;
   if (url.empty()) return;
   event.action = action == AccessAction::Publish ? "publish_done" : "play_done";
-  hooks_.post_reliably(request_for(url, event), config_.hooks.done_attempts, config_.hooks.retry_delay);
+  hooks_.post_reliably(request_for(url, event), config().hooks.done_attempts, config().hooks.retry_delay);
 }
 
 void AccessGate::notify_record_done(HookEvent event) {
-  if (config_.hooks.on_record_done.empty()) return;
+  if (config().hooks.on_record_done.empty()) return;
   event.action = "record_done";
-  hooks_.post_reliably(request_for(config_.hooks.on_record_done, event), config_.hooks.done_attempts,
-                       config_.hooks.retry_delay);
+  hooks_.post_reliably(request_for(config().hooks.on_record_done, event), config().hooks.done_attempts,
+                       config().hooks.retry_delay);
 }
 
 }  // namespace sluice::server

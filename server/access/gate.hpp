@@ -22,6 +22,7 @@
 #include "server/access/hook_client.hpp"
 #include "server/access/hook_messages.hpp"
 #include "server/access/policy.hpp"
+#include "server/io/loop_context.hpp"
 
 namespace sluice::server {
 
@@ -42,7 +43,7 @@ using AccessDone = std::function<void(AccessOutcome&&)>;
 
 class AccessGate {
  public:
-  AccessGate(uv_loop_t* loop, const config::Config& config);
+  explicit AccessGate(const LoopContext& loop);
   AccessGate(const AccessGate&) = delete;
   AccessGate& operator=(const AccessGate&) = delete;
 
@@ -59,7 +60,8 @@ class AccessGate {
   // record_done (hooks.on_record_done), at least once like the other done hooks.
   void notify_record_done(HookEvent event);
 
-  const config::Config& config() const { return config_; }
+  // The settings in force now (a reload may change them between two callbacks).
+  const config::Config& config() const { return loop_.config(); }
   // Hook calls still running or waiting for a retry (a stopping server lets them finish).
   size_t in_flight() const { return hooks_.in_flight(); }
   void close() { hooks_.close(); }
@@ -69,9 +71,9 @@ class AccessGate {
   // A play by another node of the cluster, with the internal token (docs/cluster.md, "Location").
   bool is_cluster_pull(std::string_view query) const;
 
-  const config::Config& config_;
+  const LoopContext& loop_;
   HookClient hooks_;
-  std::string server_id_;
+  std::string host_name_;  // server_id when it is not set
 };
 
 // Seconds since the epoch, the clock signed URLs are checked against.

@@ -8,6 +8,7 @@
 
 #include "server/api/api_view.hpp"
 #include "server/api/hls_api.hpp"
+#include "server/api/config_reload_api.hpp"
 #include "server/api/relay_api.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/loop_lag.hpp"
@@ -252,6 +253,7 @@ std::string prometheus_text(ApiView& server, HttpService& http, const json& figu
   hls_metrics(server, http, m);
   hold_and_cluster_series(out, figures);
   relay_metrics(server, m);
+  reload_metrics(server, m);
   stream_series(out, streams);
   return m;
 }

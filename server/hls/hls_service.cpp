@@ -53,7 +53,7 @@ void HlsService::start_muxer(const config::AppConfig& app, const std::string& ke
                   app.hls.segment.count(),
                   app.hls.variant == config::HlsVariant::LowLatency ? app.hls.part.count() : 0);
   Running r;
-  r.app = &app;
+  r.app = loop_.keep(app);
   r.last_live_ms = loop_.now_ms();
   r.muxer =
       std::make_unique<HlsMuxer>(loop_, registry_, app, key, std::move(share), [this](HlsShare& s) { notify(s); });

@@ -74,7 +74,7 @@ class HlsService {
   WorkerMesh* mesh_;
   struct Running {
     std::unique_ptr<HlsMuxer> muxer;
-    const config::AppConfig* app = nullptr;
+    config::AppRef app;  // as the muxer started: a reload changes the next stream's (docs/configuration.md)
     uint64_t last_live_ms = 0;
   };
   std::unordered_map<std::string, Running> muxers_;

@@ -74,9 +74,8 @@ void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::strin
   // The connection outlives the callback: closing it cancels the request (AdmissionResponder).
   // The callback runs once, so it may give its event away.
   uint64_t id = gate.admit(AccessAction::Play, app, c.peer_address(), std::move(asked),
-                           [conn = &c, &app, event = std::move(event)](AccessOutcome&& o) mutable {
-                             admitted(*conn, app, std::move(event), std::move(o));
-                           });
+                           [conn = &c, app = c.loop_context().keep(app), event = std::move(event)](
+                               AccessOutcome&& o) mutable { admitted(*conn, *app, std::move(event), std::move(o)); });
   // Answered at once, `waiting` is gone already (replaced by the answer's responder).
   if (id != 0) waiting.wait_for(id);
 }
@@ -97,8 +96,10 @@ void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string
   auto& waiting = c.respond<AdmissionResponder>(gate);
   uint64_t id = gate.admit(
       AccessAction::Play, app, c.peer_address(), event,
-      [conn = &c, &app, event, viewer = std::move(viewer), file = std::move(file)](AccessOutcome&& o) mutable {
+      [conn = &c, held = c.loop_context().keep(app), event, viewer = std::move(viewer),
+       file = std::move(file)](AccessOutcome&& o) mutable {
         HttpConnection& c = *conn;
+        const config::AppConfig& app = *held;
         if (!o.allowed()) {
           SLUICE_LOG_WARN("conn={} proto=hls peer={} event=play_rejected app={} stream=\"{}\" reason=\"{}\"", c.id(),
                           c.peer(), app.name, printable(event.stream), o.reason);

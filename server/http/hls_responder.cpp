@@ -44,7 +44,6 @@ bool http_hls_target(std::string_view decoded, std::string& stream, std::string&
 HlsResponder::~HlsResponder() { stop_waiting(); }
 
 void HlsResponder::start(const config::AppConfig& app, std::string stream, std::string file) {
-  app_ = &app;
   if (std::string_view problem = stream_name_problem(stream); !problem.empty()) {
     GuardCounters::bump(GuardEvent::BadStreamName);
     return fail(400, "invalid stream name: " + std::string(problem));

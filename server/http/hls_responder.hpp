@@ -66,7 +66,6 @@ class HlsResponder final : public HttpResponder, public HlsWaiter {
   void fail(int status, std::string_view message);
 
   HttpConnection& conn_;
-  const config::AppConfig* app_ = nullptr;
   std::string key_;
   std::shared_ptr<HlsShare> share_;
   Want want_ = Want::Playlist;

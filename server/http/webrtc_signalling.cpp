@@ -112,10 +112,11 @@ void offer(HttpConnection& c, const config::AppConfig& app, const WebrtcTarget& 
   // While a hook decides, the request (and its offer) waits; closing the connection cancels it.
   auto& waiting = c.respond<AdmissionResponder>(gate);
   HookEvent asked = event;  // the gate's copy; the callback keeps the other for the session's tickets
-  const uint64_t id = gate.admit(action, app, c.peer_address(), std::move(asked),
-                                 [conn = &c, &app, t, event = std::move(event)](AccessOutcome&& o) mutable {
-                                   answer_offer(*conn, app, t, std::move(event), std::move(o));
-                                 });
+  const uint64_t id =
+      gate.admit(action, app, c.peer_address(), std::move(asked),
+                 [conn = &c, app = c.loop_context().keep(app), t, event = std::move(event)](AccessOutcome&& o) mutable {
+                   answer_offer(*conn, *app, t, std::move(event), std::move(o));
+                 });
   // Answered at once, `waiting` may be gone already (replaced by the answer).
   if (id != 0) waiting.wait_for(id);
 }

@@ -11,15 +11,20 @@ void init_logging(const config::LogConfig& cfg) {
   } else {
     logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%-5l%$ %v");
   }
-  switch (cfg.level) {
-    case config::LogLevel::Error: logger->set_level(spdlog::level::err); break;
-    case config::LogLevel::Warn: logger->set_level(spdlog::level::warn); break;
-    case config::LogLevel::Info: logger->set_level(spdlog::level::info); break;
-    case config::LogLevel::Debug: logger->set_level(spdlog::level::debug); break;
-  }
   // Lines must reach a log collector promptly, not at exit.
   logger->flush_on(spdlog::level::debug);
   spdlog::set_default_logger(logger);
+  set_log_level(cfg.level);
+}
+
+void set_log_level(config::LogLevel level) {
+  // spdlog keeps the level in an atomic: any loop may log while another sets it.
+  switch (level) {
+    case config::LogLevel::Error: spdlog::default_logger_raw()->set_level(spdlog::level::err); break;
+    case config::LogLevel::Warn: spdlog::default_logger_raw()->set_level(spdlog::level::warn); break;
+    case config::LogLevel::Info: spdlog::default_logger_raw()->set_level(spdlog::level::info); break;
+    case config::LogLevel::Debug: spdlog::default_logger_raw()->set_level(spdlog::level::debug); break;
+  }
 }
 
 std::string printable(std::string_view s, size_t max_bytes) {

@@ -12,6 +12,8 @@
 namespace sluice::server {
 
 void init_logging(const config::LogConfig& cfg);
+// A reload: the least severe level logged from now on (log.format needs a restart).
+void set_log_level(config::LogLevel level);
 
 // A peer-supplied string made safe for one log line: control bytes, quotes, backslashes and
 // non-ASCII become \xNN, and it is cut at max_bytes (with "...").

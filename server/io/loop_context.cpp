@@ -1,6 +1,7 @@
 #include "server/io/loop_context.hpp"
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "server/io/logging.hpp"
@@ -42,14 +43,36 @@ uint64_t LoopContext::next_connection_id() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+LoopContext::LoopContext(uv_loop_t* loop, config::ConfigSnapshot config, uint32_t worker)
+    : loop_(loop), config_(std::move(config)), worker_(worker), read_buffer_(kReadBufferSize) {}
+
+// A pointer that owns nothing: the test keeps `config` alive and may change it.
 LoopContext::LoopContext(uv_loop_t* loop, const config::Config& config, uint32_t worker)
-    : loop_(loop), config_(config), worker_(worker), read_buffer_(kReadBufferSize) {}
+    : LoopContext(loop, config::ConfigSnapshot(std::shared_ptr<void>(), &config), worker) {}
+
+config::ConfigSnapshot LoopContext::snapshot_from_any_thread() const {
+  std::lock_guard<std::mutex> lock(config_mutex_);
+  return config_;
+}
+
+void LoopContext::set_config(config::ConfigSnapshot next) {
+  std::lock_guard<std::mutex> lock(config_mutex_);
+  config_ = std::move(next);
+}
+
+config::AppRef LoopContext::keep(const config::AppConfig& app) const {
+  const auto& apps = config_->apps;
+  const std::less<const config::AppConfig*> before;  // an order for pointers into any object
+  if (!apps.empty() && !before(&app, apps.data()) && before(&app, apps.data() + apps.size())) return {config_, &app};
+  // Not of this snapshot (one held from before a reload): a copy is as good and owns itself.
+  return std::make_shared<const config::AppConfig>(app);
+}
 
 void LoopContext::start() {
-  const config::PlayerQueueConfig& q = config_.rtmp.player_queue;
+  const config::PlayerQueueConfig& q = config_->rtmp.player_queue;
   flush_.start(loop_, WriteHold(static_cast<uint64_t>(q.write_delay.count()), q.write_budget, q.write_budget_players),
                q.write_lanes);
-  if (!config_.rtmp.io_uring) return;
+  if (!config_->rtmp.io_uring) return;
   std::string why;
   if (ring_.open(kRingEntries, why)) {
     ring_.set_submit_bytes(kRingSubmitBytes);

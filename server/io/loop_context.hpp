@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "base/byte_buffer.hpp"
@@ -21,13 +22,25 @@ namespace sluice::server {
 
 class LoopContext {
  public:
+  LoopContext(uv_loop_t* loop, config::ConfigSnapshot config, uint32_t worker);
+  // Unit tests: a view of a Config the test owns (and may change) for the context's whole life.
   LoopContext(uv_loop_t* loop, const config::Config& config, uint32_t worker);
   LoopContext(const LoopContext&) = delete;
   LoopContext& operator=(const LoopContext&) = delete;
 
   uv_loop_t* loop() const { return loop_; }
   uint64_t now_ms() const { return uv_now(loop_); }
-  const config::Config& config() const { return config_; }
+  // The settings now in force. A reference taken from it is good until the callback that took it
+  // returns: a reload (set_config) may swap the snapshot between two callbacks.
+  const config::Config& config() const { return *config_; }
+  const config::ConfigSnapshot& snapshot() const { return config_; }
+  // For a thread other than the loop's (libsrt's handshake callback): a hold of its own.
+  config::ConfigSnapshot snapshot_from_any_thread() const;
+  // A reload, on the loop's thread: new sessions see `next`; what holds an AppRef keeps the old
+  // snapshot alive.
+  void set_config(config::ConfigSnapshot next);
+  // `app` (found in config() during this callback) held beyond it.
+  config::AppRef keep(const config::AppConfig& app) const;
   // This loop's index among the workers (0 for a single loop).
   uint32_t worker() const { return worker_; }
 
@@ -63,7 +76,8 @@ class LoopContext {
 
  private:
   uv_loop_t* loop_;
-  const config::Config& config_;
+  config::ConfigSnapshot config_;    // written on the loop's thread only, under config_mutex_
+  mutable std::mutex config_mutex_;  // for readers on other threads
   uint32_t worker_;
   WriteRing ring_;
   FlushScheduler flush_;

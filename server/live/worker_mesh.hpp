@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "config/config.hpp"
 #include "media/frame.hpp"
 
 namespace sluice::server {
@@ -49,6 +50,7 @@ struct MeshEvent {
     Evict,         // a publisher on `from` wants key: the owner's gives up (id: stale_ms, 0 = at once)
     EvictDone,     // the owner's answer to Evict (freed, continues, timestamp; id: the stream's takeovers)
     WebrtcEnd,     // end WebRTC session `key` (a DELETE received on another loop than the session's)
+    ConfigReload,  // config: worker 0 reloaded the configuration; this loop takes the snapshot too
   };
   Kind kind = Kind::Stop;
   uint32_t from = 0;
@@ -60,7 +62,8 @@ struct MeshEvent {
   bool continues = false;  // EvictDone: its publication ended quietly, for the asker's to continue
   uint32_t timestamp = 0;  // ... after this timestamp
   uint64_t id = 0;
-  std::shared_ptr<ApiCall> api;  // ApiCall, ApiAnswer (server/http/api.hpp)
+  std::shared_ptr<ApiCall> api;   // ApiCall, ApiAnswer (server/http/api.hpp)
+  config::ConfigSnapshot config;  // ConfigReload
   std::atomic<MeshEvent*> next{nullptr};
 };
 

@@ -108,6 +108,11 @@ void RecordRetention::start() {
       &timer_, [](uv_timer_t* t) { static_cast<RecordRetention*>(t->data)->sweep(); }, 0, kSweepMs);
 }
 
+void RecordRetention::set_rules(std::vector<RetentionRule> rules) {
+  rules_ = merge_retention_rules(std::move(rules));
+  if (!closed_) start();
+}
+
 void RecordRetention::close() {
   if (!started_ || closed_) return;
   closed_ = true;

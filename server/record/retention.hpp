@@ -58,6 +58,8 @@ class RecordRetention {
 
   void start();  // sweeps now, then every kSweepMs
   void close();  // stops the timer (a sweep in flight finishes on its own)
+  // A reload: the next sweep follows `rules` (one starting now when there were none before).
+  void set_rules(std::vector<RetentionRule> rules);
 
  private:
   void sweep();

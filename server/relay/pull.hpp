@@ -54,6 +54,7 @@ class Pull final : public RelayLink::Owner, public PublisherSeat {
     // over (RelayManager::follow): its first frames go on from continue_after; if it gets no
     // stream, the publication ends for the players after all.
     Handover follows;
+    std::string origin;  // what the configuration said of it (relay_reload.cpp compares it)
   };
 
   Pull(RelayServices& services, Settings settings);
@@ -67,6 +68,7 @@ class Pull final : public RelayLink::Owner, public PublisherSeat {
   bool ended() const { return state_ == State::Ended; }
   void end(const std::string& why);
   const std::string& key() const { return settings_.key; }
+  const Settings& settings() const { return settings_; }
   nlohmann::json status() const;
 
   // PublisherSeat (server/live/stream_registry.hpp): a publisher here takes the name over. An

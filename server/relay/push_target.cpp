@@ -45,7 +45,7 @@ void PushTarget::connect() {
   s.registry = &services_.registry;
   s.source_key = source_key_;
   s.hub = &hub_;
-  s.queue = &services_.loop.config().rtmp.player_queue;
+  s.queue = services_.loop.config().rtmp.player_queue;
   s.setup_timeout_ms = static_cast<uint64_t>(services_.loop.config().rtmp.handshake_timeout.count());
   ++connects_;
   set_state(State::Connecting, "");

@@ -39,6 +39,9 @@ class PushTarget final : public RelayLink::Owner {
 
   const std::string& target_id() const { return target_id_; }
   const std::string& source_key() const { return source_key_; }
+  // What the configuration said of this target when it started (relay_reload.cpp compares it).
+  const std::string& origin() const { return origin_; }
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
   State state() const { return state_; }
   nlohmann::json status() const;
   uint64_t bytes_out() const;
@@ -59,6 +62,7 @@ class PushTarget final : public RelayLink::Owner {
   bool name_is_key_;
   bool verify_;
   std::string source_key_;
+  std::string origin_;
   media::StreamHub& hub_;
   RelayLink* client_ = nullptr;
   State state_ = State::Connecting;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -58,9 +59,9 @@ class RelayLink {
     StreamRegistry* registry = nullptr;
     std::string source_key;
     media::StreamHub* hub = nullptr;
-    const config::PlayerQueueConfig* queue = nullptr;
-    uint64_t setup_timeout_ms = 10'000;  // connect to publish/play start
-    uint64_t idle_timeout_ms = 10'000;   // pull: nothing received this long while media flowed (x3 before)
+    std::optional<config::PlayerQueueConfig> queue;  // a copy: a reload may come before the link is up
+    uint64_t setup_timeout_ms = 10'000;              // connect to publish/play start
+    uint64_t idle_timeout_ms = 10'000;               // pull: nothing received this long while media flowed (x3 before)
   };
 
   // Resolves the host and connects; failures close the connection (the owner is told).

@@ -137,9 +137,27 @@ void RelayManager::add_push(const std::string& target_id, const std::vector<std:
   const std::string publish_name = parsed.front().stream_name(name, key_secret);
   auto t = std::make_unique<PushTarget>(services_, target_id, std::move(parsed), publish_name, !key_secret.empty(),
                                         verify, app.name + "/" + name, hub);
+  t->set_origin(relay_origin(urls, key_secret, verify));
   PushTarget* raw = t.get();
   pushes_.push_back(std::move(t));
   raw->start();
+}
+
+bool RelayManager::pushing(const std::string& target_id, const std::string& key) const {
+  return std::any_of(pushes_.begin(), pushes_.end(),
+                     [&](const auto& t) { return t->target_id() == target_id && t->source_key() == key; });
+}
+
+void RelayManager::start_config_pushes(const config::AppConfig& app, const std::string& name, media::StreamHub& hub) {
+  const std::string key = app.name + "/" + name;
+  for (size_t i = 0; i < app.relay.push.size(); ++i) {
+    const config::PushTargetConfig& t = app.relay.push[i];
+    const std::string id = app.name + "#" + std::to_string(i);
+    if (relay_selects(t.streams, name) && !pushing(id, key))
+      add_push(id, {t.url}, t.key.value, t.verify, app, name, hub);
+  }
+  if (app.relay.edge && !pushing(app.name + "#origin", key))
+    add_push(app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify, app, name, hub);
 }
 
 void RelayManager::on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub,
@@ -148,13 +166,7 @@ void RelayManager::on_publish_start(const config::AppConfig& app, const std::str
   const std::string key = app.name + "/" + name;
   on_publish_end(key);  // a republish on the same name starts its targets afresh
   publications_.push_back({app.name, name, &hub});
-  for (size_t i = 0; i < app.relay.push.size(); ++i) {
-    const config::PushTargetConfig& t = app.relay.push[i];
-    if (!relay_selects(t.streams, name)) continue;
-    add_push(app.name + "#" + std::to_string(i), {t.url}, t.key.value, t.verify, app, name, hub);
-  }
-  if (app.relay.edge)
-    add_push(app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify, app, name, hub);
+  start_config_pushes(app, name, hub);
   for (const RuntimeTarget& t : RuntimeTargets::instance().list()) {
     if (t.app == app.name && relay_selects(t.streams, name)) add_push(t.id, {t.url}, t.key, true, app, name, hub);
   }
@@ -283,6 +295,7 @@ void RelayManager::start_pull(const config::AppConfig& app, const std::string& n
   s.upstreams = parse_urls(app.relay.pull.upstreams);
   if (s.upstreams.empty()) return;
   s.on_demand = app.relay.pull.on_demand;
+  s.origin = relay_origin(app.relay.pull.upstreams, "", app.relay.pull.verify);
   auto p = std::make_unique<Pull>(services_, std::move(s));
   Pull* raw = p.get();
   pulls_.push_back(std::move(p));

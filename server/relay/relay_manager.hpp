@@ -67,15 +67,23 @@ class RelayManager {
 
   nlohmann::json status() const;  // {"push": [...], "pull": [...]}
 
+  // A reload swapped the configuration (relay_reload.cpp): the configured push targets of the live
+  // publications, and the always-on pulls (worker 0), are started and stopped to match it.
+  void on_config_changed();
+
  private:
   static void on_timer(uv_timer_t* t);
   void tick();
   void sync_runtime_targets();
+  // The configured targets (apps.NAME.push, an edge's origins) of app/name not running yet.
+  void start_config_pushes(const config::AppConfig& app, const std::string& name, media::StreamHub& hub);
+  void match_pulls(const config::Config& config);
   void start_pull(const config::AppConfig& app, const std::string& name);
   bool start_cluster_pull(const config::AppConfig& app, const std::string& name, const Handover& follows = {});
   Pull* find_pull(const std::string& key) const;
   void add_push(const std::string& target_id, const std::vector<std::string>& urls, const std::string& key_secret,
                 bool verify, const config::AppConfig& app, const std::string& name, media::StreamHub& hub);
+  bool pushing(const std::string& target_id, const std::string& key) const;
 
   DrainingRelays draining_;
   RelayServices services_;
@@ -99,5 +107,7 @@ class RelayManager {
 
 // Whether a stream name is in a relay's `streams` list (every name when the list is empty).
 bool relay_selects(const std::vector<std::string>& streams, const std::string& name);
+// A relay's settings as one string, to tell whether a reload changed them.
+std::string relay_origin(const std::vector<std::string>& urls, const std::string& key, bool verify);
 
 }  // namespace sluice::server

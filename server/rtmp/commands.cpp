@@ -114,16 +114,15 @@ void RtmpConnection::on_publish(protocol::PublishEvent& e) {
       [&](AccessDone done) {
         return services_.publish.gate.admit(AccessAction::Publish, *app, peer_address(), ev, std::move(done));
       },
-      [this, e](AccessOutcome&& o) { finish_publish(e, std::move(o)); });
+      [this, e, app = loop_.keep(*app)](AccessOutcome&& o) { finish_publish(e, app, std::move(o)); });
 }
 
-void RtmpConnection::finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o) {
+void RtmpConnection::finish_publish(const protocol::PublishEvent& e, const config::AppRef& app, AccessOutcome&& o) {
   if (!o.allowed()) return refuse_admission(e.stream_id, true, e.publish.name, o);
   // server/ingest/publish_claim.hpp: the answer may come later (the cluster, another loop); the
   // connection waits for it as for a hook.
   auto held = std::make_shared<AccessOutcome>(std::move(o));
   auto claim = std::make_shared<PublishClaim>();
-  const config::AppConfig* app = config().find_app(app_);
   ask(
       [this, app, held, claim](AccessDone done) {
         claim_publish(
@@ -213,14 +212,13 @@ void RtmpConnection::on_play_live(const config::AppConfig& app, protocol::PlayEv
       [&](AccessDone done) {
         return services_.publish.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
       },
-      [this, e](AccessOutcome&& o) { finish_play_live(e, std::move(o)); });
+      [this, e, app = loop_.keep(app)](AccessOutcome&& o) { finish_play_live(e, *app, std::move(o)); });
 }
 
-void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o) {
+void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, const config::AppConfig& app, AccessOutcome&& o) {
   if (!o.allowed()) return refuse_admission(e.stream_id, false, e.play.name, o);
-  const config::AppConfig* app = config().find_app(app_);
   const std::string& name = o.name;
-  LiveJoin join = check_live_join(registry(), *app, name);
+  LiveJoin join = check_live_join(registry(), app, name);
   if (join.outcome == LiveJoin::Outcome::BadName) {
     session_.send_status(e.stream_id, protocol::Status::PlayStreamNotFound,
                          "Invalid stream name from the on_play hook.");
@@ -232,7 +230,7 @@ void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, AccessOutcom
   }
   // A second play on the same stream id replaces the first (Flash does this to switch streams).
   std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });
-  media::StreamHub* h = live_join_hub(registry(), *app, join.key);
+  media::StreamHub* h = live_join_hub(registry(), app, join.key);
   if (!h) {
     refuse_for_streams_total(e.stream_id, name, false);
     return;
@@ -308,12 +306,11 @@ void RtmpConnection::on_play_vod(const config::AppConfig& app, protocol::PlayEve
       [&](AccessDone done) {
         return services_.publish.gate.admit(AccessAction::Play, app, peer_address(), ev, std::move(done));
       },
-      [this, e](AccessOutcome&& o) { finish_play_vod(e, std::move(o)); });
+      [this, e, app = loop_.keep(app)](AccessOutcome&& o) { finish_play_vod(e, *app, std::move(o)); });
 }
 
-void RtmpConnection::finish_play_vod(const protocol::PlayEvent& e, AccessOutcome&& o) {
+void RtmpConnection::finish_play_vod(const protocol::PlayEvent& e, const config::AppConfig& app, AccessOutcome&& o) {
   if (!o.allowed()) return refuse_admission(e.stream_id, false, e.play.name, o);
-  const config::AppConfig& app = *config().find_app(app_);
   VodPlayer* player = find_vod_player(e.stream_id);
   if (!player) {
     std::erase_if(players_, [&](const auto& p) { return p->stream_id() == e.stream_id; });

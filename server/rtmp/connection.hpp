@@ -145,12 +145,13 @@ class RtmpConnection final : public SessionSocket, public PublisherHost {
   AccessTicket ticket_for(AccessAction action, const std::string& stream, const std::string& query, Seat seat);
   void note_lifetime(uint64_t lifetime_s);
   void finish_connect(AccessOutcome&& o);
-  void finish_publish(const protocol::PublishEvent& e, AccessOutcome&& o);
+  // The app as it was when the request came: a reload in between changes only the next request.
+  void finish_publish(const protocol::PublishEvent& e, const config::AppRef& app, AccessOutcome&& o);
   // The answer of claim_publish (server/ingest/publish_claim.hpp): publish, or refuse.
   void publish_here(const protocol::PublishEvent& e, const config::AppConfig& app, AccessOutcome&& o,
                     const PublishClaim& claim);
-  void finish_play_live(const protocol::PlayEvent& e, AccessOutcome&& o);
-  void finish_play_vod(const protocol::PlayEvent& e, AccessOutcome&& o);
+  void finish_play_live(const protocol::PlayEvent& e, const config::AppConfig& app, AccessOutcome&& o);
+  void finish_play_vod(const protocol::PlayEvent& e, const config::AppConfig& app, AccessOutcome&& o);
   // Logs and answers a refusal by the gate; a refused publisher or player is then closed.
   void refuse_admission(uint32_t stream_id, bool publish, const std::string& name, const AccessOutcome& o);
   void on_pause(const protocol::PauseEvent& e);

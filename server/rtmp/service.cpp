@@ -2,7 +2,10 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+
 #include "server/io/listener.hpp"
+#include "server/io/logging.hpp"
 #include "server/io/loop_context.hpp"
 #include "server/io/proxy_header_reader.hpp"
 #include "server/io/tls_reloader.hpp"
@@ -39,25 +42,66 @@ Result<void> RtmpService::start() {
   return ok();
 }
 
+Result<void> RtmpService::listen_on(const config::ListenAddress& address, bool tls, std::vector<std::string>& bound) {
+  auto listener = std::make_unique<TcpListener>(
+      loop_.loop(), tls ? "rtmps" : "rtmp", loop_.config().rtmp.limits.accepts_per_iteration,
+      [this, tls](int fd, const sockaddr_storage& peer) { on_accepted(fd, tls, peer); });
+  auto r = listener->listen(address);
+  if (!r) {
+    listener->close();
+    closed_listeners_.push_back(std::move(listener));
+    return r;
+  }
+  bound.push_back(listener->bound_address());
+  listeners_.push_back({address, tls, std::move(listener)});
+  return ok();
+}
+
 Result<void> RtmpService::listen(std::vector<std::string>& bound) {
   const config::Config& cfg = loop_.config();
-  auto listen_on = [&](const config::ListenAddress& addr, bool tls) -> Result<void> {
-    listeners_.push_back(std::make_unique<TcpListener>(
-        loop_.loop(), tls ? "rtmps" : "rtmp", cfg.rtmp.limits.accepts_per_iteration,
-        [this, tls](int fd, const sockaddr_storage& peer) { on_accepted(fd, tls, peer); }));
-    auto r = listeners_.back()->listen(addr);
-    if (!r) return r;
-    bound.push_back(listeners_.back()->bound_address());
-    return ok();
-  };
   for (const auto& addr : cfg.rtmp.listen) {
-    if (auto r = listen_on(addr, false); !r) return r;
+    if (auto r = listen_on(addr, false, bound); !r) return r;
   }
   if (cfg.rtmps.enabled()) {
     for (const auto& addr : cfg.rtmps.listen) {
-      if (auto r = listen_on(addr, true); !r) return r;
+      if (auto r = listen_on(addr, true, bound); !r) return r;
     }
   }
+  return ok();
+}
+
+Result<void> RtmpService::match_listeners(const config::Config& next, std::vector<std::string>& bound) {
+  auto wanted = [&next](const config::ListenAddress& address, bool tls) {
+    const auto& list = tls ? next.rtmps.listen : next.rtmp.listen;
+    return std::find(list.begin(), list.end(), address) != list.end();
+  };
+  auto listening = [this](const config::ListenAddress& address, bool tls) {
+    return std::any_of(listeners_.begin(), listeners_.end(),
+                       [&](const Listening& l) { return l.tls == tls && l.address == address; });
+  };
+  const size_t before = listeners_.size();
+  for (bool tls : {false, true}) {
+    for (const auto& address : tls ? next.rtmps.listen : next.rtmp.listen) {
+      if (listening(address, tls)) continue;
+      if (auto r = listen_on(address, tls, bound); !r) {
+        // Nothing half done: what this reload opened closes again.
+        for (size_t i = before; i < listeners_.size(); ++i) {
+          listeners_[i].listener->close();
+          closed_listeners_.push_back(std::move(listeners_[i].listener));
+        }
+        listeners_.resize(before);
+        bound.clear();
+        return r;
+      }
+    }
+  }
+  std::erase_if(listeners_, [&](Listening& l) {
+    if (wanted(l.address, l.tls)) return false;
+    SLUICE_LOG_INFO("event=listener_closed proto={} address={}", l.tls ? "rtmps" : "rtmp", l.listener->bound_address());
+    l.listener->close();
+    closed_listeners_.push_back(std::move(l.listener));
+    return true;
+  });
   return ok();
 }
 
@@ -144,7 +188,7 @@ void RtmpService::check_peer_limit(RtmpConnection& c) {
 }
 
 void RtmpService::stop_listening() {
-  for (auto& l : listeners_) l->close();
+  for (auto& l : listeners_) l.listener->close();
 }
 
 void RtmpService::stop() {

@@ -50,6 +50,10 @@ class RtmpService {
   // Worker 0: binds rtmp.listen and rtmps.listen; the error names the address. `bound` gets the
   // addresses actually bound.
   Result<void> listen(std::vector<std::string>& bound);
+  // Worker 0, a reload: binds the addresses of `next` not listened on yet, then closes those it no
+  // longer has. When one cannot be bound, those just bound close again and nothing changed (the
+  // error names the address). `bound` gets the addresses newly bound.
+  Result<void> match_listeners(const config::Config& next, std::vector<std::string>& bound);
   // A socket another loop accepted and handed to this one (counted by the sender).
   void adopt(int fd, uint64_t id, bool tls);
 
@@ -97,9 +101,17 @@ class RtmpService {
   WorkerMesh* mesh_;
   std::function<size_t()> other_connections_;
   AdmissionPolicy admission_{"rtmp"};
-  std::vector<std::unique_ptr<TcpListener>> listeners_;
-  std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when rtmp or rtmps has proxy_protocol
-  std::unique_ptr<TlsReloader> tls_;                 // rtmps: this loop's certificates
+  // With the address as configured and the family (true: rtmps), which a reload matches against.
+  struct Listening {
+    config::ListenAddress address;
+    bool tls = false;
+    std::unique_ptr<TcpListener> listener;
+  };
+  Result<void> listen_on(const config::ListenAddress& address, bool tls, std::vector<std::string>& bound);
+  std::vector<Listening> listeners_;
+  std::vector<std::unique_ptr<TcpListener>> closed_listeners_;  // closing: kept until the loop ends
+  std::unique_ptr<ProxyHeaderReader> proxy_reader_;             // when rtmp or rtmps has proxy_protocol
+  std::unique_ptr<TlsReloader> tls_;                            // rtmps: this loop's certificates
   std::unordered_set<RtmpConnection*> connections_;
   uint32_t next_worker_ = 0;
   bool stopping_ = false;

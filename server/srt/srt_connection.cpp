@@ -49,12 +49,13 @@ void SrtConnection::open() {
   HookEvent ev = hook_base_event(stream_.name);
   ev.query = stream_.query;
   std::weak_ptr<bool> alive = alive_;
-  pending_gate_ = services_.gate.admit(publishes ? AccessAction::Publish : AccessAction::Play, *app, peer_.raw,
-                                       std::move(ev), [this, alive](AccessOutcome&& o) {
-                                         if (alive.expired() || closed_) return;
-                                         pending_gate_ = 0;
-                                         admitted(std::move(o));
-                                       });
+  pending_gate_ =
+      services_.gate.admit(publishes ? AccessAction::Publish : AccessAction::Play, *app, peer_.raw, std::move(ev),
+                           [this, alive, app = services_.loop.keep(*app)](AccessOutcome&& o) {
+                             if (alive.expired() || closed_) return;
+                             pending_gate_ = 0;
+                             admitted(app, std::move(o));
+                           });
 }
 
 HookEvent SrtConnection::hook_base_event(const std::string& stream) const {
@@ -78,10 +79,9 @@ void SrtConnection::refuse(const char* event, const std::string& reason) {
   close(reason);
 }
 
-void SrtConnection::admitted(AccessOutcome&& o) {
+void SrtConnection::admitted(const config::AppRef& app, AccessOutcome&& o) {
   const bool publishes = stream_.mode == protocol::SrtStreamId::Mode::Publish;
   if (!o.allowed()) return refuse(publishes ? "publish_rejected" : "play_rejected", "not allowed: " + o.reason);
-  const config::AppConfig* app = services_.loop.config().find_app(stream_.app);
   if (!publishes) return read(*app, std::move(o));
   auto held = std::make_shared<AccessOutcome>(std::move(o));
   std::weak_ptr<bool> alive = alive_;

@@ -75,7 +75,7 @@ class SrtConnection final : public SrtTsOutput, public PublisherHost, public Srt
   void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) override;
 
  private:
-  void admitted(AccessOutcome&& o);
+  void admitted(const config::AppRef& app, AccessOutcome&& o);  // the app as asked about
   void publish(const config::AppConfig& app, AccessOutcome&& o, const PublishClaim& claim);
   void read(const config::AppConfig& app, AccessOutcome&& o);
   void refuse(const char* event, const std::string& reason);

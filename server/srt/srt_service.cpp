@@ -97,7 +97,9 @@ int SrtService::on_listen(void* opaque, SRTSOCKET ns, int, const sockaddr* peer,
   sockaddr_storage ss{};
   if (peer) memcpy(&ss, peer, peer->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
   const PeerAddress caller = peer_address_of(ss);  // no address for another family: the rules see none
-  SrtVerdict v = judge_srt_caller(self->services_.loop.config(), stream_id ? stream_id : "", caller.raw, unix_now());
+  // Its own hold of the snapshot: a reload on the loop may swap the loop's meanwhile.
+  const config::ConfigSnapshot config = self->services_.loop.snapshot_from_any_thread();
+  SrtVerdict v = judge_srt_caller(*config, stream_id ? stream_id : "", caller.raw, unix_now());
   if (v.reject == 0) {
     if (v.latency) set_srt_latency(ns, *v.latency);
     if (v.passphrase) set_srt_passphrase(ns, *v.passphrase);

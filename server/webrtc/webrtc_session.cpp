@@ -111,7 +111,7 @@ void WebrtcSession::connected() {
   std::weak_ptr<bool> alive = alive_;
   claim_publish(
       services, *app, *this, plan_.access.name, [this, alive] { return !alive.expired() && state_ != State::Closed; },
-      [this, app](PublishClaim claim) { publish(*app, claim); });
+      [this, app = services.loop.keep(*app)](PublishClaim claim) { publish(*app, claim); });
 }
 
 void WebrtcSession::play(const config::AppConfig& app) {

@@ -39,7 +39,7 @@ struct RtmpFixture : test::LoopFixture {
     config.apps.push_back(live);
     config.rtmp.listen = {{"127.0.0.1", 0}};
     config.limits.per_ip = per_ip;
-    gate = std::make_unique<AccessGate>(&uv, config);
+    gate = std::make_unique<AccessGate>(*loop);
     publish.reset(new PublishServices{*loop, registry, *gate});
     services.reset(new RtmpServices{*publish, vod, nullptr});
     service = std::make_unique<RtmpService>(*loop, *services, nullptr, [] { return size_t{0}; });

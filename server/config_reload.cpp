@@ -1,0 +1,151 @@
+// The hot reload of the configuration file (docs/configuration.md, "Reload"): SIGHUP, a change of
+// the file (debounced) or POST /api/v1/config/reload make worker 0 read and validate the whole file
+// first. An invalid file, or one with a change that needs a restart, or a new listener that cannot
+// be bound, leaves the configuration in force untouched; otherwise the new file becomes an
+// immutable snapshot that every loop swaps in on its own thread. Connections keep working: what
+// they took from the old snapshot (an admitted session's app) stays alive with them.
+#include <chrono>
+
+#include "config/default_config.hpp"
+#include "config/load.hpp"
+#include "config/reload_diff.hpp"
+#include "server/access_log/access_log.hpp"
+#include "server/io/file_watch.hpp"
+#include "server/io/logging.hpp"
+#include "server/record/retention.hpp"
+#include "server/relay/relay_manager.hpp"
+#include "server/server.hpp"
+
+namespace sluice::server {
+
+namespace {
+
+// A save is a truncate, writes and a rename: one reload once the file has been quiet this long.
+constexpr uint64_t kWatchQuietMs = 300;
+
+std::string joined(const std::vector<std::string>& lines, const char* separator) {
+  std::string out;
+  for (const std::string& l : lines) out += (out.empty() ? "" : separator) + l;
+  return out;
+}
+
+// A log line stays one line: the loader's problems come one per line.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n') c = '|';
+  }
+  return text;
+}
+
+uint64_t unix_ms() {
+  using namespace std::chrono;
+  return static_cast<uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
+}
+
+}  // namespace
+
+config::ConfigSnapshot make_config_snapshot(config::Config config) {
+  ++config_snapshots_alive();
+  return config::ConfigSnapshot(new config::Config(std::move(config)), [](const config::Config* c) {
+    --config_snapshots_alive();
+    delete c;
+  });
+}
+
+std::vector<RetentionRule> retention_rules(const config::Config& config) {
+  std::vector<RetentionRule> keep;
+  for (const auto& app : config.apps) {
+    if (app.record.enabled()) keep.push_back({app.record.dir, app.record.keep_age, app.record.keep_bytes});
+  }
+  return keep;
+}
+
+void Server::watch_config_file() {
+  if (config().source == config::kEmbeddedSourceName) return;
+  // Always watched: reload.watch, which a reload may turn on or off, decides at each change.
+  config_watch_ = std::make_unique<FileWatch>(loop_, config().source, kWatchQuietMs, [this] {
+    if (config().reload.watch) reload_config("file change");
+  });
+  if (auto r = config_watch_->start(); !r) {
+    SLUICE_LOG_WARN("event=config_watch state=off reason=\"{}\"", r.error().message());
+  }
+}
+
+ReloadReport Server::reload_config(const char* trigger) {
+  ReloadReport r;
+  r.trigger = trigger;
+  r.unix_ms = unix_ms();
+  if (stopping()) {
+    r.result = ReloadReport::Result::Refused;
+    r.error = "the server is stopping";
+  } else if (config().source == config::kEmbeddedSourceName) {
+    r.result = ReloadReport::Result::Refused;
+    r.error = "started with the embedded default configuration: there is no file to read again (use --config)";
+  } else {
+    if (reload_observer_) reload_observer_(nullptr);
+    try_reload(r);
+  }
+  reload_history_.record(r);
+  if (r.ok()) {
+    SLUICE_LOG_INFO("event=config_reload result={} trigger=\"{}\" generation={} changes=\"{}\"",
+                    reload_result_name(r.result), trigger, reload_history_.generation, joined(r.changes, "; "));
+  } else {
+    SLUICE_LOG_ERROR("event=config_reload result={} trigger=\"{}\" kept=previous error=\"{}\"",
+                     reload_result_name(r.result), trigger, one_line(r.error));
+  }
+  if (reload_observer_) reload_observer_(&r);
+  return r;
+}
+
+void Server::try_reload(ReloadReport& r) {
+  auto loaded = config::load_file(config().source);
+  if (!loaded) {
+    r.result = ReloadReport::Result::Invalid;
+    r.error = loaded.error().context.empty() ? loaded.error().message() : loaded.error().context;
+    return;
+  }
+  config::ReloadDiff diff = config::diff_for_reload(config(), *loaded);
+  r.changes = diff.changes;
+  if (!diff.applicable()) {
+    r.result = ReloadReport::Result::Refused;
+    r.error = "needs a restart: " + joined(diff.needs_restart, "; ");
+    return;
+  }
+  if (diff.unchanged()) {
+    r.result = ReloadReport::Result::Unchanged;
+    return;
+  }
+  // The last step that can fail: after it, nothing is refused.
+  std::vector<std::string> bound;
+  if (auto listening = rtmp_->match_listeners(*loaded, bound); !listening) {
+    r.result = ReloadReport::Result::Refused;
+    r.error = listening.error().message();
+    return;
+  }
+  for (const std::string& b : bound) SLUICE_LOG_INFO("event=listener_opened address={}", b);
+  bound_.insert(bound_.end(), bound.begin(), bound.end());
+  config::ConfigSnapshot snapshot = make_config_snapshot(std::move(*loaded));
+  apply_config(snapshot);
+  if (mesh_) {
+    for (uint32_t w = 1; w < mesh_->size(); ++w) {
+      auto e = std::make_unique<MeshEvent>();
+      e->kind = MeshEvent::Kind::ConfigReload;
+      e->config = snapshot;
+      mesh_->post(w, std::move(e));
+    }
+  }
+  r.result = ReloadReport::Result::Applied;
+}
+
+void Server::apply_config(config::ConfigSnapshot next) {
+  context_.set_config(std::move(next));
+  const config::Config& c = config();
+  registry_.set_max_streams(c.rtmp.limits.max_streams);
+  if (relays_) relays_->on_config_changed();
+  if (worker_ != 0) return;
+  set_log_level(c.log.level);
+  configure_access_log(c.access_log);  // opened again by its name: a reload also serves logrotate
+  if (retention_) retention_->set_rules(retention_rules(c));
+}
+
+}  // namespace sluice::server
