@@ -104,11 +104,22 @@ ReloadDiff diff_for_reload(const Config& now, const Config& next) {
   setting(now.rtmps.certificates != next.rtmps.certificates || now.rtmps.seal_records != next.rtmps.seal_records,
           "rtmps.certificates / record_layer",
           "the files are watched from start: replace their contents (or send SIGHUP) instead, docs/tls.md");
-  setting(now.https != next.https, "https", "the HTTPS listeners live on every loop");
+  {
+    RtmpsConfig a = now.https, b = next.https;  // its listeners are opened and closed like RTMP's
+    a.listen = b.listen = {};
+    setting(a != b || now.https.enabled() != next.https.enabled(), "https (on or off, certificates, record_layer)",
+            "the HTTPS certificates load at start, and only when https.listen is set");
+    if (now.https.listen != next.https.listen) {
+      d.changes.push_back("https.listen: " + listen_text(now.https.listen) + " -> " + listen_text(next.https.listen));
+    }
+  }
   {
     const HttpConfig &a = now.http, &b = next.http;
-    setting(a.enabled != b.enabled || a.listen != b.listen || a.proxy_protocol != b.proxy_protocol, "http listeners",
-            "the HTTP listeners live on every loop");
+    setting(a.enabled != b.enabled || a.proxy_protocol != b.proxy_protocol, "http (on or off, proxy_protocol)",
+            "the HTTP side and its PROXY header reader are set up at start");
+    if (a.listen != b.listen) {
+      d.changes.push_back("http.listen: " + listen_text(a.listen) + " -> " + listen_text(b.listen));
+    }
     setting(a.api != b.api, "http.api");
     setting(a.upload_token != b.upload_token || a.upload_max_size != b.upload_max_size ||
                 a.upload_extensions != b.upload_extensions,

@@ -10,6 +10,7 @@
 #include "config/load.hpp"
 #include "config/reload_diff.hpp"
 #include "server/access_log/access_log.hpp"
+#include "server/http/service.hpp"
 #include "server/io/file_watch.hpp"
 #include "server/io/logging.hpp"
 #include "server/record/retention.hpp"
@@ -115,13 +116,20 @@ void Server::try_reload(ReloadReport& r) {
     r.result = ReloadReport::Result::Unchanged;
     return;
   }
-  // The last step that can fail: after it, nothing is refused.
+  // The last steps that can fail: new listeners. After them, nothing is refused.
   std::vector<std::string> bound;
-  if (auto listening = rtmp_->match_listeners(*loaded, bound); !listening) {
+  auto listening = rtmp_->open_listeners(*loaded, bound);
+  if (listening && http_) {
+    listening = http_->open_listeners(*loaded, mesh_ && mesh_->size() > 1, bound);
+    if (!listening) rtmp_->undo_listeners();
+  }
+  if (!listening) {
     r.result = ReloadReport::Result::Refused;
     r.error = listening.error().message();
     return;
   }
+  rtmp_->close_unlisted_listeners(*loaded);
+  if (http_) http_->close_unlisted_listeners(*loaded);
   for (const std::string& b : bound) SLUICE_LOG_INFO("event=listener_opened address={}", b);
   bound_.insert(bound_.end(), bound.begin(), bound.end());
   config::ConfigSnapshot snapshot = make_config_snapshot(std::move(*loaded));
@@ -131,6 +139,7 @@ void Server::try_reload(ReloadReport& r) {
       auto e = std::make_unique<MeshEvent>();
       e->kind = MeshEvent::Kind::ConfigReload;
       e->config = snapshot;
+      if (http_) e->listen = http_->listening();
       mesh_->post(w, std::move(e));
     }
   }

@@ -303,7 +303,10 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::HlsUpdate:
       if (hls_) hls_->wake(e.key);
       return;
-    case MeshEvent::Kind::ConfigReload: apply_config(std::move(e.config)); return;
+    case MeshEvent::Kind::ConfigReload:
+      apply_config(std::move(e.config));
+      if (http_) http_->follow_listeners(e.listen);
+      return;
     case MeshEvent::Kind::TlsReload:
       rtmp_->reload_tls("SIGHUP");
       if (http_) http_->reload_tls("SIGHUP");

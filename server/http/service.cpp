@@ -24,40 +24,60 @@ HttpService::HttpService(LoopContext& loop, StreamRegistry& registry, AccessGate
       api_(api),
       own_shared_(shared ? nullptr : std::make_unique<HttpShared>()),
       shared_(shared ? shared : own_shared_.get()),
-      other_connections_(std::move(other_connections)) {}
+      other_connections_(std::move(other_connections)),
+      listeners_([this](bool tls) {
+        return std::make_unique<TcpListener>(
+            loop_.loop(), tls ? "https" : "http", loop_.config().rtmp.limits.accepts_per_iteration,
+            [this, tls](int fd, const sockaddr_storage& peer) { on_accepted(fd, tls, peer); });
+      }) {}
 
 // This loop's HLS viewers end with it (their tickets are its gate's).
 HttpService::~HttpService() { shared_->hls_sessions.drop(loop_.worker(), loop_.now_ms()); }
 
+namespace {
+
+// The addresses a configuration has the HTTP side listen on.
+std::vector<ListenerSet::Address> http_addresses(const config::Config& c) {
+  std::vector<ListenerSet::Address> out;
+  for (const auto& a : c.http.listen) out.push_back({a, false});
+  for (const auto& a : c.https.listen) out.push_back({a, true});
+  return out;
+}
+
+TcpListener::Sharing first_sharing(bool grouped) {
+  return grouped ? TcpListener::Sharing::FirstOfGroup : TcpListener::Sharing::Alone;
+}
+
+}  // namespace
+
 Result<void> HttpService::start(bool grouped) {
   if (auto r = start_timer_and_tls(); !r) return r;
-  const auto sharing = grouped ? TcpListener::Sharing::FirstOfGroup : TcpListener::Sharing::Alone;
-  for (const auto& addr : loop_.config().http.listen) {
-    if (auto r = listen_on(addr, false, sharing); !r) return r;
-  }
-  for (const auto& addr : loop_.config().https.listen) {
-    if (auto r = listen_on(addr, true, sharing); !r) return r;
-  }
-  return ok();
+  return listeners_.open_missing(http_addresses(loop_.config()), first_sharing(grouped), bound_);
 }
 
 Result<void> HttpService::join(const HttpService& first) {
   if (auto r = start_timer_and_tls(); !r) return r;
-  for (const auto& [addr, tls] : first.bound_listen_) {
-    if (auto r = listen_on(addr, tls, TcpListener::Sharing::JoinGroup); !r) return r;
-  }
+  return listeners_.open_missing(first.listeners_.bound(), TcpListener::Sharing::JoinGroup, bound_);
+}
+
+Result<void> HttpService::open_listeners(const config::Config& next, bool grouped, std::vector<std::string>& bound) {
+  if (auto r = listeners_.open_missing(http_addresses(next), first_sharing(grouped), bound); !r) return r;
+  bound_.insert(bound_.end(), bound.begin(), bound.end());
   return ok();
 }
 
-Result<void> HttpService::listen_on(const config::ListenAddress& addr, bool tls, TcpListener::Sharing sharing) {
-  listeners_.push_back(std::make_unique<TcpListener>(
-      loop_.loop(), tls ? "https" : "http", loop_.config().rtmp.limits.accepts_per_iteration,
-      [this, tls](int fd, const sockaddr_storage& peer) { on_accepted(fd, tls, peer); }));
-  auto r = listeners_.back()->listen(addr, sharing);
-  if (!r) return r;
-  bound_.push_back(listeners_.back()->bound_address());
-  bound_listen_.emplace_back(listeners_.back()->bound(), tls);
-  return ok();
+void HttpService::close_unlisted_listeners(const config::Config& next) {
+  listeners_.close_unlisted(http_addresses(next));
+}
+
+void HttpService::follow_listeners(const std::vector<ListenerSet::Address>& group) {
+  std::vector<std::string> bound;
+  // Worker 0's socket of each group is bound already: a join fails only when the system is out of
+  // descriptors, and then this loop serves the address no more (worker 0 and the others still do).
+  if (auto r = listeners_.open_missing(group, TcpListener::Sharing::JoinGroup, bound); !r) {
+    SLUICE_LOG_ERROR("worker={} event=listener_join_failed error=\"{}\"", loop_.worker(), r.error().message());
+  }
+  listeners_.close_unlisted(group);
 }
 
 Result<void> HttpService::start_timer_and_tls() {
@@ -161,7 +181,7 @@ void HttpService::on_connection_closed(HttpConnection* c) {
 void HttpService::stop() {
   if (stopping_) return;
   stopping_ = true;
-  for (auto& l : listeners_) l->close();
+  listeners_.close_all();
   if (proxy_reader_) proxy_reader_->close_all();
   std::vector<HttpConnection*> all(connections_.begin(), connections_.end());
   for (HttpConnection* c : all) {
@@ -177,7 +197,7 @@ void HttpService::close_all(const std::string& reason) {
 }
 
 void HttpService::close_handles() {
-  for (auto& l : listeners_) l->close();
+  listeners_.close_all();
   if (tls_) tls_->close();
   if (!handles_started_) return;
   close_handle(&tick_);

@@ -35,7 +35,7 @@
 #include "server/http/http_shared.hpp"
 #include "server/io/accept_policy.hpp"
 #include "server/io/guard_counters.hpp"
-#include "server/io/listener.hpp"
+#include "server/io/listener_set.hpp"
 #include "server/io/proxy_header_reader.hpp"
 #include "server/io/tls_reloader.hpp"
 #include "server/io/loop_context.hpp"
@@ -64,6 +64,15 @@ class HttpService {
   Result<void> start(bool grouped = false);
   // Another loop's service: listens on the addresses `first` bound, in the same group.
   Result<void> join(const HttpService& first);
+  // A reload (server/config_reload.cpp). Worker 0: binds the http and https addresses of `next`
+  // not listened on yet (all or none), then closes those it no longer lists or takes the new ones
+  // back; `group` is what the other loops then follow().
+  Result<void> open_listeners(const config::Config& next, bool grouped, std::vector<std::string>& bound);
+  void close_unlisted_listeners(const config::Config& next);
+  void undo_listeners() { listeners_.undo_last_open(); }
+  std::vector<ListenerSet::Address> listening() const { return listeners_.bound(); }
+  // The other loops: join the addresses worker 0 listens on now, close the others.
+  void follow_listeners(const std::vector<ListenerSet::Address>& group);
   void stop();
   void close_all(const std::string& reason);
   void close_handles();
@@ -114,7 +123,6 @@ class HttpService {
 
  private:
   Result<void> start_timer_and_tls();
-  Result<void> listen_on(const config::ListenAddress& addr, bool tls, TcpListener::Sharing sharing);
   void on_accepted(int fd, bool tls, const sockaddr_storage& peer);
   // The connection itself: at once, or once its PROXY header is in (http/https.proxy_protocol,
   // server/io/proxy_header_reader.hpp) with the client's address as peer.
@@ -133,14 +141,13 @@ class HttpService {
   std::unordered_map<const ApiCall*, ApiResponder*> api_waiting_;
   AdmissionPolicy admission_{"http"};
   std::function<size_t()> other_connections_;
-  std::vector<std::unique_ptr<TcpListener>> listeners_;
+  ListenerSet listeners_;                            // http.listen, and https.listen (tls)
   std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when http or https has proxy_protocol
   std::unordered_set<HttpConnection*> connections_;
   uv_timer_t tick_{};
   bool handles_started_ = false;
   bool stopping_ = false;
   std::vector<std::string> bound_;
-  std::vector<std::pair<config::ListenAddress, bool>> bound_listen_;  // with the tls flag, for join()
   std::unique_ptr<TlsReloader> tls_;  // https: the certificates, reloaded when they change
 };
 

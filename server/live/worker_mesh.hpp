@@ -23,6 +23,7 @@
 
 #include "config/config.hpp"
 #include "media/frame.hpp"
+#include "server/io/listener_set.hpp"
 
 namespace sluice::server {
 
@@ -62,8 +63,9 @@ struct MeshEvent {
   bool continues = false;  // EvictDone: its publication ended quietly, for the asker's to continue
   uint32_t timestamp = 0;  // ... after this timestamp
   uint64_t id = 0;
-  std::shared_ptr<ApiCall> api;   // ApiCall, ApiAnswer (server/http/api.hpp)
-  config::ConfigSnapshot config;  // ConfigReload
+  std::shared_ptr<ApiCall> api;              // ApiCall, ApiAnswer (server/http/api.hpp)
+  config::ConfigSnapshot config;             // ConfigReload
+  std::vector<ListenerSet::Address> listen;  // ConfigReload: the HTTP addresses worker 0 listens on now
   std::atomic<MeshEvent*> next{nullptr};
 };
 

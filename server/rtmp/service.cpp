@@ -15,7 +15,15 @@ namespace sluice::server {
 
 RtmpService::RtmpService(LoopContext& loop, RtmpServices& services, WorkerMesh* mesh,
                          std::function<size_t()> other_connections)
-    : loop_(loop), services_(services), mesh_(mesh), other_connections_(std::move(other_connections)) {
+    : loop_(loop),
+      services_(services),
+      mesh_(mesh),
+      other_connections_(std::move(other_connections)),
+      listeners_([this](bool tls) {
+        return std::make_unique<TcpListener>(
+            loop_.loop(), tls ? "rtmps" : "rtmp", loop_.config().rtmp.limits.accepts_per_iteration,
+            [this, tls](int fd, const sockaddr_storage& peer) { on_accepted(fd, tls, peer); });
+      }) {
   services_.on_destroyed = [this](RtmpConnection* c) {
     if (connections_.erase(c) && mesh_) --mesh_->rtmp_connections;
   };
@@ -42,67 +50,30 @@ Result<void> RtmpService::start() {
   return ok();
 }
 
-Result<void> RtmpService::listen_on(const config::ListenAddress& address, bool tls, std::vector<std::string>& bound) {
-  auto listener = std::make_unique<TcpListener>(
-      loop_.loop(), tls ? "rtmps" : "rtmp", loop_.config().rtmp.limits.accepts_per_iteration,
-      [this, tls](int fd, const sockaddr_storage& peer) { on_accepted(fd, tls, peer); });
-  auto r = listener->listen(address);
-  if (!r) {
-    listener->close();
-    closed_listeners_.push_back(std::move(listener));
-    return r;
+namespace {
+
+// The addresses a configuration has the RTMP side listen on.
+std::vector<ListenerSet::Address> rtmp_addresses(const config::Config& c) {
+  std::vector<ListenerSet::Address> out;
+  for (const auto& a : c.rtmp.listen) out.push_back({a, false});
+  if (c.rtmps.enabled()) {
+    for (const auto& a : c.rtmps.listen) out.push_back({a, true});
   }
-  bound.push_back(listener->bound_address());
-  listeners_.push_back({address, tls, std::move(listener)});
-  return ok();
+  return out;
 }
+
+}  // namespace
 
 Result<void> RtmpService::listen(std::vector<std::string>& bound) {
-  const config::Config& cfg = loop_.config();
-  for (const auto& addr : cfg.rtmp.listen) {
-    if (auto r = listen_on(addr, false, bound); !r) return r;
-  }
-  if (cfg.rtmps.enabled()) {
-    for (const auto& addr : cfg.rtmps.listen) {
-      if (auto r = listen_on(addr, true, bound); !r) return r;
-    }
-  }
-  return ok();
+  return listeners_.open_missing(rtmp_addresses(loop_.config()), TcpListener::Sharing::Alone, bound);
 }
 
-Result<void> RtmpService::match_listeners(const config::Config& next, std::vector<std::string>& bound) {
-  auto wanted = [&next](const config::ListenAddress& address, bool tls) {
-    const auto& list = tls ? next.rtmps.listen : next.rtmp.listen;
-    return std::find(list.begin(), list.end(), address) != list.end();
-  };
-  auto listening = [this](const config::ListenAddress& address, bool tls) {
-    return std::any_of(listeners_.begin(), listeners_.end(),
-                       [&](const Listening& l) { return l.tls == tls && l.address == address; });
-  };
-  const size_t before = listeners_.size();
-  for (bool tls : {false, true}) {
-    for (const auto& address : tls ? next.rtmps.listen : next.rtmp.listen) {
-      if (listening(address, tls)) continue;
-      if (auto r = listen_on(address, tls, bound); !r) {
-        // Nothing half done: what this reload opened closes again.
-        for (size_t i = before; i < listeners_.size(); ++i) {
-          listeners_[i].listener->close();
-          closed_listeners_.push_back(std::move(listeners_[i].listener));
-        }
-        listeners_.resize(before);
-        bound.clear();
-        return r;
-      }
-    }
-  }
-  std::erase_if(listeners_, [&](Listening& l) {
-    if (wanted(l.address, l.tls)) return false;
-    SLUICE_LOG_INFO("event=listener_closed proto={} address={}", l.tls ? "rtmps" : "rtmp", l.listener->bound_address());
-    l.listener->close();
-    closed_listeners_.push_back(std::move(l.listener));
-    return true;
-  });
-  return ok();
+Result<void> RtmpService::open_listeners(const config::Config& next, std::vector<std::string>& bound) {
+  return listeners_.open_missing(rtmp_addresses(next), TcpListener::Sharing::Alone, bound);
+}
+
+void RtmpService::close_unlisted_listeners(const config::Config& next) {
+  listeners_.close_unlisted(rtmp_addresses(next));
 }
 
 void RtmpService::on_accepted(int fd, bool tls, const sockaddr_storage& peer) {
@@ -187,9 +158,7 @@ void RtmpService::check_peer_limit(RtmpConnection& c) {
   c.close("too many connections from this address (limits.per_ip=" + std::to_string(per_ip) + ")");
 }
 
-void RtmpService::stop_listening() {
-  for (auto& l : listeners_) l.listener->close();
-}
+void RtmpService::stop_listening() { listeners_.close_all(); }
 
 void RtmpService::stop() {
   stopping_ = true;

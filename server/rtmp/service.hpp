@@ -21,6 +21,7 @@
 
 #include "base/result.hpp"
 #include "server/io/accept_policy.hpp"
+#include "server/io/listener_set.hpp"
 #include "server/io/net_address.hpp"
 #include "server/rtmp/connection.hpp"
 
@@ -31,7 +32,6 @@ namespace sluice::server {
 class LoopContext;
 class ProxyHeaderReader;
 class StreamSocket;
-class TcpListener;
 class TlsReloader;
 class WorkerMesh;
 
@@ -50,10 +50,12 @@ class RtmpService {
   // Worker 0: binds rtmp.listen and rtmps.listen; the error names the address. `bound` gets the
   // addresses actually bound.
   Result<void> listen(std::vector<std::string>& bound);
-  // Worker 0, a reload: binds the addresses of `next` not listened on yet, then closes those it no
-  // longer has. When one cannot be bound, those just bound close again and nothing changed (the
-  // error names the address). `bound` gets the addresses newly bound.
-  Result<void> match_listeners(const config::Config& next, std::vector<std::string>& bound);
+  // Worker 0, a reload (server/config_reload.cpp): binds the addresses of `next` not listened on
+  // yet (all or none; the error names the address), then, once every other step of the reload has
+  // succeeded, closes those `next` no longer lists; or takes the new ones back.
+  Result<void> open_listeners(const config::Config& next, std::vector<std::string>& bound);
+  void close_unlisted_listeners(const config::Config& next);
+  void undo_listeners() { listeners_.undo_last_open(); }
   // A socket another loop accepted and handed to this one (counted by the sender).
   void adopt(int fd, uint64_t id, bool tls);
 
@@ -101,17 +103,9 @@ class RtmpService {
   WorkerMesh* mesh_;
   std::function<size_t()> other_connections_;
   AdmissionPolicy admission_{"rtmp"};
-  // With the address as configured and the family (true: rtmps), which a reload matches against.
-  struct Listening {
-    config::ListenAddress address;
-    bool tls = false;
-    std::unique_ptr<TcpListener> listener;
-  };
-  Result<void> listen_on(const config::ListenAddress& address, bool tls, std::vector<std::string>& bound);
-  std::vector<Listening> listeners_;
-  std::vector<std::unique_ptr<TcpListener>> closed_listeners_;  // closing: kept until the loop ends
-  std::unique_ptr<ProxyHeaderReader> proxy_reader_;             // when rtmp or rtmps has proxy_protocol
-  std::unique_ptr<TlsReloader> tls_;                            // rtmps: this loop's certificates
+  ListenerSet listeners_;                            // rtmp.listen, and rtmps.listen (tls)
+  std::unique_ptr<ProxyHeaderReader> proxy_reader_;  // when rtmp or rtmps has proxy_protocol
+  std::unique_ptr<TlsReloader> tls_;                 // rtmps: this loop's certificates
   std::unordered_set<RtmpConnection*> connections_;
   uint32_t next_worker_ = 0;
   bool stopping_ = false;

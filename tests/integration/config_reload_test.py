@@ -9,9 +9,10 @@ sluice-bench's RTMP, HTTP-FLV and HLS players) watch 3 live streams while the te
   started after the reload has the new window while one started before keeps the old one.
 - the file watch: the key rotated again by saving the file; then the watch turned off by a save.
 - the API: the key rotated once more with POST /api/v1/config/reload.
-- refused, whole: a broken YAML (422, file:line:column), a port already taken (409), a changed
-  worker count (409); each time the counter moves and the old configuration stays in force.
-- a new RTMP listener opened by a reload, and closed by the next.
+- refused, whole: a broken YAML (422, file:line:column), an RTMP port already taken (409), an
+  HTTP one (409: the RTMP listener the same file added closes again), a changed worker count
+  (409); each time the counter moves and the old configuration stays in force.
+- new RTMP and HTTP listeners (the HTTP one on both loops) opened by a reload, closed by the next.
 Then 100 reloads in a row, 10 a second, with 100 players more: descriptors, memory and the
 configuration snapshots in memory stay flat, no reload holds loop 0 for 100 ms, and none of these
 players stalls for 100 ms. Through all of it the server closes nobody: no sluice-bench player fails
@@ -39,12 +40,12 @@ a = Server("config_reload_a", env=SMALL_QUARANTINE)
 
 
 def write_config(key="old-key", window=3, level="info", news=False, push=False, watch=False, extra_apps="",
-                 listen=(), workers=2, broken=False):
+                 listen=(), http_listen=(), workers=2, broken=False):
     listen_all = ", ".join([f"127.0.0.1:{a.port}"] + [f"127.0.0.1:{p}" for p in listen])
     push_yaml = f"    push:\n      - url: rtmp://127.0.0.1:{b.port}/mirror/\n" if push else ""
     news_yaml = "  news: { type: live }\n" if news else ""
     text = (f"rtmp:\n  listen: [{listen_all}]\nworkers: {workers}\n"
-            f"http: {{ listen: 127.0.0.1:{http_port} }}\n"
+            f"http: {{ listen: [{', '.join(f'127.0.0.1:{p}' for p in (http_port,) + tuple(http_listen))}] }}\n"
             f"reload: {{ watch: {'true' if watch else 'false'} }}\n"
             f"apps:\n  live:\n    type: live\n    hls: {{ enabled: true, segment: 1s, window: {window} }}\n{push_yaml}"
             f"  keyed:\n    type: live\n    publish: {{ keys: [{key}] }}\n{news_yaml}{extra_apps}"
@@ -197,32 +198,49 @@ taken_port = taken.getsockname()[1]
 write_config(key="taken-key", window=5, level="debug", news=True, push=True, listen=[taken_port])
 status, r = api("/api/v1/config/reload", "POST")
 check(status == 409 and f"127.0.0.1:{taken_port}" in r.get("error", ""), f"a port already taken: 409 ({r})")
+# A free RTMP port with a taken HTTP one: the RTMP listener the reload had opened closes again.
+free_rtmp = free_port()
+write_config(key="taken-key", window=5, level="debug", news=True, push=True, listen=[free_rtmp],
+             http_listen=[taken_port])
+status, r = api("/api/v1/config/reload", "POST")
+check(status == 409 and f"127.0.0.1:{taken_port}" in r.get("error", ""), f"an HTTP port already taken: 409 ({r})")
+try:
+    socket.create_connection(("127.0.0.1", free_rtmp), timeout=2).close()
+    check(False, "the RTMP listener of the refused reload is closed again")
+except OSError:
+    pass
 write_config(key="workers-key", window=5, level="debug", news=True, push=True, workers=3)
 status, r = api("/api/v1/config/reload", "POST")
 check(status == 409 and "workers: 2 -> 3" in r.get("error", ""), f"a changed worker count: 409 ({r})")
-check(metric('sluice_config_reloads_total{result="error"}') == errors0 + 3, "the error counter moved 3 times")
+check(metric('sluice_config_reloads_total{result="error"}') == errors0 + 4, "the error counter moved 4 times")
 check(metric("sluice_config_last_reload_successful") == 0, "the last reload failed")
-check(generation() == 4, "none of the three was applied")
+check(generation() == 4, "none of the four was applied")
 check(publish_short("keyed/s?key=workers-key", short) != 0, "a refused file's key is not in force")
 keyed = publish_ffmpeg(src, a.url("keyed/s?key=api-key"))
 time.sleep(1.5)
 check(keyed.poll() is None, "the key in force still publishes")
 stop_proc(keyed)
 
-# 5. A listener opened by a reload and closed by the next.
-extra = free_port()
-write_config(key="api-key", window=5, level="debug", news=True, push=True, listen=[extra])
+# 5. Listeners opened by a reload and closed by the next: RTMP (worker 0's) and HTTP (every loop's).
+extra, extra_http = free_port(), free_port()
+write_config(key="api-key", window=5, level="debug", news=True, push=True, listen=[extra], http_listen=[extra_http])
 status, r = api("/api/v1/config/reload", "POST")
-check(status == 200 and wait_port(extra, 2), f"a new listener is opened ({r})")
+check(status == 200 and wait_port(extra, 2), f"a new RTMP listener is opened ({r})")
 rtmp_handshake(extra).close()
+# The kernel spreads an HTTP port's connections over the loops' sockets: each answers.
+answers = [urllib.request.urlopen(f"http://127.0.0.1:{extra_http}/healthz", timeout=5).status for _ in range(20)]
+check(answers == [200] * 20, f"a new HTTP listener answers ({answers.count(200)} of 20)")
+joined = a.log_text().count(f"event=listen proto=http address=127.0.0.1:{extra_http}")
+check(joined == 2, f"... with a socket on each of the 2 loops ({joined})")
 write_config(key="api-key", window=5, level="debug", news=True, push=True)
 status, r = api("/api/v1/config/reload", "POST")
-check(status == 200, f"the listener is dropped again ({r})")
-try:
-    socket.create_connection(("127.0.0.1", extra), timeout=2).close()
-    check(False, "the removed listener is closed")
-except OSError:
-    pass
+check(status == 200, f"the listeners are dropped again ({r})")
+for port in (extra, extra_http):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        check(False, f"the removed listener {port} is closed")
+    except OSError:
+        pass
 
 # The HLS windows: the stream started before the first reload keeps 3 segments, the later one has 5.
 def segments(stream):

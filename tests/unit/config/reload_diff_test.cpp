@@ -71,7 +71,7 @@ TEST_CASE("log level, hooks, limits and RTMP listeners apply; the listeners are 
   CHECK(has(d.changes, "rtmp.listen: [127.0.0.1:1935] -> [127.0.0.1:1935, 127.0.0.1:1936]"));
 }
 
-TEST_CASE("a changed worker count, cluster, SRT, WebRTC or HTTP listener needs a restart, with the reason") {
+TEST_CASE("a changed worker count, cluster, SRT, WebRTC or the HTTP side on or off needs a restart, with the reason") {
   ReloadDiff workers = diff(kBase, kBase + "workers: 4\n");
   CHECK_FALSE(workers.applicable());
   REQUIRE(workers.needs_restart.size() == 1);
@@ -79,7 +79,11 @@ TEST_CASE("a changed worker count, cluster, SRT, WebRTC or HTTP listener needs a
 
   ReloadDiff http = diff(kBase, kBase + "http:\n  listen: [\"127.0.0.1:8081\"]\n");
   CHECK_FALSE(http.applicable());
-  CHECK(contains(http.needs_restart.at(0), "http listeners"));
+  CHECK(contains(http.needs_restart.at(0), "http (on or off, proxy_protocol)"));
+  const std::string with_http = kBase + "http:\n  listen: [\"127.0.0.1:8081\"]\n";
+  ReloadDiff moved = diff(with_http, kBase + "http:\n  listen: [\"127.0.0.1:8082\"]\n");
+  CHECK(moved.applicable());
+  CHECK(has(moved.changes, "http.listen: [127.0.0.1:8081] -> [127.0.0.1:8082]"));
 
   ReloadDiff srt = diff(kBase, kBase + "srt:\n  listen: [\"127.0.0.1:9000\"]\n");
   CHECK_FALSE(srt.applicable());
