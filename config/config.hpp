@@ -220,6 +220,9 @@ struct ShutdownConfig {
 // `watch` it reloads when the file changes, besides SIGHUP and POST /api/v1/config/reload.
 struct ReloadConfig {
   bool watch = true;
+  // After a reload, the sessions admitted under the old access rules are checked against the new
+  // ones, and those the new rules refuse end. Off: a session keeps the admission it had.
+  bool recheck = false;
 
   bool operator==(const ReloadConfig&) const = default;
 };

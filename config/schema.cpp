@@ -416,8 +416,9 @@ void load_shutdown(FieldReader& r, const Field& self, ShutdownConfig& shutdown) 
 }
 
 void load_reload(FieldReader& r, const Field& self, ReloadConfig& reload) {
-  Section s(r, self, {"watch"});
+  Section s(r, self, {"watch", "recheck"});
   if (auto f = s.take("watch")) r.read_bool(*f, reload.watch);
+  if (auto f = s.take("recheck")) r.read_bool(*f, reload.recheck);
 }
 
 void load_log(FieldReader& r, const Field& self, LogConfig& log) {

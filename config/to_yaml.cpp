@@ -315,6 +315,7 @@ std::string to_yaml(const Config& config, Secrets secrets) {
   out << YAML::EndMap;
   out << YAML::Key << "reload" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "watch" << YAML::Value << config.reload.watch;
+  out << YAML::Key << "recheck" << YAML::Value << config.reload.recheck;
   out << YAML::EndMap;
   out << YAML::Key << "log" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "level" << YAML::Value << std::string(log_level_name(config.log.level));

@@ -150,6 +150,10 @@ void Server::apply_config(config::ConfigSnapshot next) {
   context_.set_config(std::move(next));
   const config::Config& c = config();
   registry_.set_max_streams(c.rtmp.limits.max_streams);
+  if (c.reload.recheck) {
+    const size_t ended = gate_.recheck();
+    if (ended > 0) SLUICE_LOG_WARN("worker={} event=access_recheck sessions_ended={}", worker_, ended);
+  }
   if (relays_) relays_->on_config_changed();
   if (worker_ != 0) return;
   set_log_level(c.log.level);

@@ -64,10 +64,28 @@ void write_refused_access_line(AccessAction action, const HookEvent& event, cons
   write_session_line(action, e, &peer, 0, status == 200 ? 403 : status);
 }
 
+void AccessTicket::take(AccessTicket& o) noexcept {
+  gate_ = std::exchange(o.gate_, nullptr);
+  action_ = o.action_;
+  event_ = std::move(o.event_);
+  seat_ = std::move(o.seat_);
+  peer_ = o.peer_;
+  loop_ = o.loop_;
+  started_ms_ = o.started_ms_;
+  admitted_unix_s_ = o.admitted_unix_s_;
+  reason_ = std::move(o.reason_);
+  counted_bytes_out_ = o.counted_bytes_out_;
+  if (gate_ && peer_) {
+    gate_->withdraw(&o);
+    gate_->enroll(this);
+  }
+}
+
 void AccessTicket::end(uint64_t now_ms) {
   seat_.release();
   AccessGate* gate = std::exchange(gate_, nullptr);
   if (!gate) return;
+  if (peer_) gate->withdraw(this);
   if (now_ms == 0 && loop_) now_ms = loop_->now_ms();
   event_.duration_ms = now_ms > started_ms_ ? now_ms - started_ms_ : 0;
   if (peer_) {

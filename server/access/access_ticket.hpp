@@ -21,7 +21,8 @@ class AccessTicket {
  public:
   AccessTicket() = default;
   // `peer` and `loop` outlive the ticket (the ticket is held by something the connection owns).
-  AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, const SessionPeer& peer,
+  // Such a ticket is enrolled in its gate, for reload.recheck.
+  AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, SessionPeer& peer,
                const LoopContext& loop)
       : gate_(&gate),
         action_(action),
@@ -29,32 +30,18 @@ class AccessTicket {
         seat_(std::move(seat)),
         peer_(&peer),
         loop_(&loop),
-        started_ms_(loop.now_ms()) {}
+        started_ms_(loop.now_ms()),
+        admitted_unix_s_(unix_now()) {
+    gate_->enroll(this);
+  }
   // A session that spans connections (an HLS viewer): no byte counts; end() needs its now_ms.
   AccessTicket(AccessGate& gate, AccessAction action, HookEvent event, Seat seat, uint64_t now_ms)
       : gate_(&gate), action_(action), event_(std::move(event)), seat_(std::move(seat)), started_ms_(now_ms) {}
-  AccessTicket(AccessTicket&& o) noexcept
-      : gate_(std::exchange(o.gate_, nullptr)),
-        action_(o.action_),
-        event_(std::move(o.event_)),
-        seat_(std::move(o.seat_)),
-        peer_(o.peer_),
-        loop_(o.loop_),
-        started_ms_(o.started_ms_),
-        reason_(std::move(o.reason_)),
-        counted_bytes_out_(o.counted_bytes_out_) {}
+  AccessTicket(AccessTicket&& o) noexcept { take(o); }
   AccessTicket& operator=(AccessTicket&& o) noexcept {
     if (this != &o) {
       end();
-      gate_ = std::exchange(o.gate_, nullptr);
-      action_ = o.action_;
-      event_ = std::move(o.event_);
-      seat_ = std::move(o.seat_);
-      peer_ = o.peer_;
-      loop_ = o.loop_;
-      started_ms_ = o.started_ms_;
-      reason_ = std::move(o.reason_);
-      counted_bytes_out_ = o.counted_bytes_out_;
+      take(o);
     }
     return *this;
   }
@@ -66,15 +53,22 @@ class AccessTicket {
   void add_bytes_out(uint64_t n) { counted_bytes_out_ += n; }
   // Sends the done hook now (once) and gives back the seat.
   void end(uint64_t now_ms = 0);
+  // reload.recheck (ticket_recheck.cpp): whether `config`'s rules would have admitted this session
+  // when it was admitted (at that time: a signed URL that expired since is still good); if not,
+  // its session ends. Hooks and limits are not asked again.
+  bool recheck(const config::Config& config);
 
  private:
   AccessGate* gate_ = nullptr;
   AccessAction action_ = AccessAction::Play;
   HookEvent event_;
   Seat seat_;
-  const SessionPeer* peer_ = nullptr;
+  void take(AccessTicket& o) noexcept;
+
+  SessionPeer* peer_ = nullptr;
   const LoopContext* loop_ = nullptr;
   uint64_t started_ms_ = 0;
+  int64_t admitted_unix_s_ = 0;
   std::string reason_;
   uint64_t counted_bytes_out_ = 0;
 };

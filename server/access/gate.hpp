@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "config/config.hpp"
 #include "server/access/audience.hpp"
@@ -25,6 +26,8 @@
 #include "server/io/loop_context.hpp"
 
 namespace sluice::server {
+
+class AccessTicket;
 
 enum class RefusedBy { Nobody, Rules, Hook, Limit };
 
@@ -62,6 +65,11 @@ class AccessGate {
 
   // The settings in force now (a reload may change them between two callbacks).
   const config::Config& config() const { return loop_.config(); }
+  // The tickets of this loop's sessions that have a connection (access_ticket.hpp), and
+  // reload.recheck over them: the number of sessions it ended.
+  void enroll(AccessTicket* t) { enrolled_.insert(t); }
+  void withdraw(AccessTicket* t) { enrolled_.erase(t); }
+  size_t recheck();
   // Hook calls still running or waiting for a retry (a stopping server lets them finish).
   size_t in_flight() const { return hooks_.in_flight(); }
   void close() { hooks_.close(); }
@@ -72,6 +80,7 @@ class AccessGate {
   bool is_cluster_pull(std::string_view query) const;
 
   const LoopContext& loop_;
+  std::unordered_set<AccessTicket*> enrolled_;
   HookClient hooks_;
   std::string host_name_;  // server_id when it is not set
 };

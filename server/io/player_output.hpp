@@ -20,6 +20,7 @@ class PlayerOutput : public SessionPeer {
   // Bytes the connection took and has not sent yet: the transport's part of a player's backlog.
   virtual size_t write_queue_bytes() const = 0;
   virtual void schedule_close(std::string reason) = 0;
+  void end_session(std::string reason) final { schedule_close(std::move(reason)); }
   virtual void request_flush() = 0;
   virtual void request_held_flush() = 0;
 

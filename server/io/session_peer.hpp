@@ -17,6 +17,8 @@ class SessionPeer {
   virtual uint64_t bytes_out() const = 0;
   // Over TLS (RTMPS): the access log says so (server/access_log/).
   virtual bool over_tls() const { return false; }
+  // Ends the session (reload.recheck found its admission no longer holds), after this callback.
+  virtual void end_session(std::string reason) = 0;
 
  protected:
   ~SessionPeer() = default;

@@ -8,7 +8,9 @@ sluice-bench's RTMP, HTTP-FLV and HLS players) watch 3 live streams while the te
   old key is refused and the new one accepted, the new app plays, debug lines appear, a stream
   started after the reload has the new window while one started before keeps the old one.
 - the file watch: the key rotated again by saving the file; then the watch turned off by a save.
-- the API: the key rotated once more with POST /api/v1/config/reload.
+- the API: the key rotated once more with POST /api/v1/config/reload; then reload.recheck on: the
+  publisher admitted with the first key (kept by the reloads so far) is ended, one with the key in
+  force goes on.
 - refused, whole: a broken YAML (422, file:line:column), an RTMP port already taken (409), an
   HTTP one (409: the RTMP listener the same file added closes again), a changed worker count
   (409); each time the counter moves and the old configuration stays in force.
@@ -40,13 +42,13 @@ a = Server("config_reload_a", env=SMALL_QUARANTINE)
 
 
 def write_config(key="old-key", window=3, level="info", news=False, push=False, watch=False, extra_apps="",
-                 listen=(), http_listen=(), workers=2, broken=False):
+                 listen=(), http_listen=(), workers=2, broken=False, recheck=False):
     listen_all = ", ".join([f"127.0.0.1:{a.port}"] + [f"127.0.0.1:{p}" for p in listen])
     push_yaml = f"    push:\n      - url: rtmp://127.0.0.1:{b.port}/mirror/\n" if push else ""
     news_yaml = "  news: { type: live }\n" if news else ""
     text = (f"rtmp:\n  listen: [{listen_all}]\nworkers: {workers}\n"
             f"http: {{ listen: [{', '.join(f'127.0.0.1:{p}' for p in (http_port,) + tuple(http_listen))}] }}\n"
-            f"reload: {{ watch: {'true' if watch else 'false'} }}\n"
+            f"reload: {{ watch: {'true' if watch else 'false'}, recheck: {'true' if recheck else 'false'} }}\n"
             f"apps:\n  live:\n    type: live\n    hls: {{ enabled: true, segment: 1s, window: {window} }}\n{push_yaml}"
             f"  keyed:\n    type: live\n    publish: {{ keys: [{key}] }}\n{news_yaml}{extra_apps}"
             f"log:\n  level: {level}\n")
@@ -140,6 +142,9 @@ check(players_before >= 300, f"300 clients before the reload ({players_before})"
 
 # 1. SIGHUP: app added, key rotated, push target, HLS window, log level, file watch on.
 check("event=accept" not in a.log_text(), "no debug lines at log level info")
+held = publish_ffmpeg(src, a.url("keyed/held?key=old-key"))  # admitted under the key the reload replaces
+time.sleep(1.5)
+check(held.poll() is None, "a publisher with the first key is live")
 write_config(key="new-key", window=5, level="debug", news=True, push=True, watch=True)
 reload_at = time.time()
 a.proc.send_signal(signal.SIGHUP)
@@ -156,6 +161,7 @@ check(keyed.poll() is None, "the new key publishes")
 check(plays("keyed/s", os.path.join(d, "keyed.flv")) >= 20, "the stream published with the new key plays")
 check(plays("news/n", os.path.join(d, "news.flv")) >= 20, "the new app plays")
 check("event=accept" in a.log_text(), "debug lines at log level debug")
+check(held.poll() is None, "the publisher admitted with the old key goes on (reload.recheck is off)")
 stop_proc(keyed)
 
 # 2. The file watch: a save rotates the key again; a second save turns the watch off.
@@ -182,6 +188,19 @@ keyed = publish_ffmpeg(src, a.url("keyed/s?key=api-key"))
 time.sleep(1.5)
 check(keyed.poll() is None, "the key from the API reload publishes")
 stop_proc(keyed)
+
+# reload.recheck: the sessions admitted under keys no longer valid end; one with the key in force stays.
+fresh = publish_ffmpeg(src, a.url("keyed/fresh?key=api-key"))
+time.sleep(1.5)
+write_config(key="api-key", window=5, level="debug", news=True, push=True, recheck=True)
+status, r = api("/api/v1/config/reload", "POST")
+check(status == 200 and r["result"] == "applied", f"a reload with reload.recheck ({r})")
+check(wait_for(lambda: held.poll() is not None, 5), "the publisher admitted with the old key is ended")
+check(re.search(r"event=access_recheck_failed action=publish app=keyed stream=held", a.log_text()),
+      "... with a log line that says why")
+check(fresh.poll() is None, "the publisher with the key in force goes on")
+check(plays("keyed/fresh", os.path.join(d, "fresh.flv")) >= 20, "... and plays")
+stop_proc(fresh)
 
 # 4. Refused, whole: the counter moves, the configuration in force stays.
 errors0 = metric('sluice_config_reloads_total{result="error"}')
@@ -214,7 +233,7 @@ status, r = api("/api/v1/config/reload", "POST")
 check(status == 409 and "workers: 2 -> 3" in r.get("error", ""), f"a changed worker count: 409 ({r})")
 check(metric('sluice_config_reloads_total{result="error"}') == errors0 + 4, "the error counter moved 4 times")
 check(metric("sluice_config_last_reload_successful") == 0, "the last reload failed")
-check(generation() == 4, "none of the four was applied")
+check(generation() == 5, "none of the four was applied")
 check(publish_short("keyed/s?key=workers-key", short) != 0, "a refused file's key is not in force")
 keyed = publish_ffmpeg(src, a.url("keyed/s?key=api-key"))
 time.sleep(1.5)
