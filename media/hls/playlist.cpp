@@ -132,11 +132,17 @@ std::string render_playlist(std::span<const Segment> segments, const PlaylistPar
   return out;
 }
 
-BlockAnswer block_answer(std::span<const Segment> segments, uint64_t msn, int64_t part) {
+BlockAnswer block_answer(std::span<const Segment> segments, uint64_t msn, int64_t part, uint32_t part_ms) {
   if (segments.empty()) return msn > 2 ? BlockAnswer::BadRequest : BlockAnswer::Wait;
   const Segment& last = segments.back();
   if (msn < segments.front().msn) return BlockAnswer::Ready;
   if (msn > last.msn + 2) return BlockAnswer::BadRequest;
+  if (part >= 0 && part_ms > 0) {
+    const int64_t limit = part_ms < 1000 ? (3000 + part_ms - 1) / part_ms : 3;
+    // Parts between the last one listed and the one asked for (at least).
+    const int64_t ahead = msn == last.msn ? part - (int64_t(last.parts.size()) - 1) : part + 1;
+    if (ahead > limit) return BlockAnswer::BadRequest;
+  }
   if (msn > last.msn) return BlockAnswer::Wait;
   const Segment& s = segments[msn - segments.front().msn];
   if (s.complete) {

@@ -43,9 +43,11 @@ std::string render_playlist(std::span<const Segment> segments, const PlaylistPar
 // What a blocking playlist request (_HLS_msn, _HLS_part) waits for.
 enum class BlockAnswer : uint8_t { Ready, Wait, BadRequest };
 // Ready when segment `msn` is complete, or (part >= 0) has part `part`; a part past the end of a
-// complete segment is the next segment's first. BadRequest for an msn more than two past the
-// last one (RFC 8216bis 6.2.5.2).
-BlockAnswer block_answer(std::span<const Segment> segments, uint64_t msn, int64_t part);
+// complete segment is the next segment's first. BadRequest (RFC 8216bis 6.2.5.2) for an msn more
+// than two past the last one, or a part further past the last part listed than the Advance Part
+// Limit: 3 s of parts of `part_ms` (3 parts when they are 1 s or longer). Parts of segments not
+// listed yet are not counted, so a request is never refused that could still come true soon.
+BlockAnswer block_answer(std::span<const Segment> segments, uint64_t msn, int64_t part, uint32_t part_ms = 0);
 
 // The segment or part a media URI names, parsed from its file name ("seg12.m4s", "part12.3.ts",
 // "init2.mp4"); false for anything else.

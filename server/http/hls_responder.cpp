@@ -93,9 +93,9 @@ void HlsResponder::answer() {
   if (want_ == Want::Media) return answer_media(s);
   if (!s || !s->ready) return wait();
   if (block_msn_ >= 0) {
-    switch (media::hls::block_answer(s->segments, uint64_t(block_msn_), block_part_)) {
+    switch (media::hls::block_answer(s->segments, uint64_t(block_msn_), block_part_, s->params.part_ms)) {
       case media::hls::BlockAnswer::BadRequest:
-        return fail(400, "_HLS_msn is more than two segments ahead of the playlist");
+        return fail(400, "_HLS_msn or _HLS_part too far ahead of the playlist (RFC 8216bis 6.2.5.2)");
       case media::hls::BlockAnswer::Wait: return wait();
       case media::hls::BlockAnswer::Ready: break;
     }

@@ -212,6 +212,18 @@ def main():
         except urllib.error.HTTPError as e:
             check(e.code in (400, 404), f"{bad}: {e.code}")
 
+    # A blocking request for a part far beyond the Advance Part Limit (3 s of 200 ms parts, 15 parts)
+    # is a 400 at once, not a wait (RFC 8216bis 6.2.5.2); one part ahead waits for it.
+    last = parse_playlist(get(base + "/live/cam/index.m3u8")[1])["segments"][-1]
+    msn = int(last["uri"][3:].split(".")[0])
+    t0 = time.time()
+    try:
+        urllib.request.urlopen(f"{base}/live/cam/index.m3u8?_HLS_msn={msn + 1}&_HLS_part=40", timeout=10)
+        fail("a part 40 ahead is refused")
+    except urllib.error.HTTPError as e:
+        check(e.code == 400 and time.time() - t0 < 0.5,
+              f"a part 40 ahead: {e.code} after {(time.time() - t0) * 1000:.0f} ms (400 at once)")
+
     # Republish: one discontinuity, sequence numbers go on, fMP4 times continuous across it.
     msn_before = parse_playlist(get(base + "/live/cam/index.m3u8")[1])["media_sequence"]
     across = HlsReader(base + "/live/cam/index.m3u8?r=1", checkers["across"], low_latency=True).start(12)

@@ -145,6 +145,23 @@ TEST_CASE("block_answer") {
   CHECK(block_answer(segs, 4, 10) == BlockAnswer::Ready);
 }
 
+TEST_CASE("block_answer: a part further ahead than the Advance Part Limit is a bad request at once") {
+  std::vector<Segment> segs;
+  segs.push_back(seg(5, 2000, 2000, 10));
+  segs.push_back(seg(6, 4000, 400, 2, false));  // parts 0 and 1 listed
+  // 200 ms parts: the limit is 3 s of them, 15 parts past the last one listed (6.1).
+  CHECK(block_answer(segs, 6, 16, 200) == BlockAnswer::Wait);
+  CHECK(block_answer(segs, 6, 17, 200) == BlockAnswer::BadRequest);
+  CHECK(block_answer(segs, 7, 14, 200) == BlockAnswer::Wait);
+  CHECK(block_answer(segs, 7, 15, 200) == BlockAnswer::BadRequest);
+  CHECK(block_answer(segs, 8, 1000000, 200) == BlockAnswer::BadRequest);
+  // 1 s parts (or longer): 3 parts.
+  CHECK(block_answer(segs, 6, 4, 1000) == BlockAnswer::Wait);
+  CHECK(block_answer(segs, 6, 5, 1000) == BlockAnswer::BadRequest);
+  // Without parts (part_ms 0) only the segment rule applies.
+  CHECK(block_answer(segs, 7, 1000, 0) == BlockAnswer::Wait);
+}
+
 TEST_CASE("parse_media_name") {
   MediaName m;
   REQUIRE(parse_media_name("seg12.m4s", Container::Fmp4, m));
