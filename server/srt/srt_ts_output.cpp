@@ -73,7 +73,10 @@ void SrtTsOutput::flush() {
   bool more = true;
   for (int pass = 0; pass < kPassesPerFlush && more; ++pass) {
     if (!send_pending()) return;  // SRT_EPOLL_OUT goes on
-    const uint64_t now = loop_.now_ms();
+    // The clock now, not the loop's (the time its iteration began): on a busy loop that is tens of
+    // ms old, and a join's pace counted from a stale start ran ahead by twice that
+    // (srt_join_pace_test saw pictures 16 and 32 ms past the pace's bound).
+    const uint64_t now = uv_hrtime() / 1'000'000;
     if (const uint64_t wait = reader_->catch_up_wait_ms(now); wait > 0) return pace(wait);
     more = reader_->fill(sender_.buffer(), reader_->catching_up() ? kPacedFillBytes : kFillBytes, now);
     if (!send_pending()) return;

@@ -57,10 +57,20 @@ def check(cond, msg):
     print("ok: " + msg, flush=True)
 
 
+_ports_given = set()
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port nothing listens on now, and not one this test was given before: the kernel may hand
+    the same ephemeral port to two binds in a row once the first is closed (http_api_test once got
+    one port for both its RTMP and HTTP listeners)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _ports_given:
+            _ports_given.add(port)
+            return port
 
 
 def wait_port(port, timeout=10.0):

@@ -8,7 +8,8 @@ sluice-bench's RTMP, HTTP-FLV and HLS players) watch 3 live streams while the te
   old key is refused and the new one accepted, the new app plays, debug lines appear, a stream
   started after the reload has the new window while one started before keeps the old one.
 - the file watch: the key rotated again by saving the file; then the watch turned off by a save.
-- the API: the key rotated once more with POST /api/v1/config/reload; then reload.recheck on: the
+- the API: the key rotated once more with POST /api/v1/config/reload, an app with an always-on pull
+  added (it pulls at once) and removed (the pull ends); then reload.recheck on: the
   publisher admitted with the first key (kept by the reloads so far) is ended, one with the key in
   force goes on.
 - refused, whole: a broken YAML (422, file:line:column), an RTMP port already taken (409), an
@@ -42,10 +43,13 @@ a = Server("config_reload_a", env=SMALL_QUARANTINE)
 
 
 def write_config(key="old-key", window=3, level="info", news=False, push=False, watch=False, extra_apps="",
-                 listen=(), http_listen=(), workers=2, broken=False, recheck=False):
+                 listen=(), http_listen=(), workers=2, broken=False, recheck=False, pull=False):
     listen_all = ", ".join([f"127.0.0.1:{a.port}"] + [f"127.0.0.1:{p}" for p in listen])
     push_yaml = f"    push:\n      - url: rtmp://127.0.0.1:{b.port}/mirror/\n" if push else ""
     news_yaml = "  news: { type: live }\n" if news else ""
+    if pull:  # an always-on pull of the stream A pushes to B, back from B
+        news_yaml += (f"  pulled:\n    type: live\n    pull: {{ upstreams: [\"rtmp://127.0.0.1:{b.port}/mirror\"], "
+                      "on_demand: false, streams: [a] }\n")
     text = (f"rtmp:\n  listen: [{listen_all}]\nworkers: {workers}\n"
             f"http: {{ listen: [{', '.join(f'127.0.0.1:{p}' for p in (http_port,) + tuple(http_listen))}] }}\n"
             f"reload: {{ watch: {'true' if watch else 'false'}, recheck: {'true' if recheck else 'false'} }}\n"
@@ -188,6 +192,15 @@ keyed = publish_ffmpeg(src, a.url("keyed/s?key=api-key"))
 time.sleep(1.5)
 check(keyed.poll() is None, "the key from the API reload publishes")
 stop_proc(keyed)
+# An always-on pull added, then removed.
+write_config(key="api-key", window=5, level="debug", news=True, push=True, pull=True)
+status, r = api("/api/v1/config/reload", "POST")
+check(status == 200 and "apps.pulled: added" in r["changes"], f"an app with an always-on pull is added ({r})")
+check(plays("pulled/a", os.path.join(d, "pulled.flv")) >= 20, "its pull starts at once: the pulled stream plays")
+write_config(key="api-key", window=5, level="debug", news=True, push=True)
+status, r = api("/api/v1/config/reload", "POST")
+check(status == 200 and "apps.pulled: removed" in r["changes"], f"... and removed ({r})")
+check(wait_for(lambda: "its app no longer pulls" in a.log_text(), 3), "... which ends its pull")
 
 # reload.recheck: the sessions admitted under keys no longer valid end; one with the key in force stays.
 fresh = publish_ffmpeg(src, a.url("keyed/fresh?key=api-key"))
@@ -233,7 +246,7 @@ status, r = api("/api/v1/config/reload", "POST")
 check(status == 409 and "workers: 2 -> 3" in r.get("error", ""), f"a changed worker count: 409 ({r})")
 check(metric('sluice_config_reloads_total{result="error"}') == errors0 + 4, "the error counter moved 4 times")
 check(metric("sluice_config_last_reload_successful") == 0, "the last reload failed")
-check(generation() == 5, "none of the four was applied")
+check(generation() == 7, "none of the four was applied")
 check(publish_short("keyed/s?key=workers-key", short) != 0, "a refused file's key is not in force")
 keyed = publish_ffmpeg(src, a.url("keyed/s?key=api-key"))
 time.sleep(1.5)
@@ -270,7 +283,30 @@ def segments(stream):
 check(wait_for(lambda: segments("d") == 5, 15), f"a stream started after the reload lists 5 segments ({segments('d')})")
 check(segments("a") == 3, f"one started before keeps its window of 3 ({segments('a')})")
 
-# 100 reloads in a row under load, one every 100 ms, while the crowd above still plays: 100 players more (read as they arrive, so that a
+# Nobody was closed: the crowd, and the compared players byte for byte. The crowd ends here
+# (SIGINT: the benches still write their summaries, the players their files) so that the 100
+# reloads below count descriptors and memory under a load that stays the same.
+for mode, n, summary, p in benches:
+    p.send_signal(signal.SIGINT)
+for p in compared:
+    p.send_signal(signal.SIGINT)
+for p in compared:
+    try:
+        p.wait(timeout=PLAY_S + 10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+for mode, n, summary, p in benches:
+    p.wait(timeout=PLAY_S + 10)
+    s = json.load(open(summary))
+    role = s["players"]
+    check(p.returncode == 0 and role["failed"] == 0, f"sluice-bench {mode}: none of {n} failed ({role['failed']}, "
+          f"{role.get('failure_reasons')})")
+    if mode != "hls":
+        check(role["stalls"] == 0, f"sluice-bench {mode}: no stall ({role['stalls']})")
+for name, out in outs:
+    check_same_packets(name, out, source_tags, min_video=400, min_audio=400, trim_tail=2)
+
+# 100 reloads in a row under load, one every 100 ms: 100 players (read as they arrive, so that a
 # 100 ms gap shows as a stall), descriptors and memory (ASan's quarantine kept small, so that RSS
 # means something) and the configuration snapshots in memory stay flat; no reload holds loop 0 for
 # 100 ms (the POST's round trip bounds how long it held the loop).
@@ -298,23 +334,6 @@ check(abs(fds1 - fds0) <= 2, "descriptors flat")
 check(rss1 - rss0 < 8 * 1024, "memory flat (less than 8 MiB more)")
 check(alive <= 3, "no old snapshot kept: the one in force, the start's and the first reload's (held by the HLS muxers of the streams started under them)")
 check(slowest < 0.1, "no reload took 100 ms")
-
-# Nobody was closed: the crowd, and the compared players byte for byte.
-for p in compared:
-    try:
-        p.wait(timeout=PLAY_S + 10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-for mode, n, summary, p in benches:
-    p.wait(timeout=PLAY_S + 10)
-    s = json.load(open(summary))
-    role = s["players"]
-    check(p.returncode == 0 and role["failed"] == 0, f"sluice-bench {mode}: none of {n} failed ({role['failed']}, "
-          f"{role.get('failure_reasons')})")
-    if mode != "hls":
-        check(role["stalls"] == 0, f"sluice-bench {mode}: no stall ({role['stalls']})")
-for name, out in outs:
-    check_same_packets(name, out, source_tags, min_video=400, min_audio=400, trim_tail=2)
 
 load.wait(timeout=60)
 s = json.load(open(os.path.join(d, "bench_reloads.json")))
