@@ -21,10 +21,12 @@ amf::Value str(std::string_view s) { return amf::Value::string(std::string(s)); 
 }  // namespace
 
 namespace {
-// What the server accepts before connect: small messages, little held in partial ones.
+// What a session accepts before the connect is through: small messages, little held in partial
+// ones (a client's server answers connect with a few small messages; a relay's upstream is a peer
+// like any other).
 ChunkReaderLimits initial_limits(const SessionOptions& o) {
   ChunkReaderLimits l = o.chunk_limits;
-  if (o.role != SessionRole::Server || o.pre_connect_max_message_size == 0) return l;
+  if (o.pre_connect_max_message_size == 0) return l;
   l.max_message_size = std::min(l.max_message_size, o.pre_connect_max_message_size);
   l.max_buffered_bytes = std::min<uint64_t>(l.max_buffered_bytes, 2 * uint64_t{o.pre_connect_max_message_size});
   return l;
@@ -293,6 +295,8 @@ Result<void> Session::on_client_command(Command& cmd, uint32_t stream_id, std::v
       return ok();
     }
     bool error = cmd.name == "_error";
+    // The answer to our connect (transaction 1, connect()): the peer's full limits apply.
+    if (!error && cmd.transaction_id == 1 && stream_id == kControlStream) reader_.set_limits(options_.chunk_limits);
     events.emplace_back(ResultEvent{stream_id, error, std::move(cmd)});
     return ok();
   }

@@ -33,9 +33,9 @@ struct SessionOptions {
   ChunkReaderLimits chunk_limits;
   // At most this many createStream per connection: bounds per-connection stream state.
   uint32_t max_streams = 16;
-  // Server: until the peer's connect is accepted, incoming messages are at most this big (and
-  // partial messages hold at most twice that), so an unauthenticated peer pins little memory;
-  // 0 keeps chunk_limits from the start.
+  // Until the connect is through (server: it accepted the peer's; client: the peer answered ours
+  // with _result), incoming messages are at most this big (and partial messages hold at most twice
+  // that), so a peer pins little memory before it is known; 0 keeps chunk_limits from the start.
   uint32_t pre_connect_max_message_size = 64 * 1024;
   // Window we announce to the peer (server: on connect) and our default ack window for a peer
   // that never announces one (some encoders stall without acknowledgements).

@@ -8,15 +8,17 @@
 namespace sluice::server {
 
 namespace {
-protocol::SessionOptions client_options() {
+protocol::SessionOptions client_options(const config::Config& config) {
   protocol::SessionOptions o = protocol::options_for(protocol::SessionRole::Client);
   o.handshake.client_digest = false;  // the plain C1 librtmp and OBS send: every server takes it
+  // An upstream that has not answered our connect is held to what a client is before its connect.
+  o.pre_connect_max_message_size = config.rtmp.limits.pre_connect_message_size;
   return o;
 }
 }  // namespace
 
 RelayClient::RelayClient(LoopContext& loop, uint64_t id, Settings settings, Owner* owner)
-    : SessionSocket(loop, id, client_options()), settings_(std::move(settings)), owner_(owner) {
+    : SessionSocket(loop, id, client_options(loop.config())), settings_(std::move(settings)), owner_(owner) {
   if (settings_.url.tls && settings_.tls) use_tls(settings_.tls, settings_.url.host);
 }
 

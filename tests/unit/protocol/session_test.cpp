@@ -384,3 +384,28 @@ TEST_CASE("before connect a peer may send only small messages; after it the full
   std::vector<uint8_t> big = {0x03, 0, 0, 0, 0x10, 0x00, 0x00, 20, 0, 0, 0, 0};
   CHECK(p.server.feed(big, p.server_events).ok());
 }
+
+TEST_CASE("a client takes only small messages from its server until the answer to its connect") {
+  SessionOptions co = options_for(SessionRole::Client);
+  co.chunk_limits.max_message_size = 8u << 20;
+  // fmt 0 on csid 3 declaring a 1 MiB message (an upstream origin's, before it answered connect).
+  const std::vector<uint8_t> big = {0x03, 0, 0, 0, 0x10, 0x00, 0x00, 20, 0, 0, 0, 0};
+  {
+    Session client(co);
+    Session server(options_for(SessionRole::Server));
+    std::vector<SessionEvent> ev;
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(pump(client, server, ev).ok());
+      REQUIRE(pump(server, client, ev).ok());
+    }
+    client.connect("live", "rtmp://h/live");
+    auto r = client.feed(big, ev);
+    CHECK_FALSE(r.ok());
+    CHECK(r.error().code == Errc::LimitExceeded);
+  }
+  Pair p;
+  p.client = Session(co);
+  p.connect();
+  REQUIRE_FALSE(only<ResultEvent>(p.client_events).empty());
+  CHECK(p.client.feed(big, p.client_events).ok());
+}
