@@ -41,7 +41,7 @@ std::string_view stream_name_problem(std::string_view name) {
 bool valid_stream_name(std::string_view name) { return stream_name_problem(name).empty(); }
 
 StreamRegistry::~StreamRegistry() {
-  g_streams.fetch_sub(static_cast<uint32_t>(entries_.size()), std::memory_order_relaxed);
+  if (!mesh_) g_streams.fetch_sub(static_cast<uint32_t>(entries_.size()), std::memory_order_relaxed);
 }
 
 uint32_t StreamRegistry::total_streams() { return g_streams.load(std::memory_order_relaxed); }
@@ -73,15 +73,19 @@ bool StreamRegistry::is_live(const std::string& key) {
 media::StreamHub* StreamRegistry::get_or_create(const std::string& key, const media::StreamHub::Options& options) {
   auto it = entries_.find(key);
   if (it != entries_.end()) return it->second.hub.get();
-  // Reserve first: workers create hubs concurrently.
-  if (g_streams.fetch_add(1, std::memory_order_relaxed) >= max_streams_ && max_streams_ != 0) {
+  int owner = StreamDirectory::kNoOwner;
+  if (mesh_) {
+    // Several workers: a name counts once against max_streams, whichever workers hold it (the
+    // mesh's directory knows every name, and checks and records under one lock).
+    if (!mesh_->directory().add_interest_within(key, worker_, max_streams_, owner)) return nullptr;
+  } else if (g_streams.fetch_add(1, std::memory_order_relaxed) >= max_streams_ && max_streams_ != 0) {
     g_streams.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;
   }
   Entry& e = entries_[key];
   e.hub = std::make_unique<media::StreamHub>(key, options);
   // First interest in this name here: if another worker publishes it, ask for its messages.
-  if (mesh_) tell_owner(mesh_->directory().add_interest(key, worker_), MeshEvent::Kind::Subscribe, key);
+  if (mesh_) tell_owner(owner, MeshEvent::Kind::Subscribe, key);
   return e.hub.get();
 }
 
@@ -228,7 +232,7 @@ void StreamRegistry::remove_if_unused(const std::string& key) {
   if (it == entries_.end()) return;
   if (it->second.publisher || it->second.holders > 0 || it->second.hub->subscriber_count() > 0) return;
   entries_.erase(it);
-  g_streams.fetch_sub(1, std::memory_order_relaxed);
+  if (!mesh_) g_streams.fetch_sub(1, std::memory_order_relaxed);
   if (mesh_) tell_owner(mesh_->directory().remove_interest(key, worker_), MeshEvent::Kind::Unsubscribe, key);
 }
 

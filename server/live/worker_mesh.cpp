@@ -83,6 +83,15 @@ int StreamDirectory::add_interest(const std::string& key, uint32_t worker) {
   return e.owner;
 }
 
+bool StreamDirectory::add_interest_within(const std::string& key, uint32_t worker, size_t max, int& owner) {
+  std::lock_guard lock(mutex_);
+  if (max != 0 && entries_.size() >= max && entries_.find(key) == entries_.end()) return false;
+  Entry& e = entry(key);
+  e.interest[worker] = true;
+  owner = e.owner;
+  return true;
+}
+
 int StreamDirectory::remove_interest(const std::string& key, uint32_t worker) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(key);

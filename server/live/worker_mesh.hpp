@@ -100,6 +100,9 @@ class StreamDirectory {
   void release(const std::string& key, uint32_t worker);
   // The owner at the moment the interest is recorded (kNoOwner if none).
   int add_interest(const std::string& key, uint32_t worker);
+  // add_interest, unless key is a name no worker has yet and `max` names (every worker's, each
+  // counted once: rtmp.limits.max_streams) are held already; false then, and nothing recorded.
+  bool add_interest_within(const std::string& key, uint32_t worker, size_t max, int& owner);
   int remove_interest(const std::string& key, uint32_t worker);
   int owner(const std::string& key);
   // Another worker than `worker` has a hub of key (players, or a stream waited for).

@@ -41,6 +41,30 @@ TEST_CASE("the registry refuses a new stream past max_streams and counts removal
   CHECK(r.get_or_create("live/c", o) != nullptr);
 }
 
+TEST_CASE("with several workers max_streams counts a name once, whichever workers hold it") {
+  WorkerMesh mesh(2);
+  StreamRegistry r0, r1;
+  r0.attach_mesh(&mesh, 0);
+  r1.attach_mesh(&mesh, 1);
+  r0.set_max_streams(2);
+  r1.set_max_streams(2);
+  media::StreamHub::Options o;
+  // Players of the same two names on both loops: two streams, not four.
+  for (StreamRegistry* r : {&r0, &r1}) {
+    REQUIRE(r->get_or_create("live/a", o) != nullptr);
+    REQUIRE(r->get_or_create("live/b", o) != nullptr);
+  }
+  CHECK(r1.get_or_create("live/c", o) == nullptr);
+  CHECK(r0.get_or_create("live/c", o) == nullptr);
+  // A name counts until the last worker lets it go.
+  r0.remove_if_unused("live/a");
+  CHECK(r0.get_or_create("live/c", o) == nullptr);
+  r1.remove_if_unused("live/a");
+  CHECK(r0.get_or_create("live/c", o) != nullptr);
+  CHECK(r1.get_or_create("live/c", o) != nullptr);
+  CHECK(r1.get_or_create("live/d", o) == nullptr);
+}
+
 TEST_CASE("a held hub outlives its publisher while a player holds it unsubscribed (a paused live player)") {
   StreamRegistry r;
   media::StreamHub::Options o;
