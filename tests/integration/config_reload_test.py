@@ -137,7 +137,8 @@ benches = []
 for mode, n, urls in (("play", 250, rtmp_urls), ("http-flv", 25, flv_urls), ("hls", 20, hls_urls)):
     summary = os.path.join(d, f"bench_{mode}.json")
     benches.append((mode, n, summary, subprocess.Popen(
-        [BENCH, mode, "-q", "-n", str(n), "--rate", "100", "-d", str(PLAY_S - 8), "--json", summary] + urls,
+        [BENCH, mode, "-q", "-n", str(n), "--rate", "100", "-d", str(PLAY_S - 8), "--per-client", "--json", summary] +
+        urls,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
 # The crowd ramps up at 100 a second; on a loaded machine the bench may take longer to start.
 wait_for(lambda: len(api("/api/v1/clients")[1]) >= 300, 20, step=0.5)
@@ -302,7 +303,10 @@ for mode, n, summary, p in benches:
     check(p.returncode == 0 and role["failed"] == 0, f"sluice-bench {mode}: none of {n} failed ({role['failed']}, "
           f"{role.get('failure_reasons')})")
     if mode != "hls":
-        check(role["stalls"] == 0, f"sluice-bench {mode}: no stall ({role['stalls']})")
+        # Which players stalled, to tell a server's stall from the bench's (its own loop lag).
+        stalled = [(c["index"], c["url_index"], c["bytes_in"]) for c in s.get("clients", []) if c["stalls"]]
+        check(role["stalls"] == 0, f"sluice-bench {mode}: no stall ({role['stalls']}: clients {stalled[:10]}; the "
+              f"bench's own loop lag max {s.get('bench_cpu', {}).get('loop_lag_max_ms')} ms)")
 for name, out in outs:
     check_same_packets(name, out, source_tags, min_video=400, min_audio=400, trim_tail=2)
 
