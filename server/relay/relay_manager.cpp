@@ -129,18 +129,18 @@ void RelayManager::tick() {
   std::erase_if(pulls_, [](const auto& p) { return p->ended(); });
 }
 
-void RelayManager::add_push(const std::string& target_id, const std::vector<std::string>& urls,
-                            const std::string& key_secret, bool verify, const config::AppConfig& app,
-                            const std::string& name, media::StreamHub& hub) {
+PushTarget* RelayManager::add_push(const std::string& target_id, const std::vector<std::string>& urls,
+                                   const std::string& key_secret, bool verify, const config::AppConfig& app,
+                                   const std::string& name, media::StreamHub& hub) {
   std::vector<RelayUrl> parsed = parse_urls(urls);
-  if (parsed.empty()) return;
+  if (parsed.empty()) return nullptr;
   const std::string publish_name = parsed.front().stream_name(name, key_secret);
   auto t = std::make_unique<PushTarget>(services_, target_id, std::move(parsed), publish_name, !key_secret.empty(),
                                         verify, app.name + "/" + name, hub);
-  t->set_origin(relay_origin(urls, key_secret, verify));
   PushTarget* raw = t.get();
   pushes_.push_back(std::move(t));
   raw->start();
+  return raw;
 }
 
 bool RelayManager::pushing(const std::string& target_id, const std::string& key) const {
@@ -148,16 +148,25 @@ bool RelayManager::pushing(const std::string& target_id, const std::string& key)
                      [&](const auto& t) { return t->target_id() == target_id && t->source_key() == key; });
 }
 
-void RelayManager::start_config_pushes(const config::AppConfig& app, const std::string& name, media::StreamHub& hub) {
-  const std::string key = app.name + "/" + name;
+std::vector<ConfiguredPush> configured_pushes(const config::AppConfig& app, const std::string& name) {
+  std::vector<ConfiguredPush> out;
+  if (app.type != config::AppType::Live) return out;
   for (size_t i = 0; i < app.relay.push.size(); ++i) {
     const config::PushTargetConfig& t = app.relay.push[i];
-    const std::string id = app.name + "#" + std::to_string(i);
-    if (relay_selects(t.streams, name) && !pushing(id, key))
-      add_push(id, {t.url}, t.key.value, t.verify, app, name, hub);
+    if (relay_selects(t.streams, name))
+      out.push_back({app.name + "#" + std::to_string(i), {t.url}, t.key.value, t.verify});
   }
-  if (app.relay.edge && !pushing(app.name + "#origin", key))
-    add_push(app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify, app, name, hub);
+  if (app.relay.edge) out.push_back({app.name + "#origin", app.relay.pull.upstreams, "", app.relay.pull.verify});
+  return out;
+}
+
+void RelayManager::start_config_pushes(const config::AppConfig& app, const std::string& name, media::StreamHub& hub) {
+  const std::string key = app.name + "/" + name;
+  for (const ConfiguredPush& t : configured_pushes(app, name)) {
+    if (pushing(t.id, key)) continue;
+    // Marked as the configuration's, with what it said: a reload compares (relay_reload.cpp).
+    if (PushTarget* p = add_push(t.id, t.urls, t.key, t.verify, app, name, hub)) p->set_origin(t.origin());
+  }
 }
 
 void RelayManager::on_publish_start(const config::AppConfig& app, const std::string& name, media::StreamHub& hub,

@@ -81,8 +81,9 @@ class RelayManager {
   void start_pull(const config::AppConfig& app, const std::string& name);
   bool start_cluster_pull(const config::AppConfig& app, const std::string& name, const Handover& follows = {});
   Pull* find_pull(const std::string& key) const;
-  void add_push(const std::string& target_id, const std::vector<std::string>& urls, const std::string& key_secret,
-                bool verify, const config::AppConfig& app, const std::string& name, media::StreamHub& hub);
+  PushTarget* add_push(const std::string& target_id, const std::vector<std::string>& urls,
+                       const std::string& key_secret, bool verify, const config::AppConfig& app,
+                       const std::string& name, media::StreamHub& hub);
   bool pushing(const std::string& target_id, const std::string& key) const;
 
   DrainingRelays draining_;
@@ -109,5 +110,16 @@ class RelayManager {
 bool relay_selects(const std::vector<std::string>& streams, const std::string& name);
 // A relay's settings as one string, to tell whether a reload changed them.
 std::string relay_origin(const std::vector<std::string>& urls, const std::string& key, bool verify);
+
+// A push target the configuration gives a stream of its app: apps.APP.push[i] ("APP#i"), or an
+// edge's origins ("APP#origin"). Started by RelayManager::start_config_pushes, compared by a reload.
+struct ConfiguredPush {
+  std::string id;
+  std::vector<std::string> urls;
+  std::string key;
+  bool verify = true;
+  std::string origin() const { return relay_origin(urls, key, verify); }
+};
+std::vector<ConfiguredPush> configured_pushes(const config::AppConfig& app, const std::string& name);
 
 }  // namespace sluice::server

@@ -4,43 +4,12 @@
 // start and stop to match; a pull whose app no longer pulls ends. An on-demand pull whose upstreams
 // changed runs on until its players leave: the next one starts with the new upstreams.
 #include <algorithm>
-#include <cctype>
 
 #include "server/relay/pull.hpp"
 #include "server/relay/push_target.hpp"
 #include "server/relay/relay_manager.hpp"
 
 namespace sluice::server {
-
-namespace {
-
-// A target the configuration made: "app#3" (apps.app.push[3]) or "app#origin" (an edge's), not a
-// runtime ("r1") or hook ("app#hook0") one.
-bool configured_target(const std::string& id, std::string& app, std::string& which) {
-  const size_t hash = id.find('#');
-  if (hash == std::string::npos) return false;
-  app = id.substr(0, hash);
-  which = id.substr(hash + 1);
-  if (which == "origin") return true;
-  return !which.empty() && std::all_of(which.begin(), which.end(), [](char c) { return std::isdigit(c) != 0; });
-}
-
-// What `config` says of target `which` of `app` for stream `name`, as add_push would start it;
-// empty when it has no such target for that stream.
-std::string wanted_origin(const config::Config& config, const std::string& app_name, const std::string& which,
-                          const std::string& name) {
-  const config::AppConfig* app = config.find_app(app_name);
-  if (app == nullptr || app->type != config::AppType::Live) return {};
-  if (which == "origin") {
-    return app->relay.edge ? relay_origin(app->relay.pull.upstreams, "", app->relay.pull.verify) : std::string();
-  }
-  const size_t i = std::stoul(which);
-  if (i >= app->relay.push.size() || !relay_selects(app->relay.push[i].streams, name)) return {};
-  const config::PushTargetConfig& t = app->relay.push[i];
-  return relay_origin({t.url}, t.key.value, t.verify);
-}
-
-}  // namespace
 
 std::string relay_origin(const std::vector<std::string>& urls, const std::string& key, bool verify) {
   std::string s;
@@ -51,17 +20,23 @@ std::string relay_origin(const std::vector<std::string>& urls, const std::string
 void RelayManager::on_config_changed() {
   if (stopped_) return;
   const config::Config& config = services_.loop.config();
+  // A configured target (it has an origin; runtime and hook ones have none) the new file no longer
+  // gives its stream, or gives with other settings, stops.
   std::erase_if(pushes_, [&](const auto& t) {
-    std::string app, which;
-    if (!configured_target(t->target_id(), app, which)) return false;
-    const std::string name = t->source_key().substr(t->source_key().find('/') + 1);
-    if (wanted_origin(config, app, which, name) == t->origin()) return false;
+    if (t->origin().empty()) return false;
+    const std::string& key = t->source_key();
+    const size_t slash = key.find('/');
+    const config::AppConfig* app = config.find_app(key.substr(0, slash));
+    if (app != nullptr) {
+      for (const ConfiguredPush& c : configured_pushes(*app, key.substr(slash + 1))) {
+        if (c.id == t->target_id() && c.origin() == t->origin()) return false;
+      }
+    }
     t->stop("configuration reloaded");
     return true;
   });
   for (const Publication& p : std::vector<Publication>(publications_)) {
-    const config::AppConfig* app = config.find_app(p.app);
-    if (app != nullptr && app->type == config::AppType::Live) start_config_pushes(*app, p.name, *p.hub);
+    if (const config::AppConfig* app = config.find_app(p.app)) start_config_pushes(*app, p.name, *p.hub);
   }
   if (worker_ == 0) match_pulls(config);
 }
