@@ -9,7 +9,9 @@
 #                                 drive (ffmpeg, rtmpdump, GStreamer, Chromium, VLC as an HLS
 #                                 player, nginx with the RTMP module as a foreign relay peer,
 #                                 Redis and HAProxy for the cluster, lintian and systemd-analyze
-#                                 for the package, goaccess for the access log's format, ...)
+#                                 for the package, goaccess for the access log's format,
+#                                 prometheus and promtool for deploy/prometheus and the
+#                                 Grafana dashboard's queries, ...)
 # Without an argument: test (everything).
 # Idempotent: does nothing when every package of the profile is already installed (and npm is on
 # PATH). Uses sudo when not root.
@@ -56,6 +58,7 @@ if [ "$profile" = test ]; then
     vlc-bin vlc-plugin-base
     lintian systemd
     goaccess
+    prometheus
   )
 fi
 

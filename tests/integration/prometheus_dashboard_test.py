@@ -54,7 +54,7 @@ hport = free_port()
 tmp = workdir("prometheus")
 token_path = os.path.join(tmp, "sluice_api_token")
 with open(token_path, "w") as f:
-    f.write(TOKEN)
+    f.write(TOKEN + "\n")  # as `openssl rand -hex 32 > file` writes it: both ends trim the newline
 server = Server("prometheus-dashboard",
                 extra_yaml=f"http:\n  listen: 127.0.0.1:{hport}\n  api:\n    token_file: {token_path}\n").start()
 check(wait_port(hport), "the HTTP listener is up")
