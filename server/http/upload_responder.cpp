@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <string>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "server/access/query.hpp"
@@ -21,6 +21,7 @@
 #include "server/http/util.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
+#include "server/vod/confined_open.hpp"
 
 namespace sluice::server {
 
@@ -59,6 +60,19 @@ int status_for_errno(int err) {
       return 414;
     default: return 500;
   }
+}
+
+// Publishes the finished temporary file under its name in one step, both names relative to the
+// folder's descriptor. no_replace (If-None-Match: *): an existing file is never replaced, even one
+// created since the check (EEXIST). 0, or -1 with errno set.
+int publish(int dirfd, const std::string& temp, const std::string& name, bool no_replace) {
+  if (!no_replace) return ::renameat(dirfd, temp.c_str(), dirfd, name.c_str());
+  if (::renameat2(dirfd, temp.c_str(), dirfd, name.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL) return -1;
+  // A file system without RENAME_NOREPLACE: a hard link refuses an existing name just as well.
+  if (::linkat(dirfd, temp.c_str(), dirfd, name.c_str(), 0) != 0) return -1;
+  ::unlinkat(dirfd, temp.c_str(), 0);  // the file is published; a leftover name is only untidy
+  return 0;
 }
 
 }  // namespace
@@ -122,12 +136,21 @@ struct UploadResponder::Upload {
   UploadResponder* owner = nullptr;  // nullptr once aborted
   Stage stage = Stage::Idle;
   uv_file fd = -1;
-  std::string final_path;
-  std::string temp_path;
+  // The target's folder, opened confined below the root (server/vod/confined_open.hpp): the
+  // temporary file is created, renamed and removed only relative to it, so a folder or symlink
+  // swapped along the path afterwards cannot move any of it out of the root.
+  UniqueFd dir;
+  std::string name;         // the target's name in `dir`
+  std::string temp_name;    // the temporary file's name in `dir`
+  std::string claim_key;    // the service's claim: the folder's real path and the name
+  bool no_replace = false;  // If-None-Match: *
+  // Renames and removals relative to `dir` have no uv_fs_* call: they run as threadpool work.
+  uv_work_t work{};
+  int work_result = 0;
   std::string location;  // the request path, for the Location header and logs
   std::string root;      // the app's root and the file's path below it (the download cache's key)
   std::string rel;
-  bool claimed = false;    // holds the service's claim on final_path
+  bool claimed = false;    // holds the service's claim on claim_key
   bool replaced = false;   // the target existed
   bool receiving = false;  // the parser feeds the body
   bool body_done = false;  // the whole body has been received
@@ -149,9 +172,9 @@ struct UploadResponder::Upload {
         stage = Stage::Close;
         rc = uv_fs_close(loop, &req, fd, &UploadResponder::on_fs);
         if (rc != 0) fd = -1;
-      } else if (!temp_removed && !temp_path.empty()) {
+      } else if (!temp_removed && !temp_name.empty()) {
         stage = Stage::Unlink;
-        rc = uv_fs_unlink(loop, &req, temp_path.c_str(), &UploadResponder::on_fs);
+        rc = queue_dir_work();
         if (rc != 0) temp_removed = true;
       } else {
         return false;
@@ -159,6 +182,12 @@ struct UploadResponder::Upload {
       if (rc != 0) stage = Stage::Idle;  // on to the next step
     }
     return true;
+  }
+
+  // Starts the rename (Stage::Rename) or the removal (Stage::Unlink) of the temporary file.
+  int queue_dir_work() {
+    work.data = this;
+    return uv_queue_work(loop, &work, &UploadResponder::dir_work, &UploadResponder::on_dir_work);
   }
 
   // The upload is over: what is left is its cleanup, on its own.
@@ -175,6 +204,22 @@ void UploadResponder::on_fs(uv_fs_t* req) {
   auto* u = static_cast<Upload*>(req->data);
   ssize_t result = req->result;
   uv_fs_req_cleanup(req);
+  done(u, result);
+}
+
+void UploadResponder::dir_work(uv_work_t* req) {
+  auto* u = static_cast<Upload*>(req->data);
+  int rc = u->stage == Stage::Unlink ? ::unlinkat(u->dir.get(), u->temp_name.c_str(), 0)
+                                     : publish(u->dir.get(), u->temp_name, u->name, u->no_replace);
+  u->work_result = rc == 0 ? 0 : -errno;  // libuv's error codes are negated errnos on Linux
+}
+
+void UploadResponder::on_dir_work(uv_work_t* req, int status) {
+  auto* u = static_cast<Upload*>(req->data);
+  done(u, status != 0 ? status : u->work_result);
+}
+
+void UploadResponder::done(Upload* u, ssize_t result) {
   Stage stage = u->stage;
   u->stage = Stage::Idle;
   if (u->owner) return u->owner->on_stored(stage, result);
@@ -200,14 +245,17 @@ struct UploadResponder::OpenJob {
   UploadResponder* owner;
   std::string root;
   std::string rel;
+  bool follow_symlinks = true;
   bool if_none_match_star = false;
   uint64_t nonce = 0;
   // Results.
   int status = 0;
   std::string error;
   uv_file fd = -1;
-  std::string final_path;
-  std::string temp_path;
+  UniqueFd dir;
+  std::string name;
+  std::string temp_name;
+  std::string claim_key;
   bool replaced = false;
 
   static void work(uv_work_t* req);
@@ -216,32 +264,34 @@ struct UploadResponder::OpenJob {
 
 void UploadResponder::OpenJob::work(uv_work_t* req) {
   auto* job = static_cast<OpenJob*>(req->data);
-  char root_real[PATH_MAX];
-  if (!::realpath(job->root.c_str(), root_real)) {
+  auto root = open_media_root(job->root);
+  if (!root) {
     job->status = 500;
     job->error = "the media root does not exist";
     return;
   }
-  std::string prefix(root_real);
-  if (prefix.back() != '/') prefix += '/';
   size_t slash = job->rel.rfind('/');
-  std::string dir = slash == std::string::npos ? std::string() : job->rel.substr(0, slash);
-  std::string base = slash == std::string::npos ? job->rel : job->rel.substr(slash + 1);
-  char parent_real[PATH_MAX];
+  std::string folder = slash == std::string::npos ? std::string() : job->rel.substr(0, slash);
+  job->name = slash == std::string::npos ? job->rel : job->rel.substr(slash + 1);
+  // The folder is resolved once, confined; everything after is relative to its descriptor.
+  auto dir = confined_open_dir(root->get(), folder, {.follow_symlinks = job->follow_symlinks});
+  if (!dir) {
+    const Error& e = dir.error();
+    if (e.code == Errc::NotFound) {
+      job->status = 409;
+      job->error = "the folder does not exist (uploads do not create folders)";
+    } else if (e.code == Errc::Rejected) {
+      job->status = 403;  // a symlink that leads out of the root, or any with follow_symlinks: false
+      job->error = "the folder is outside the media root (" + e.context + ")";
+    } else {
+      job->status = e.context == kConfinedPermissionDenied ? 403 : 500;
+      job->error = "cannot open the folder: " + e.context;
+    }
+    return;
+  }
+  int dirfd = dir->get();
   struct stat st {};
-  if (!::realpath((prefix + dir).c_str(), parent_real) || ::stat(parent_real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    job->status = 409;
-    job->error = "the folder does not exist (uploads do not create folders)";
-    return;
-  }
-  std::string parent(parent_real);
-  if (parent + "/" != prefix && std::string_view(parent).substr(0, prefix.size()) != prefix) {
-    job->status = 403;  // a symlinked folder that leads out of the root
-    job->error = "the folder is outside the media root";
-    return;
-  }
-  job->final_path = parent + "/" + base;
-  if (::lstat(job->final_path.c_str(), &st) == 0) {
+  if (::fstatat(dirfd, job->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (!S_ISREG(st.st_mode)) {
       job->status = 409;
       job->error = "the target exists and is not a regular file";
@@ -256,14 +306,18 @@ void UploadResponder::OpenJob::work(uv_work_t* req) {
   }
   char suffix[64];
   std::snprintf(suffix, sizeof suffix, ".upload-%llx", static_cast<unsigned long long>(job->nonce));
-  job->temp_path = parent + "/." + base + suffix;
-  int fd = ::open(job->temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  job->temp_name = "." + job->name + suffix;
+  int fd = ::openat(dirfd, job->temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     job->status = status_for_errno(errno);
     job->error = std::string("cannot create the temporary file: ") + std::strerror(errno);
     return;
   }
   job->fd = fd;
+  // One upload per file: two paths to one folder (a symlink inside the root) share a claim.
+  std::string real = descriptor_path(dirfd);
+  job->claim_key = real.empty() ? job->root + "/" + job->rel : real + "/" + job->name;
+  job->dir = std::move(*dir);
 }
 
 void UploadResponder::OpenJob::after(uv_work_t* req, int) {
@@ -289,6 +343,7 @@ void UploadResponder::start(const config::AppConfig& app, std::string_view rest)
   job->req.data = job;
   job->root = app.root;
   job->rel = std::move(v.rel);
+  job->follow_symlinks = app.follow_symlinks;
   const std::string* inm = req.header("if-none-match");
   job->if_none_match_star = inm && *inm == "*";
   std::random_device rd;
@@ -312,15 +367,18 @@ void UploadResponder::on_opened(OpenJob& job) {
   u.loop = conn_.loop_context().loop();
   u.owner = this;
   u.fd = job.fd;
-  u.final_path = job.final_path;
-  u.temp_path = job.temp_path;
+  u.dir = std::move(job.dir);
+  u.name = std::move(job.name);
+  u.temp_name = std::move(job.temp_name);
+  u.claim_key = std::move(job.claim_key);
+  u.no_replace = job.if_none_match_star;
   u.replaced = job.replaced;
   u.location = req.path;
   u.root = job.root;
   u.rel = job.rel;
   u.started_ms = conn_.loop_context().now_ms();
   if (conn_.closing()) return abort(0, "connection closed");
-  if (!conn_.service().uploads().claim(u.final_path)) return abort(409, "another upload of this file is in progress");
+  if (!conn_.service().uploads().claim(u.claim_key)) return abort(409, "another upload of this file is in progress");
   u.claimed = true;
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_start path=\"{}\" length={} replace={}", conn_.id(),
                   conn_.peer(), req.path, req.chunked ? std::string("chunked") : std::to_string(req.content_length),
@@ -389,8 +447,11 @@ void UploadResponder::step() {
 
 void UploadResponder::on_stored(Stage stage, ssize_t result) {
   Upload& u = *upload_;
+  if (stage == Stage::Close) u.fd = -1;  // closed even when close reports an error
   if (result < 0) {
     int err = static_cast<int>(result);
+    // RENAME_NOREPLACE met a file created since the check.
+    if (stage == Stage::Rename && err == UV_EEXIST) return abort(412, "the file exists (If-None-Match: *)");
     int status = err == UV_ENOSPC ? 507 : 500;
     return abort(status, std::string("cannot store the file: ") + uv_strerror(err));
   }
@@ -411,9 +472,8 @@ void UploadResponder::on_stored(Stage stage, ssize_t result) {
       rc = uv_fs_close(u.loop, &u.req, u.fd, &UploadResponder::on_fs);
       break;
     case Stage::Close:
-      u.fd = -1;
       u.stage = Stage::Rename;
-      rc = uv_fs_rename(u.loop, &u.req, u.temp_path.c_str(), u.final_path.c_str(), &UploadResponder::on_fs);
+      rc = u.queue_dir_work();
       break;
     case Stage::Rename: return finish();
     case Stage::Idle:
@@ -428,7 +488,7 @@ void UploadResponder::on_stored(Stage stage, ssize_t result) {
 void UploadResponder::finish() {
   std::unique_ptr<Upload> u(upload_);
   upload_ = nullptr;
-  if (u->claimed) conn_.service().uploads().release(u->final_path);
+  if (u->claimed) conn_.service().uploads().release(u->claim_key);
   // Downloads of it, on every loop, see the new file at once, not within the cache's second.
   conn_.service().file_cache().forget(u->root, u->rel);
   SLUICE_LOG_INFO("conn={} proto=http peer={} event=upload_done path=\"{}\" bytes={} replaced={} duration_ms={}",
@@ -450,7 +510,7 @@ void UploadResponder::abort(int status, std::string_view message) {
   SLUICE_LOG_WARN("conn={} proto=http peer={} event=upload_aborted path=\"{}\" received={} reason=\"{}\"", conn_.id(),
                   conn_.peer(), u->location, u->received, message);
   if (u->claimed) {
-    conn_.service().uploads().release(u->final_path);
+    conn_.service().uploads().release(u->claim_key);
     u->claimed = false;
   }
   Upload::discard(u);

@@ -4,14 +4,18 @@
 //    token (Authorization: Bearer, or ?token=), the name (the download rules plus
 //    http.upload.extensions), the declared size (http.upload.max_size). Refusals close the
 //    connection, since the body is left unread.
-// 2. A threadpool job checks the folder (inside the root, existing), the target (absent or a
-//    regular file; If-None-Match: * refuses to replace) and creates the temporary file, hidden
-//    next to the target (".{name}.upload-{random}": never served, hidden names are refused by
-//    downloads). One upload at a time per target (409 otherwise).
+// 2. A threadpool job opens the folder confined below the root (confined_open_dir, the open
+//    downloads use: no symlink out of the root, none at all with follow_symlinks: false), checks
+//    the target (absent or a regular file; If-None-Match: * refuses to replace) and creates the
+//    temporary file, hidden next to the target (".{name}.upload-{random}": never served, hidden
+//    names are refused by downloads), relative to the folder's descriptor, which is kept to the
+//    end: the rename and the cleanup are relative to it too. One upload at a time per target
+//    (409 otherwise).
 // 3. "100 Continue" if the client asked; the body then streams into the file with uv_fs_write on
 //    the threadpool while the next piece is received, one write in flight, reading from the
 //    socket pausing while a buffer's worth waits for the disk.
-// 4. Body complete: fsync, close, rename over the target; 201 Created (or 204 when replacing). So
+// 4. Body complete: fsync, close, rename over the target (RENAME_NOREPLACE with If-None-Match: *);
+//    201 Created (or 204 when replacing). So
 //    a failed, refused or aborted upload leaves nothing half-written and never replaces a good
 //    file.
 // Any failure or an abort (client gone, too large, stalled) answers at once (when the client is
@@ -74,6 +78,11 @@ class UploadResponder final : public HttpResponder {
   // A file operation of the upload completed (result: bytes, or a libuv error).
   void on_stored(Stage stage, ssize_t result);
   static void on_fs(uv_fs_t* req);
+  // The rename or removal of the temporary file, relative to its folder's descriptor.
+  static void dir_work(uv_work_t* req);
+  static void on_dir_work(uv_work_t* req, int status);
+  // An operation of `u` completed: to its owner, or on with the cleanup once aborted.
+  static void done(Upload* u, ssize_t result);
   void finish();
   // Ends the upload: logs, answers `status` (0: no answer, the connection is closing) and hands
   // the temporary file to its cleanup.

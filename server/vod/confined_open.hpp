@@ -4,7 +4,9 @@
 // opens at once (openat2 with RESOLVE_BENEATH), or, where openat2 is refused (old kernel,
 // seccomp), the components are walked from a descriptor of the root without following symlinks,
 // or the opened descriptor itself is checked (/proc/self/fd). Every reader of a VOD file (RTMP
-// play, getStreamLength, HTTP download) reads only the descriptor this returns.
+// play, getStreamLength, HTTP download) reads only the descriptor this returns; HTTP uploads
+// (server/http/upload_responder.cpp) create, rename and remove their files only relative to a
+// folder descriptor that confined_open_dir returns.
 #pragma once
 
 #include <sys/stat.h>
@@ -62,5 +64,18 @@ struct ConfinedOpenOptions {
 // GuardEvent::VodOutsideRoot); Errc::Io: permission denied or another failure. Blocking: call it
 // off the loop.
 Result<ConfinedFile> confined_open(const std::string& root, std::string_view rel, const ConfinedOpenOptions& options);
+
+// The media root as an O_PATH folder descriptor, the anchor of confined_open_dir. Errc::NotFound
+// when it does not exist.
+Result<UniqueFd> open_media_root(const std::string& root);
+
+// Opens the folder `rel` below `rootfd` (an empty `rel`: the root itself) as an O_PATH descriptor,
+// with confined_open's confinement and errors (Errc::NotFound also when a component is not a
+// folder). Calls relative to it (openat, renameat, unlinkat) stay in that very folder whatever is
+// later swapped along the path. Blocking: call it off the loop.
+Result<UniqueFd> confined_open_dir(int rootfd, std::string_view rel, const ConfinedOpenOptions& options);
+
+// The path a descriptor really refers to, from /proc (empty when /proc cannot tell).
+std::string descriptor_path(int fd);
 
 }  // namespace sluice::server
