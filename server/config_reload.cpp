@@ -72,10 +72,12 @@ void Server::watch_config_file() {
   }
 }
 
-ReloadReport Server::reload_config(const char* trigger) {
+void Server::reload_config(const char* trigger, std::function<void(const ReloadReport&)> done) {
   ReloadReport r;
   r.trigger = trigger;
   r.unix_ms = unix_ms();
+  const uint64_t id = next_reload_id_++;
+  uint32_t loops = 0;
   if (stopping()) {
     r.result = ReloadReport::Result::Refused;
     r.error = "the server is stopping";
@@ -84,37 +86,56 @@ ReloadReport Server::reload_config(const char* trigger) {
     r.error = "started with the embedded default configuration: there is no file to read again (use --config)";
   } else {
     if (reload_observer_) reload_observer_(nullptr);
-    try_reload(r);
+    loops = try_reload(r, id);
   }
-  reload_history_.record(r);
-  if (r.ok()) {
-    SLUICE_LOG_INFO("event=config_reload result={} trigger=\"{}\" generation={} changes=\"{}\"",
-                    reload_result_name(r.result), trigger, reload_history_.generation, joined(r.changes, "; "));
-  } else {
-    SLUICE_LOG_ERROR("event=config_reload result={} trigger=\"{}\" kept=previous error=\"{}\"",
-                     reload_result_name(r.result), trigger, one_line(r.error));
-  }
-  if (reload_observer_) reload_observer_(&r);
-  return r;
+  // Told when every loop has it: an answer of "applied" means a publish on any loop meets the new
+  // keys, and a removed listener is closed on every loop.
+  pending_reloads_.push_back({id, std::move(r), loops, std::move(done)});
+  end_reloads();
 }
 
-void Server::try_reload(ReloadReport& r) {
+void Server::on_config_taken(uint64_t id) {
+  for (PendingReload& p : pending_reloads_) {
+    if (p.id == id && p.loops_left > 0) --p.loops_left;
+  }
+  end_reloads();
+}
+
+void Server::end_reloads() {
+  while (!pending_reloads_.empty() && pending_reloads_.front().loops_left == 0) {
+    PendingReload p = std::move(pending_reloads_.front());
+    pending_reloads_.pop_front();
+    const ReloadReport& r = p.report;
+    reload_history_.record(r);
+    if (r.ok()) {
+      SLUICE_LOG_INFO("event=config_reload result={} trigger=\"{}\" generation={} changes=\"{}\"",
+                      reload_result_name(r.result), r.trigger, reload_history_.generation, joined(r.changes, "; "));
+    } else {
+      SLUICE_LOG_ERROR("event=config_reload result={} trigger=\"{}\" kept=previous error=\"{}\"",
+                       reload_result_name(r.result), r.trigger, one_line(r.error));
+    }
+    if (reload_observer_) reload_observer_(&r);
+    if (p.done) p.done(r);
+  }
+}
+
+uint32_t Server::try_reload(ReloadReport& r, uint64_t id) {
   auto loaded = config::load_file(config().source);
   if (!loaded) {
     r.result = ReloadReport::Result::Invalid;
     r.error = loaded.error().context.empty() ? loaded.error().message() : loaded.error().context;
-    return;
+    return 0;
   }
   config::ReloadDiff diff = config::diff_for_reload(config(), *loaded);
   r.changes = diff.changes;
   if (!diff.applicable()) {
     r.result = ReloadReport::Result::Refused;
     r.error = "needs a restart: " + joined(diff.needs_restart, "; ");
-    return;
+    return 0;
   }
   if (diff.unchanged()) {
     r.result = ReloadReport::Result::Unchanged;
-    return;
+    return 0;
   }
   // The last steps that can fail: new listeners. After them, nothing is refused.
   std::vector<std::string> bound;
@@ -126,7 +147,7 @@ void Server::try_reload(ReloadReport& r) {
   if (!listening) {
     r.result = ReloadReport::Result::Refused;
     r.error = listening.error().message();
-    return;
+    return 0;
   }
   rtmp_->close_unlisted_listeners(*loaded);
   if (http_) http_->close_unlisted_listeners(*loaded);
@@ -134,16 +155,17 @@ void Server::try_reload(ReloadReport& r) {
   bound_.insert(bound_.end(), bound.begin(), bound.end());
   config::ConfigSnapshot snapshot = make_config_snapshot(std::move(*loaded));
   apply_config(snapshot);
-  if (mesh_) {
-    for (uint32_t w = 1; w < mesh_->size(); ++w) {
-      auto e = std::make_unique<MeshEvent>();
-      e->kind = MeshEvent::Kind::ConfigReload;
-      e->config = snapshot;
-      if (http_) e->listen = http_->listening();
-      mesh_->post(w, std::move(e));
-    }
-  }
   r.result = ReloadReport::Result::Applied;
+  if (!mesh_) return 0;
+  for (uint32_t w = 1; w < mesh_->size(); ++w) {
+    auto e = std::make_unique<MeshEvent>();
+    e->kind = MeshEvent::Kind::ConfigReload;
+    e->id = id;
+    e->config = snapshot;
+    if (http_) e->listen = http_->listening();
+    mesh_->post(w, std::move(e));
+  }
+  return mesh_->size() - 1;
 }
 
 void Server::apply_config(config::ConfigSnapshot next) {

@@ -76,6 +76,10 @@ HttpApiReply Server::reply(const HttpRequest& req, uint64_t self_id) {
   return http_api_reply(*this, *http_, req, self_id);
 }
 
+bool Server::reply_later(const HttpRequest& req, std::function<void(HttpApiReply)> done) {
+  return config_reload_later(*this, req, std::move(done));
+}
+
 Result<void> Server::start() {
   started_ms_ = now_ms();
   registry_.set_max_streams(config().rtmp.limits.max_streams);
@@ -273,16 +277,26 @@ void Server::on_mesh_event(MeshEvent& e) {
       return;
     }
     case MeshEvent::Kind::ApiCall: {
-      // Worker 0 answers for the loop that asked, then sends the answer back.
-      ApiCall& call = *e.api;
+      // Worker 0 answers for the loop that asked, then sends the answer back (now, or once the
+      // other loops have done their part: HttpApi::reply_later).
+      auto answer = [this](std::shared_ptr<ApiCall> call) {
+        auto back = std::make_unique<MeshEvent>();
+        back->kind = MeshEvent::Kind::ApiAnswer;
+        back->from = worker_;
+        const uint32_t to = call->from;
+        back->api = std::move(call);
+        mesh_->post(to, std::move(back));
+      };
+      std::shared_ptr<ApiCall> call = std::move(e.api);
+      if (!http_) return answer(std::move(call));
+      const bool later = reply_later(call->request, [answer, call](HttpApiReply reply) {
+        call->reply = std::move(reply);
+        answer(call);
+      });
+      if (later) return;
       HttpApiReply scratch;
-      if (http_) call.reply = http_api_answer(*this, context_, call.request, call.conn_id, scratch);
-      auto back = std::make_unique<MeshEvent>();
-      back->kind = MeshEvent::Kind::ApiAnswer;
-      back->from = worker_;
-      back->api = std::move(e.api);
-      mesh_->post(call.from, std::move(back));
-      return;
+      call->reply = http_api_answer(*this, context_, call->request, call->conn_id, scratch);
+      return answer(std::move(call));
     }
     case MeshEvent::Kind::ApiAnswer:
       if (http_) http_->api_answered(e.api);
@@ -303,10 +317,16 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::HlsUpdate:
       if (hls_) hls_->wake(e.key);
       return;
-    case MeshEvent::Kind::ConfigReload:
+    case MeshEvent::Kind::ConfigReload: {
       apply_config(std::move(e.config));
       if (http_) http_->follow_listeners(e.listen);
+      auto taken = std::make_unique<MeshEvent>();
+      taken->kind = MeshEvent::Kind::ConfigTaken;
+      taken->id = e.id;
+      mesh_->post(0, std::move(taken));
       return;
+    }
+    case MeshEvent::Kind::ConfigTaken: on_config_taken(e.id); return;
     case MeshEvent::Kind::TlsReload:
       rtmp_->reload_tls("SIGHUP");
       if (http_) http_->reload_tls("SIGHUP");

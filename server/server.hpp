@@ -11,6 +11,8 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,10 +112,12 @@ class Server final : public HttpApi, public ApiView {
 
   // The stats API (HttpApi, for the HTTP side).
   HttpApiReply reply(const HttpRequest& req, uint64_t self_id) override;
+  bool reply_later(const HttpRequest& req, std::function<void(HttpApiReply)> done) override;
 
   // Worker 0: reads the configuration file again and applies it on every loop, or keeps the one
   // in force whole (server/config_reload.cpp). SIGHUP, a change of the file and the API call it.
-  ReloadReport reload_config(const char* trigger) override;
+  // The reload ends (its log line, the history, `done`) once every loop has taken it.
+  void reload_config(const char* trigger, std::function<void(const ReloadReport&)> done = {}) override;
   const ReloadHistory& reload_history() const override { return reload_history_; }
   // Told when a reload begins (nullptr) and how it ended (systemd's RELOADING=1 and READY=1).
   void set_reload_observer(std::function<void(const ReloadReport*)> observer) {
@@ -153,8 +157,11 @@ class Server final : public HttpApi, public ApiView {
   // The reload's steps (server/config_reload.cpp): the file watch (worker 0), the checks, and the
   // swap every loop makes.
   void watch_config_file();
-  void try_reload(ReloadReport& report);
+  // Returns how many other loops were sent the new snapshot (their acknowledgements end it).
+  uint32_t try_reload(ReloadReport& report, uint64_t id);
   void apply_config(config::ConfigSnapshot next);
+  void on_config_taken(uint64_t id);  // worker 0: another loop has taken reload `id`
+  void end_reloads();                 // tells the reloads every loop has taken, in order
   void close_handles();
 
   uv_loop_t* loop_;
@@ -178,6 +185,15 @@ class Server final : public HttpApi, public ApiView {
   std::unique_ptr<RecordRetention> retention_;  // worker 0 only
   std::unique_ptr<FileWatch> config_watch_;     // worker 0, when started with a file
   ReloadHistory reload_history_;
+  // Reloads waiting for the other loops to take them (worker 0), oldest first: they end in order.
+  struct PendingReload {
+    uint64_t id = 0;
+    ReloadReport report;
+    uint32_t loops_left = 0;
+    std::function<void(const ReloadReport&)> done;
+  };
+  std::deque<PendingReload> pending_reloads_;
+  uint64_t next_reload_id_ = 1;
   std::function<void(const ReloadReport*)> reload_observer_;
   std::unique_ptr<RelayManager> relays_;
   std::unique_ptr<cluster::ClusterService> cluster_;  // stream ownership in the registry; null on a single node

@@ -60,8 +60,9 @@ class ApiView {
   virtual cluster::ClusterService* cluster() = 0;  // null on a single node
   virtual const LoopLag& loop_lag() const = 0;
   virtual uint64_t write_hold_ms() const = 0;
-  // Worker 0: reads the configuration file again and applies it (server/api/config_reload_api.hpp).
-  virtual ReloadReport reload_config(const char* trigger) = 0;
+  // Worker 0: reads the configuration file again and applies it; `done` (may be empty) is told how
+  // it ended once every loop has the configuration it left (server/api/config_reload_api.hpp).
+  virtual void reload_config(const char* trigger, std::function<void(const ReloadReport&)> done) = 0;
   virtual const ReloadHistory& reload_history() const = 0;
 
  protected:

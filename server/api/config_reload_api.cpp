@@ -1,6 +1,7 @@
 #include "server/api/config_reload_api.hpp"
 
 #include <cstdio>
+#include <exception>
 
 #include "server/api/api_json.hpp"
 #include "server/api/api_view.hpp"
@@ -43,15 +44,37 @@ json reload_json(const ReloadReport& r) {
   return j;
 }
 
+namespace {
+
+HttpApiReply reload_answer(const ReloadReport& r) {
+  // 422: the file is wrong; 409: it is right but cannot be applied to the running server.
+  const int status = r.result == ReloadReport::Result::Invalid   ? 422
+                     : r.result == ReloadReport::Result::Refused ? 409
+                                                                 : 200;
+  return json_reply(status, reload_json(r));
+}
+
+}  // namespace
+
+bool config_reload_later(ApiView& server, const HttpRequest& req, std::function<void(HttpApiReply)> done) {
+  std::string path;
+  if (req.method != "POST" || !http_percent_decode(req.path, path)) return false;
+  if (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (path != kConfigReloadPath) return false;
+  server.reload_config("api", [done = std::move(done)](const ReloadReport& r) {
+    // No exception may cross the loop's callback: a reply that cannot be built is a 500.
+    HttpApiReply reply;
+    try {
+      reply = reload_answer(r);
+    } catch (const std::exception& e) {
+      reply = HttpApiReply{500, "text/plain", e.what(), ""};
+    }
+    done(std::move(reply));
+  });
+  return true;
+}
+
 HttpApiReply config_reload_api(ApiView& server, const HttpRequest& req) {
-  if (req.method == "POST") {
-    const ReloadReport r = server.reload_config("api");
-    // 422: the file is wrong; 409: it is right but cannot be applied to the running server.
-    const int status = r.result == ReloadReport::Result::Invalid   ? 422
-                       : r.result == ReloadReport::Result::Refused ? 409
-                                                                   : 200;
-    return json_reply(status, reload_json(r));
-  }
   if (req.method == "GET" || req.method == "HEAD") {
     const ReloadHistory& h = server.reload_history();
     json j{{"generation", h.generation},

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,13 @@ std::atomic<int64_t>& config_snapshots_alive();
 const char* reload_result_name(ReloadReport::Result r);  // "applied", "unchanged", "invalid", "refused"
 nlohmann::json reload_json(const ReloadReport& r);
 
-// path: "/api/v1/config/reload" (percent-decoded, no trailing '/').
+inline constexpr const char* kConfigReloadPath = "/api/v1/config/reload";
+// POST /api/v1/config/reload: reloads, and answers through `done` once every loop has the
+// configuration the reload left in force (a new listener is open everywhere, a removed one closed
+// everywhere, a new key in force on every loop). false for any other request.
+bool config_reload_later(ApiView& server, const HttpRequest& req, std::function<void(HttpApiReply)> done);
+// The rest of the route, GET (the last reload) and other methods; path: kConfigReloadPath
+// (percent-decoded, no trailing '/').
 HttpApiReply config_reload_api(ApiView& server, const HttpRequest& req);
 // The reload series of /metrics, appended to m.
 void reload_metrics(ApiView& server, std::string& m);

@@ -414,7 +414,7 @@ HttpApiReply route(ApiView& server, HttpService& http, const HttpRequest& req, u
     return json_reply(200, view);
   }
   if (path == "/api/v1/relays" || path.starts_with("/api/v1/relays/")) return relays_api(server, req, path);
-  if (path == "/api/v1/config/reload") return config_reload_api(server, req);
+  if (path == kConfigReloadPath) return config_reload_api(server, req);
   if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/"))
     return recordings_api(server, req.method, path);
   if (path == "/api/v1/server" || path == "/api/v1" || path == "/api/v1/streams" || path == "/api/v1/clients") {

@@ -10,6 +10,8 @@
 // Access control (http.api.allow) is the caller's job; this only builds answers.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <string>
 
@@ -38,6 +40,10 @@ class HttpApi {
  public:
   // `self_id` is the asking connection: it may not close itself through the API (409).
   virtual HttpApiReply reply(const HttpRequest& req, uint64_t self_id) = 0;
+  // A request whose answer waits for the other loops (POST /api/v1/config/reload answers once
+  // every loop has the new configuration): true, and `done` is called with the answer on this
+  // loop, later or at once; false: ask reply().
+  virtual bool reply_later(const HttpRequest& req, std::function<void(HttpApiReply)> done) = 0;
 
  protected:
   ~HttpApi() = default;

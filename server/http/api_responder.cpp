@@ -86,13 +86,13 @@ void ApiResponder::start() {
     }
   }
   HttpService& service = conn_.service();
-  if (service.api_elsewhere()) {
-    call_ = std::make_shared<ApiCall>();
-    call_->request = req;
-    call_->conn_id = conn_.id();
-    call_->from = conn_.loop_context().worker();
-    return service.ask_api(call_, this);
-  }
+  call_ = std::make_shared<ApiCall>();
+  call_->request = req;
+  call_->conn_id = conn_.id();
+  call_->from = conn_.loop_context().worker();
+  if (service.api_elsewhere()) return service.ask_api(call_, this);
+  if (service.answer_later(call_, this)) return;
+  call_.reset();
   HttpApiReply scratch;
   send(http_api_answer(service.api(), conn_.loop_context(), req, conn_.id(), scratch));
 }

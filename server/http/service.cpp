@@ -106,6 +106,16 @@ void HttpService::ask_api(std::shared_ptr<ApiCall> call, ApiResponder* waiting) 
   forward_api_(std::move(call));
 }
 
+bool HttpService::answer_later(const std::shared_ptr<ApiCall>& call, ApiResponder* waiting) {
+  api_waiting_[call.get()] = waiting;
+  const bool later = api_.reply_later(call->request, [this, call](HttpApiReply reply) {
+    call->reply = std::move(reply);
+    api_answered(call);
+  });
+  if (!later) api_waiting_.erase(call.get());
+  return later;
+}
+
 void HttpService::api_answered(const std::shared_ptr<ApiCall>& call) {
   auto it = api_waiting_.find(call.get());
   if (it == api_waiting_.end()) return;  // the connection closed meanwhile

@@ -114,6 +114,9 @@ class HttpService {
   bool api_elsewhere() const { return static_cast<bool>(forward_api_); }
   void ask_api(std::shared_ptr<ApiCall> call, ApiResponder* waiting);
   void api_answered(const std::shared_ptr<ApiCall>& call);
+  // On worker 0: a request whose answer waits for the other loops (HttpApi::reply_later) waits
+  // here like one asked of another loop; false when the API answers it at once.
+  bool answer_later(const std::shared_ptr<ApiCall>& call, ApiResponder* waiting);
   void stop_waiting(const ApiCall* call) { api_waiting_.erase(call); }
 
   // Totals over closed connections, for the stats API.

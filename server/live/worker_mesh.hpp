@@ -51,7 +51,8 @@ struct MeshEvent {
     Evict,         // a publisher on `from` wants key: the owner's gives up (id: stale_ms, 0 = at once)
     EvictDone,     // the owner's answer to Evict (freed, continues, timestamp; id: the stream's takeovers)
     WebrtcEnd,     // end WebRTC session `key` (a DELETE received on another loop than the session's)
-    ConfigReload,  // config: worker 0 reloaded the configuration; this loop takes the snapshot too
+    ConfigReload,  // config: worker 0 reloaded the configuration; this loop takes the snapshot too (id: the reload)
+    ConfigTaken,   // ... and tells worker 0 it has (id: the reload)
   };
   Kind kind = Kind::Stop;
   uint32_t from = 0;

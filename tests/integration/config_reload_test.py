@@ -315,7 +315,7 @@ for name, out in outs:
 # means something) and the configuration snapshots in memory stay flat; no reload holds loop 0 for
 # 100 ms (the POST's round trip bounds how long it held the loop).
 load = subprocess.Popen([BENCH, "play", "-q", "-n", "100", "--rate", "100", "-d", "20", "--stall-ms", "100",
-                         "--read-batch-ms", "0", "--json", os.path.join(d, "bench_reloads.json")] + rtmp_urls,
+                         "--read-batch-ms", "0", "--per-client", "--json", os.path.join(d, "bench_reloads.json")] + rtmp_urls,
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 time.sleep(4)
 fds0, rss0 = len(os.listdir(f"/proc/{a.proc.pid}/fd")), a.rss_kb()
@@ -342,8 +342,12 @@ check(slowest < 0.1, "no reload took 100 ms")
 load.wait(timeout=60)
 s = json.load(open(os.path.join(d, "bench_reloads.json")))
 role = s["players"]
+stalled = [(c["index"], c["url_index"], c["bytes_in"]) for c in s.get("clients", []) if c["stalls"]]
+server_lag = metric('sluice_loop_lag_seconds{quantile="1"}')
 check(load.returncode == 0 and role["failed"] == 0 and role["stalls"] == 0,
-      f"the 100 players under the reloads: none failed, none stalled 100 ms ({role['failed']}, {role['stalls']})")
+      f"the 100 players under the reloads: none failed, none stalled 100 ms ({role['failed']}, {role['stalls']}: "
+      f"clients {stalled[:10]}; the bench's own loop lag max {s.get('bench_cpu', {}).get('loop_lag_max_ms')} ms; "
+      f"the server's loop 0 lag max {server_lag} s)")
 
 for p in publishers + [late, news_pub]:
     stop_proc(p)
