@@ -6,7 +6,9 @@ Prometheus (deploy/grafana/README.md):
     answers 401 without the token;
   - `prometheus` on a free port of 127.0.0.1 with deploy/prometheus/prometheus.yml, only its target,
     its intervals (1 s) and its two file paths (the rules, the token) rewritten; `promtool check
-    config` accepts that file and `promtool check rules` the shipped rules;
+    config` accepts that file and `promtool check rules` the shipped rules, and `promtool test
+    rules` passes deploy/prometheus/sluice_rules_test.yml, which fires every alert (labels and
+    annotations as written out) and computes every recording rule;
   - after some scrapes: the job is up, every query of the dashboard (the template variables set to
     this server, live and live/cam; $__rate_interval 5s, $__interval 2s, $__range 30s) answers at
     least one sample through `promtool query instant`, none NaN; each template variable's
@@ -48,6 +50,7 @@ t_start = time.time()
 PROM_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus")
 DASHBOARD = os.path.join(SOURCE_DIR, "deploy", "grafana", "sluice.json")
 RULES = os.path.join(PROM_DIR, "sluice_rules.yml")
+RULES_TEST = os.path.join(PROM_DIR, "sluice_rules_test.yml")
 TOKEN = "prometheus-test-token-0123456789"
 
 hport = free_port()
@@ -81,6 +84,16 @@ publisher = subprocess.Popen(
      "-tune", "zerolatency", "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", "-b:v", "300k",
      "-c:a", "aac", "-b:a", "64k", "-f", "flv", server.url("live/cam")],
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def kill_if_running(proc):
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+# A failed check exits the test at once: the clients must not outlive it (a stopped one neither).
+atexit.register(kill_if_running, publisher)
 check(wait_for(lambda: "event=publish app=live stream=cam" in server.log_text(), 10), "ffmpeg publishes live/cam")
 
 # An RTMP player: it stays when the publisher goes, so the stream stays known with a player waiting.
@@ -100,6 +113,7 @@ def read_player():
 reader = threading.Thread(target=read_player, daemon=True)
 reader.start()
 flv_player = subprocess.Popen(["curl", "-s", "-o", os.devnull, f"http://{target}/live/cam.flv"])
+atexit.register(kill_if_running, flv_player)
 
 # Prometheus on the shipped configuration: the target, the intervals and the file paths rewritten.
 shipped = yaml.safe_load(open(os.path.join(PROM_DIR, "prometheus.yml")))
@@ -124,6 +138,17 @@ p = subprocess.run(["promtool", "check", "config", prom_config], capture_output=
 check(p.returncode == 0, f"promtool check config accepts the generated configuration ({(p.stdout + p.stderr).strip()})")
 p = subprocess.run(["promtool", "check", "rules", RULES], capture_output=True, text=True)
 check(p.returncode == 0, f"promtool check rules: {(p.stdout + p.stderr).strip()}")
+# The rules' unit tests: every alert fires in one of them, every recording rule is computed.
+rule_file = yaml.safe_load(open(RULES))
+rule_tests = yaml.safe_load(open(RULES_TEST))
+fired = {t["alertname"] for g in rule_tests["tests"] for t in g.get("alert_rule_test", []) if t["exp_alerts"]}
+computed = {t["expr"] for g in rule_tests["tests"] for t in g.get("promql_expr_test", [])}
+untested = [r.get("alert") or r.get("record") for g in rule_file["groups"] for r in g["rules"]
+            if r.get("alert") not in fired and r.get("record") not in computed]
+check(not untested, f"{os.path.basename(RULES_TEST)} fires every alert and computes every recording rule "
+      f"({untested or 'all'})")
+p = subprocess.run(["promtool", "test", "rules", RULES_TEST], capture_output=True, text=True)
+check(p.returncode == 0, f"promtool test rules: {(p.stdout + p.stderr).strip()[-3000:]}")
 
 pport = free_port()
 prom_url = f"http://127.0.0.1:{pport}"
@@ -133,13 +158,7 @@ prom = subprocess.Popen(["prometheus", f"--config.file={prom_config}", f"--stora
                         stdout=prom_log, stderr=subprocess.STDOUT)
 
 
-def kill_prometheus():
-    if prom.poll() is None:
-        prom.kill()
-        prom.wait()
-
-
-atexit.register(kill_prometheus)
+atexit.register(kill_if_running, prom)
 
 
 def prom_log_text():
@@ -245,7 +264,6 @@ for name in ("job", "instance", "app", "stream"):
     check(values[name] in found, f"... finds {values[name]} ({sorted(found)})")
 
 # The rules: every one loaded and evaluated; the recording rules have data.
-rule_file = yaml.safe_load(open(RULES))
 names = [(g["name"], r.get("alert") or r.get("record")) for g in rule_file["groups"] for r in g["rules"]]
 
 
@@ -310,7 +328,7 @@ stop_reading.set()
 reader.join(timeout=5)
 player.close()
 stop_proc(flv_player)
-kill_prometheus()
+kill_if_running(prom)
 check(server.alive(), "the server is still running")
 server.stop()
 shutil.rmtree(tmp, ignore_errors=True)
