@@ -184,9 +184,15 @@ def scrapes():
 
 
 check(wait_for(lambda: scrapes() >= 6, 20), f"6 scrapes of the job, up (with the token); {scrapes()} so far")
-targets_now = prom_api("/api/v1/targets")["data"]["activeTargets"]
-check([(t["labels"]["instance"], t["health"]) for t in targets_now] == [(target, "up")],
-      f"one target, this server, up ({[(t['labels']['instance'], t['health'], t['lastError']) for t in targets_now]})")
+
+
+def active_targets():
+    r = prom_api("/api/v1/targets") or {"data": {"activeTargets": []}}
+    return [(t["labels"]["instance"], t["health"], t["lastError"]) for t in r["data"]["activeTargets"]]
+
+
+check(wait_for(lambda: [t[:2] for t in active_targets()] == [(target, "up")], 5),
+      f"one target, this server, up ({active_targets()})")
 
 
 def promtool_query(expr):
