@@ -174,7 +174,7 @@ def prom_api(path, **params):
 
 
 check(wait_for(lambda: http_get(prom_url + "/-/ready", timeout=2)[0] == 200 if prom.poll() is None else True, 20)
-      and prom.poll() is None, "prometheus is ready\n" + (prom_log_text() if prom.poll() is not None else ""))
+      and prom.poll() is None, "prometheus is ready" + (":\n" + prom_log_text() if prom.poll() is not None else ""))
 
 
 def scrapes():
