@@ -4,6 +4,7 @@
 // be bound, leaves the configuration in force untouched; otherwise the new file becomes an
 // immutable snapshot that every loop swaps in on its own thread. Connections keep working: what
 // they took from the old snapshot (an admitted session's app) stays alive with them.
+#include <algorithm>
 #include <chrono>
 
 #include "config/default_config.hpp"
@@ -77,6 +78,7 @@ void Server::reload_config(const char* trigger, std::function<void(const ReloadR
   r.trigger = trigger;
   r.unix_ms = unix_ms();
   const uint64_t id = next_reload_id_++;
+  const uint64_t began_ns = uv_hrtime();
   uint32_t loops = 0;
   if (stopping()) {
     r.result = ReloadReport::Result::Refused;
@@ -88,17 +90,31 @@ void Server::reload_config(const char* trigger, std::function<void(const ReloadR
     if (reload_observer_) reload_observer_(nullptr);
     loops = try_reload(r, id);
   }
+  r.held_loop_us = (uv_hrtime() - began_ns) / 1000;
   // Told when every loop has it: an answer of "applied" means a publish on any loop meets the new
   // keys, and a removed listener is closed on every loop.
   pending_reloads_.push_back({id, std::move(r), loops, std::move(done)});
   end_reloads();
 }
 
-void Server::on_config_taken(uint64_t id) {
+void Server::on_config_taken(uint64_t id, uint64_t held_us) {
   for (PendingReload& p : pending_reloads_) {
-    if (p.id == id && p.loops_left > 0) --p.loops_left;
+    if (p.id != id || p.loops_left == 0) continue;
+    --p.loops_left;
+    p.report.held_loop_us = std::max(p.report.held_loop_us, held_us);
   }
   end_reloads();
+}
+
+void Server::take_config(MeshEvent& e) {
+  const uint64_t began_ns = uv_hrtime();
+  apply_config(std::move(e.config));
+  if (http_) http_->follow_listeners(e.listen);
+  auto taken = std::make_unique<MeshEvent>();
+  taken->kind = MeshEvent::Kind::ConfigTaken;
+  taken->id = e.id;
+  taken->held_us = (uv_hrtime() - began_ns) / 1000;
+  mesh_->post(0, std::move(taken));
 }
 
 void Server::end_reloads() {
@@ -108,11 +124,12 @@ void Server::end_reloads() {
     const ReloadReport& r = p.report;
     reload_history_.record(r);
     if (r.ok()) {
-      SLUICE_LOG_INFO("event=config_reload result={} trigger=\"{}\" generation={} changes=\"{}\"",
-                      reload_result_name(r.result), r.trigger, reload_history_.generation, joined(r.changes, "; "));
+      SLUICE_LOG_INFO("event=config_reload result={} trigger=\"{}\" generation={} held_loop_ms={:.1f} changes=\"{}\"",
+                      reload_result_name(r.result), r.trigger, reload_history_.generation, r.held_loop_us / 1000.0,
+                      joined(r.changes, "; "));
     } else {
-      SLUICE_LOG_ERROR("event=config_reload result={} trigger=\"{}\" kept=previous error=\"{}\"",
-                       reload_result_name(r.result), r.trigger, one_line(r.error));
+      SLUICE_LOG_ERROR("event=config_reload result={} trigger=\"{}\" kept=previous error=\"{}\" held_loop_ms={:.1f}",
+                       reload_result_name(r.result), r.trigger, one_line(r.error), r.held_loop_us / 1000.0);
     }
     if (reload_observer_) reload_observer_(&r);
     if (p.done) p.done(r);

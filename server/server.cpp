@@ -24,6 +24,7 @@
 #include "server/io/logging.hpp"
 #include "server/io/net_address.hpp"
 #include "server/io/uv_handle.hpp"
+#include "server/api/history_api.hpp"
 #include "server/api/stats_api.hpp"
 
 namespace sluice::server {
@@ -317,16 +318,8 @@ void Server::on_mesh_event(MeshEvent& e) {
     case MeshEvent::Kind::HlsUpdate:
       if (hls_) hls_->wake(e.key);
       return;
-    case MeshEvent::Kind::ConfigReload: {
-      apply_config(std::move(e.config));
-      if (http_) http_->follow_listeners(e.listen);
-      auto taken = std::make_unique<MeshEvent>();
-      taken->kind = MeshEvent::Kind::ConfigTaken;
-      taken->id = e.id;
-      mesh_->post(0, std::move(taken));
-      return;
-    }
-    case MeshEvent::Kind::ConfigTaken: on_config_taken(e.id); return;
+    case MeshEvent::Kind::ConfigReload: take_config(e); return;
+    case MeshEvent::Kind::ConfigTaken: on_config_taken(e.id, e.held_us); return;
     case MeshEvent::Kind::TlsReload:
       rtmp_->reload_tls("SIGHUP");
       if (http_) http_->reload_tls("SIGHUP");
@@ -374,6 +367,7 @@ void Server::on_tick(uv_timer_t* timer) {
   self->registry_.sample_rates(now);
   if (self->hls_) self->hls_->tick(now);
   self->rtmp_->tick(now);
+  if (self->worker_ == 0 && self->http_) sample_history(*self, *self->http_);
 }
 
 void Server::on_signal(uv_signal_t* signal, int signum) {

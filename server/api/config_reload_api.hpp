@@ -29,6 +29,9 @@ struct ReloadReport {
   std::vector<std::string> changes;  // config/reload_diff.hpp
   std::string error;                 // one line per problem
   uint64_t unix_ms = 0;
+  // The longest any loop was held by it (worker 0: reading and checking the file too; the others:
+  // swapping the snapshot in). What a reload costs the players of the busiest loop.
+  uint64_t held_loop_us = 0;
   bool ok() const { return result == Result::Applied || result == Result::Unchanged; }
 };
 

@@ -64,6 +64,7 @@ struct MeshEvent {
   bool continues = false;  // EvictDone: its publication ended quietly, for the asker's to continue
   uint32_t timestamp = 0;  // ... after this timestamp
   uint64_t id = 0;
+  uint64_t held_us = 0;                      // ConfigTaken: how long taking the configuration held this loop
   std::shared_ptr<ApiCall> api;              // ApiCall, ApiAnswer (server/http/api.hpp)
   config::ConfigSnapshot config;             // ConfigReload
   std::vector<ListenerSet::Address> listen;  // ConfigReload: the HTTP addresses worker 0 listens on now

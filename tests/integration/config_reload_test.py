@@ -17,9 +17,15 @@ sluice-bench's RTMP, HTTP-FLV and HLS players) watch 3 live streams while the te
   (409); each time the counter moves and the old configuration stays in force.
 - new RTMP and HTTP listeners (the HTTP one on both loops) opened by a reload, closed by the next.
 Then 100 reloads in a row, 10 a second, with 100 players more: descriptors, memory and the
-configuration snapshots in memory stay flat, no reload holds loop 0 for 100 ms, and none of these
-players stalls for 100 ms. Through all of it the server closes nobody: no sluice-bench player fails
-or stalls, and the compared players got the publishers' packets byte for byte."""
+configuration snapshots in memory stay flat, and no reload holds any loop for 50 ms (the server
+measures how long each loop spent on it). Through all of it the server closes nobody and drops no
+frame: no sluice-bench player fails, no player was cut back to a keyframe, and the compared players
+got the publishers' packets byte for byte.
+
+How long a loop was held is measured in the server, not from a player's gaps: a player's stall
+counts every process between the encoder and it (on a loaded 2-core machine one run had 5 of 250
+players 1 s late, with the bench itself 437 ms late), so the players' stalls are printed, not
+judged."""
 import json
 import os
 import re
@@ -79,6 +85,14 @@ def metric(name):
     text = api("/metrics")[1]
     m = re.search("^" + re.escape(name) + r" (\S+)$", text, re.M)
     return float(m.group(1)) if m else None
+
+
+def stall_report(what, summary):
+    """The players' stalls and the bench's own lateness, for the reader (see the docstring)."""
+    stalled = [(c["index"], c["url_index"], c["bytes_in"]) for c in summary.get("clients", []) if c["stalls"]]
+    return (f"{what}: {summary['players']['stalls']} stalls (players, stream: {stalled[:10]}); the bench's own loop "
+            f"lag max {summary.get('bench_cpu', {}).get('loop_lag_max_ms')} ms; the server's loop 0 lag max "
+            f"{metric('sluice_loop_lag_seconds{quantile=' + chr(34) + '1' + chr(34) + '}')} s")
 
 
 def generation():
@@ -303,23 +317,22 @@ for mode, n, summary, p in benches:
     check(p.returncode == 0 and role["failed"] == 0, f"sluice-bench {mode}: none of {n} failed ({role['failed']}, "
           f"{role.get('failure_reasons')})")
     if mode != "hls":
-        # Which players stalled, to tell a server's stall from the bench's (its own loop lag).
-        stalled = [(c["index"], c["url_index"], c["bytes_in"]) for c in s.get("clients", []) if c["stalls"]]
-        check(role["stalls"] == 0, f"sluice-bench {mode}: no stall ({role['stalls']}: clients {stalled[:10]}; the "
-              f"bench's own loop lag max {s.get('bench_cpu', {}).get('loop_lag_max_ms')} ms)")
+        print(stall_report(mode, s))
+check(metric("sluice_dropped_frames_total") == 0, "no player was cut back to a keyframe (slow-player drops: "
+      f"{metric('sluice_dropped_frames_total')})")
 for name, out in outs:
     check_same_packets(name, out, source_tags, min_video=400, min_audio=400, trim_tail=2)
 
-# 100 reloads in a row under load, one every 100 ms: 100 players (read as they arrive, so that a
-# 100 ms gap shows as a stall), descriptors and memory (ASan's quarantine kept small, so that RSS
-# means something) and the configuration snapshots in memory stay flat; no reload holds loop 0 for
-# 100 ms (the POST's round trip bounds how long it held the loop).
+# 100 reloads in a row under load, one every 100 ms, with 100 players (read as they arrive, so that
+# their stalls of 100 ms are printed): descriptors and memory (ASan's quarantine kept small, so that
+# RSS means something) and the configuration snapshots in memory stay flat; no reload holds a loop
+# for 50 ms (the server's own measure, in each answer).
 load = subprocess.Popen([BENCH, "play", "-q", "-n", "100", "--rate", "100", "-d", "20", "--stall-ms", "100",
                          "--read-batch-ms", "0", "--per-client", "--json", os.path.join(d, "bench_reloads.json")] + rtmp_urls,
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 time.sleep(4)
 fds0, rss0 = len(os.listdir(f"/proc/{a.proc.pid}/fd")), a.rss_kb()
-slowest = 0.0
+slowest, held = 0.0, []
 for i in range(100):
     write_config(key="api-key", window=5, level="debug" if i % 2 else "info", news=True, push=True,
                  extra_apps=f"  app{i % 2}: {{ type: live }}\n")
@@ -328,26 +341,24 @@ for i in range(100):
     slowest = max(slowest, time.time() - t0)
     if status != 200 or r["result"] != "applied":
         fail(f"reload {i}: applied ({status} {r})")
+    held.append(r["held_loop_ms"])
     time.sleep(0.1)
 time.sleep(1)
 fds1, rss1 = len(os.listdir(f"/proc/{a.proc.pid}/fd")), a.rss_kb()
 alive = api("/api/v1/config/reload")[1]["snapshots_alive"]
 print(f"100 reloads: fds {fds0} -> {fds1}; RSS {rss0} -> {rss1} KiB; slowest POST {slowest * 1000:.0f} ms; "
-      f"snapshots alive {alive}")
+      f"loop held median {sorted(held)[50]:.1f} ms, max {max(held):.1f} ms; snapshots alive {alive}")
 check(abs(fds1 - fds0) <= 2, "descriptors flat")
 check(rss1 - rss0 < 8 * 1024, "memory flat (less than 8 MiB more)")
 check(alive <= 3, "no old snapshot kept: the one in force, the start's and the first reload's (held by the HLS muxers of the streams started under them)")
-check(slowest < 0.1, "no reload took 100 ms")
+check(max(held) < 50, f"no reload held a loop for 50 ms ({max(held):.1f})")
 
 load.wait(timeout=60)
 s = json.load(open(os.path.join(d, "bench_reloads.json")))
 role = s["players"]
-stalled = [(c["index"], c["url_index"], c["bytes_in"]) for c in s.get("clients", []) if c["stalls"]]
-server_lag = metric('sluice_loop_lag_seconds{quantile="1"}')
-check(load.returncode == 0 and role["failed"] == 0 and role["stalls"] == 0,
-      f"the 100 players under the reloads: none failed, none stalled 100 ms ({role['failed']}, {role['stalls']}: "
-      f"clients {stalled[:10]}; the bench's own loop lag max {s.get('bench_cpu', {}).get('loop_lag_max_ms')} ms; "
-      f"the server's loop 0 lag max {server_lag} s)")
+check(load.returncode == 0 and role["failed"] == 0, f"the 100 players under the reloads: none failed ({role['failed']})")
+print(stall_report("100 players under the reloads", s))
+check(metric("sluice_dropped_frames_total") == 0, "... and none was cut back to a keyframe")
 
 for p in publishers + [late, news_pub]:
     stop_proc(p)
