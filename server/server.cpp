@@ -24,6 +24,7 @@
 #include "server/io/logging.hpp"
 #include "server/io/net_address.hpp"
 #include "server/io/uv_handle.hpp"
+#include "server/api/history_api.hpp"
 #include "server/api/stats_api.hpp"
 
 namespace sluice::server {
@@ -366,6 +367,7 @@ void Server::on_tick(uv_timer_t* timer) {
   self->registry_.sample_rates(now);
   if (self->hls_) self->hls_->tick(now);
   self->rtmp_->tick(now);
+  if (self->worker_ == 0 && self->http_) sample_history(*self, *self->http_);
 }
 
 void Server::on_signal(uv_signal_t* signal, int signum) {

@@ -29,6 +29,7 @@
 #include "server/io/loop_context.hpp"
 #include "server/api/api_view.hpp"
 #include "server/api/config_reload_api.hpp"
+#include "server/api/history.hpp"
 #include "server/api/kicked_clients.hpp"
 #include "server/live/stream_registry.hpp"
 #include "server/live/worker_mesh.hpp"
@@ -119,6 +120,7 @@ class Server final : public HttpApi, public ApiView {
   // The reload ends (its log line, the history, `done`) once every loop has taken it.
   void reload_config(const char* trigger, std::function<void(const ReloadReport&)> done = {}) override;
   const ReloadHistory& reload_history() const override { return reload_history_; }
+  ApiHistory* history() override { return worker_ == 0 ? &history_ : nullptr; }
   // Told when a reload begins (nullptr) and how it ended (systemd's RELOADING=1 and READY=1).
   void set_reload_observer(std::function<void(const ReloadReport*)> observer) {
     reload_observer_ = std::move(observer);
@@ -213,6 +215,7 @@ class Server final : public HttpApi, public ApiView {
   std::array<uv_signal_t, 3> signals_{};  // SIGINT, SIGTERM (stop), SIGHUP (reload certificates)
   WorkerMesh* mesh_ = nullptr;
   KickedClients kicked_clients_;
+  ApiHistory history_;  // worker 0: the page's plots, sampled on the tick (server/api/history_api.hpp)
   uint32_t worker_ = 0;
   std::vector<std::string> bound_;
   uint64_t started_ms_ = 0;

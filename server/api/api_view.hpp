@@ -16,6 +16,7 @@ struct Config;
 
 namespace sluice::server {
 
+class ApiHistory;
 class HlsService;
 struct ReloadHistory;
 struct ReloadReport;
@@ -64,6 +65,9 @@ class ApiView {
   // it ended once every loop has the configuration it left (server/api/config_reload_api.hpp).
   virtual void reload_config(const char* trigger, std::function<void(const ReloadReport&)> done) = 0;
   virtual const ReloadHistory& reload_history() const = 0;
+  // Worker 0: the last minutes of figures it samples for the page's plots (history_api.hpp); null
+  // where nothing samples them.
+  virtual ApiHistory* history() { return nullptr; }
 
  protected:
   ~ApiView() = default;

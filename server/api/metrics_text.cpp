@@ -12,6 +12,7 @@
 #include "server/api/relay_api.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/loop_lag.hpp"
+#include "server/io/process_figures.hpp"
 #include "server/record/record_stats.hpp"
 
 namespace sluice::server {
@@ -82,6 +83,19 @@ void server_series(MetricsText& out, ApiView& server, const json& s) {
     out.value("sluice_guard_events_total{event=\"" + std::string(kGuardEvents[i].name) + "\"}",
               static_cast<double>(GuardCounters::get(static_cast<GuardEvent>(i))));
   }
+}
+
+// The standard process collector's names, so dashboards made for any exporter read them.
+void process_series(MetricsText& out) {
+  const ProcessFigures p = process_figures();
+  out.metric("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+  out.value("process_cpu_seconds_total", p.cpu_seconds);
+  out.metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+  out.value("process_resident_memory_bytes", static_cast<double>(p.resident_bytes));
+  out.metric("process_open_fds", "gauge", "Number of open file descriptors.");
+  out.value("process_open_fds", static_cast<double>(p.open_fds));
+  out.metric("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+  out.value("process_start_time_seconds", p.start_time_unix_s);
 }
 
 void record_series(MetricsText& out) {
@@ -247,6 +261,7 @@ std::string prometheus_text(ApiView& server, HttpService& http, const json& figu
   std::string m;
   MetricsText out{m};
   server_series(out, server, figures);
+  process_series(out);
   record_series(out);
   http_series(out, figures);
   srt_series(out, figures);

@@ -13,6 +13,8 @@
 #include "server/cluster/cluster_service.hpp"
 #include "server/api/cluster_api.hpp"
 #include "server/api/hls_api.hpp"
+#include "server/api/history_api.hpp"
+#include "server/api/ingest_api.hpp"
 #include "server/api/http_figures.hpp"
 #include "server/api/srt_figures.hpp"
 #include "server/http/connection.hpp"
@@ -413,6 +415,8 @@ HttpApiReply route(ApiView& server, HttpService& http, const HttpRequest& req, u
     if (view.is_null()) return error_reply(404, "this node is not in a cluster (docs/cluster.md)");
     return json_reply(200, view);
   }
+  if (path == "/api/v1/history") return get ? history_api(server, req) : only_get();
+  if (path == "/api/v1/ingest") return get ? ingest_api(server) : only_get();
   if (path == "/api/v1/relays" || path.starts_with("/api/v1/relays/")) return relays_api(server, req, path);
   if (path == kConfigReloadPath) return config_reload_api(server, req);
   if (path == "/api/v1/recordings" || path.starts_with("/api/v1/recordings/"))
