@@ -28,7 +28,7 @@ packages=(
   build-essential cmake pkg-config ccache
   libuv1-dev liburing-dev libssl-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   librtmp-dev libhttp-parser-dev libcurl4-openssl-dev libhiredis-dev libsrt-openssl-dev
-  libsrtp2-dev libavcodec-dev libavutil-dev libswresample-dev libopus-dev
+  libsrtp2-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev libopus-dev
   libsystemd-dev
 )
 # `make deb` (docs/deploy.md): python3 writes the man page and the packaged configuration at build

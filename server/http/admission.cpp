@@ -4,14 +4,19 @@
 
 #include "server/access/access_ticket.hpp"
 #include "server/access/gate.hpp"
+#include "server/access/policy.hpp"
+#include "server/access/query.hpp"
 #include "server/access_log/access_log.hpp"
 #include "server/http/connection.hpp"
 #include "server/http/file_responder.hpp"
 #include "server/http/flv_responder.hpp"
 #include "server/http/hls_responder.hpp"
 #include "server/http/service.hpp"
+#include "server/http/snapshot_responder.hpp"
 #include "server/http/util.hpp"
+#include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
+#include "server/live/stream_registry.hpp"
 
 namespace sluice::server {
 
@@ -113,6 +118,26 @@ void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string
         c.respond<HlsResponder>().start(app, o.name, std::move(file));
       });
   if (id != 0) waiting.wait_for(id);
+}
+
+void http_admit_snapshot(HttpConnection& c, const config::AppConfig& app, std::string name) {
+  if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
+    return c.send_error(400, "invalid stream name: " + std::string(problem), false, kHttpCors);
+  }
+  const std::string& query = c.request().query;
+  SnapshotParamsParsed asked = parse_snapshot_params(query_param(query, "width"), query_param(query, "quality"));
+  if (!asked.error.empty()) return c.send_error(400, asked.error, false, kHttpCors);
+  AccessVerdict v = check_access(app.play, AccessAction::Play, app.name, name, query, c.peer_address(), unix_now());
+  if (!v.allowed()) {
+    GuardCounters::bump(v.denial == Denial::Address     ? GuardEvent::AccessAddress
+                        : v.denial == Denial::Signature ? GuardEvent::AccessSignature
+                                                        : GuardEvent::AccessKey);
+    SLUICE_LOG_WARN("conn={} proto=http peer={} event=snapshot_rejected app={} stream=\"{}\" reason=\"{}\"", c.id(),
+                    c.peer(), app.name, printable(name), v.reason);
+    const int status = v.denial == Denial::KeyMissing ? 401 : 403;
+    return c.send_error(status, "not allowed: " + v.reason, false, kHttpCors);
+  }
+  c.respond<SnapshotResponder>().start(app, name, asked.params);
 }
 
 void AdmissionResponder::close() {

@@ -21,6 +21,12 @@ void http_admit_play(HttpConnection& c, const config::AppConfig& app, std::strin
 // (server/http/hls_sessions.hpp); then the HlsResponder answers it.
 void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string name, std::string file);
 
+// The same for a snapshot of live stream `name` (docs/snapshots.md): the app's play rules
+// (addresses, keys, signed URLs) apply, as a snapshot shows the stream; the on_play hook is not
+// asked and no seat is taken, as a thumbnail refreshed every few seconds is no viewer. Then the
+// SnapshotResponder answers it.
+void http_admit_snapshot(HttpConnection& c, const config::AppConfig& app, std::string name);
+
 class AdmissionResponder final : public HttpResponder {
  public:
   AdmissionResponder(HttpConnection& conn, AccessGate& gate) : conn_(conn), gate_(gate) {}

@@ -4,6 +4,7 @@
 //   SimpleResponder (simple_responder.hpp)  errors from routing, CORS preflight, 405, the page
 //   ApiResponder    (api_responder.hpp)     the stats API and metrics, through HttpApi
 //   FlvResponder    (flv_responder.hpp)     HTTP-FLV of a live stream
+//   SnapshotResponder (snapshot_responder.hpp)  a live stream's latest keyframe as a JPEG
 //   FileResponder   (file_responder.hpp)    a file download (Range, preconditions, sendfile)
 //   UploadResponder (upload_responder.hpp)  a PUT streamed to a temporary file, then renamed
 //

@@ -17,6 +17,10 @@
 
 namespace sluice::server {
 
+namespace {
+constexpr std::string_view kSnapshotSuffix = "/snapshot.jpg";
+}  // namespace
+
 void http_route(HttpConnection& c) {
   const HttpRequest& req = c.request();
   const std::string& path = req.path;
@@ -56,6 +60,10 @@ void http_route(HttpConnection& c) {
   if (!http_percent_decode(rest, decoded))
     return c.respond<SimpleResponder>().error(400, "bad percent-encoding", kHttpCors);
   if (app->type == config::AppType::Live) {
+    if (decoded.ends_with(kSnapshotSuffix) && decoded.size() > kSnapshotSuffix.size()) {
+      decoded.resize(decoded.size() - kSnapshotSuffix.size());
+      return http_admit_snapshot(c, *app, std::move(decoded));
+    }
     std::string stream, file;
     if (app->hls.enabled && http_hls_target(decoded, stream, file)) {
       return http_admit_hls(c, *app, std::move(stream), std::move(file));

@@ -22,6 +22,7 @@ HttpService::HttpService(LoopContext& loop, StreamRegistry& registry, AccessGate
       registry_(registry),
       gate_(gate),
       api_(api),
+      snapshots_(loop, registry),
       own_shared_(shared ? nullptr : std::make_unique<HttpShared>()),
       shared_(shared ? shared : own_shared_.get()),
       other_connections_(std::move(other_connections)),
@@ -176,6 +177,7 @@ void HttpService::on_tick(uv_timer_t* timer) {
     if (self->connections_.count(c)) c->on_tick(now);
   }
   self->shared_->hls_sessions.tick(now, self->loop_.worker());
+  self->snapshots_.tick(now);
   // One sweep a second is enough for the one cache every loop shares.
   if (self->loop_.worker() == 0) self->shared_->files.sweep(now);
 }
@@ -191,6 +193,7 @@ void HttpService::on_connection_closed(HttpConnection* c) {
 void HttpService::stop() {
   if (stopping_) return;
   stopping_ = true;
+  snapshots_.stop();
   listeners_.close_all();
   if (proxy_reader_) proxy_reader_->close_all();
   std::vector<HttpConnection*> all(connections_.begin(), connections_.end());
@@ -200,6 +203,7 @@ void HttpService::stop() {
 }
 
 void HttpService::close_all(const std::string& reason) {
+  snapshots_.stop();  // the mirrors it holds go before the registry does
   std::vector<HttpConnection*> all(connections_.begin(), connections_.end());
   for (HttpConnection* c : all) {
     if (connections_.count(c)) c->close(reason);

@@ -39,6 +39,7 @@
 #include "server/io/proxy_header_reader.hpp"
 #include "server/io/tls_reloader.hpp"
 #include "server/io/loop_context.hpp"
+#include "server/snapshot/snapshot_service.hpp"
 
 namespace sluice::server {
 
@@ -93,6 +94,8 @@ class HttpService {
   SharedFileCache& file_cache() { return shared_->files; }
   AccessGate& gate() { return gate_; }
   HttpApi& api() { return api_; }
+  // The loop's stream snapshots (/{app}/{stream}/snapshot.jpg).
+  SnapshotService& snapshots() { return snapshots_; }
   bool stopping() const { return stopping_; }
   size_t connection_count() const { return connections_.size(); }
   // HTTP connections of every loop.
@@ -138,6 +141,7 @@ class HttpService {
   HttpApi& api_;
   WebrtcService* webrtc_ = nullptr;
   HlsService* hls_ = nullptr;
+  SnapshotService snapshots_;
   std::unique_ptr<HttpShared> own_shared_;
   HttpShared* shared_;
   ApiForward forward_api_;

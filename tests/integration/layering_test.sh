@@ -38,9 +38,11 @@ done
 check_floor "server/relay" "$low|server/io/|server/live/|server/relay/" "server/relay/ sees io/ and live/, no other wing"
 # server/hls/ too: its muxers are subscribers of the hubs.
 check_floor "server/hls" "$low|server/io/|server/live/|server/hls/" "server/hls/ sees io/ and live/, no other wing"
+# server/snapshot/ too: it reads the hubs' keyframes (and mirrors a stream another loop publishes).
+check_floor "server/snapshot" "$low|server/io/|server/live/|server/snapshot/" "server/snapshot/ sees io/ and live/, no other wing"
 # server/cluster/ stands on relay/: a stream owned by another node comes over a relay pull.
 check_floor "server/cluster" "$low|server/io/|server/live/|server/relay/|server/cluster/" "server/cluster/ sees io/, live/ and relay/, no other wing"
-mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|server/relay/|server/hls/|server/cluster/"
+mid="$low|server/io/|server/live/|server/vod/|server/access/|server/record/|server/relay/|server/hls/|server/snapshot/|server/cluster/"
 # server/ingest/ stands on every wing a publish starts (relays, HLS, recording, the cluster's claim).
 check_floor "server/ingest" "$mid|server/ingest/" "server/ingest/ sees the wings below, not the front doors or the root"
 mid="$mid|server/ingest/"
@@ -69,12 +71,13 @@ bad=$(grep -rln '#include *<openssl/' base media config || true)
 [ -z "$bad" ] || fail "OpenSSL outside protocol/ and server/" "$bad"
 # Each transport library in its own wing: libsrt in server/srt/ (and the root that starts it, and
 # the API figures read from srt_bstats),
-# libsrtp2 and libavcodec (the WebRTC audio bridge) in server/webrtc/.
+# libsrtp2 and libavcodec (the WebRTC audio bridge) in server/webrtc/, libavcodec and libswscale
+# (the snapshots' decoder and JPEG encoder) in server/snapshot/ too.
 bad=$(grep -rnE '#include *<srt/' server --include=*.cpp --include=*.hpp | grep -vE '^server/(srt/|api/srt_figures|[^/]+\.(cpp|hpp):)' || true)
 [ -z "$bad" ] || fail "libsrt outside server/srt/" "$bad"
-bad=$(grep -rnE '#include *<(srtp2/|libavcodec/|libavutil/|libswresample/)' server --include=*.cpp --include=*.hpp |
-      grep -vE '^server/webrtc/' || true)
-[ -z "$bad" ] || fail "libsrtp2 or libavcodec outside server/webrtc/" "$bad"
+bad=$(grep -rnE '#include *<(srtp2/|libavcodec/|libavutil/|libswresample/|libswscale/)' server --include=*.cpp --include=*.hpp |
+      grep -vE '^server/webrtc/|^server/snapshot/[a-z_]+\.cpp:[0-9]+:#include *<(libavcodec|libavutil|libswscale)/' || true)
+[ -z "$bad" ] || fail "libsrtp2 or libavcodec outside server/webrtc/ (and the snapshots' .cpp files)" "$bad"
 
 # The composition root is included by nothing but itself (the files directly in server/), and the
 # API wing by nothing but the root and itself.

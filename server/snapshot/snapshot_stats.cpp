@@ -1,0 +1,10 @@
+#include "server/snapshot/snapshot_stats.hpp"
+
+namespace sluice::server {
+
+SnapshotStats& SnapshotStats::get() {
+  static SnapshotStats stats;
+  return stats;
+}
+
+}  // namespace sluice::server
