@@ -220,8 +220,8 @@ void load_app_limits(FieldReader& r, const Field& self, AppLimits& limits) {
 
 void load_hooks(FieldReader& r, const Field& self, HooksConfig& hooks) {
   Section s(r, self,
-            {"on_connect", "on_publish", "on_play", "on_publish_done", "on_play_done", "on_record_done", "timeout",
-             "fail", "done_attempts", "retry_delay"});
+            {"on_connect", "on_publish", "on_play", "on_publish_done", "on_play_done", "on_record_done",
+             "on_stream_alert", "timeout", "fail", "done_attempts", "retry_delay"});
   if (!s.valid()) return;
   auto url = [&](const char* key, std::string& out) {
     auto f = s.take(key);
@@ -237,6 +237,7 @@ void load_hooks(FieldReader& r, const Field& self, HooksConfig& hooks) {
   url("on_publish_done", hooks.on_publish_done);
   url("on_play_done", hooks.on_play_done);
   url("on_record_done", hooks.on_record_done);
+  url("on_stream_alert", hooks.on_stream_alert);
   if (auto f = s.take("timeout")) {
     r.read_duration(*f, hooks.timeout, Duration(10), std::chrono::minutes(1), false);
   }

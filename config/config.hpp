@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/access.hpp"
+#include "config/alerts.hpp"
 #include "config/access_log.hpp"
 #include "config/address.hpp"
 #include "config/cluster.hpp"
@@ -56,10 +57,11 @@ struct AppConfig {
   // A publisher that sent no frame for this long counts as gone (reject; takeover needs no wait),
   // 500ms..1h: less than an encoder's reconnect delay, more than a frame interval.
   Duration publish_stale_after = std::chrono::seconds(3);
-  SrtAppConfig srt;     // this app's SRT latency and passphrase (config/srt.hpp)
-  RelayConfig relay;    // push targets, pulls, edge origins (config/relay.hpp)
-  RecordConfig record;  // What is recorded, where, in what pieces, for how long (config/record.hpp).
-  HlsConfig hls;        // HLS / LL-HLS of its streams (config/hls.hpp)
+  SrtAppConfig srt;         // this app's SRT latency and passphrase (config/srt.hpp)
+  RelayConfig relay;        // push targets, pulls, edge origins (config/relay.hpp)
+  RecordConfig record;      // What is recorded, where, in what pieces, for how long (config/record.hpp).
+  HlsConfig hls;            // HLS / LL-HLS of its streams (config/hls.hpp)
+  StreamAlertRules alerts;  // raised and cleared on its streams' health (config/alerts.hpp)
 
   // Who may publish (live apps) and play (both kinds), config/access.hpp. The older keys
   // publish_allow and publish_token fill publish.allow and publish.keys.

@@ -30,6 +30,7 @@ std::string app_parts(const AppConfig& a, const AppConfig& b) {
   part(a.relay.pull != b.relay.pull || a.relay.edge != b.relay.edge, "pull");
   part(a.record != b.record, "record");
   part(a.hls != b.hls, "hls");
+  part(a.alerts != b.alerts, "alerts");
   part(a.publish != b.publish, "publish");
   part(a.play != b.play, "play");
   part(a.limits != b.limits, "limits");

@@ -13,6 +13,7 @@
 #include "config/access_schema.hpp"
 #include "config/checks.hpp"
 #include "config/cluster_schema.hpp"
+#include "config/alerts_schema.hpp"
 #include "config/hls_schema.hpp"
 #include "config/record_schema.hpp"
 #include "config/relay_schema.hpp"
@@ -145,7 +146,8 @@ const std::vector<std::string_view> kLiveAppKeys = {"gop_cache",
                                                     "push",
                                                     "pull",
                                                     "origins",
-                                                    "hls"};
+                                                    "hls",
+                                                    "alerts"};
 const std::vector<std::string_view> kVodAppKeys = {"root", "follow_symlinks", "playlist_max_entries", "name_max_bytes"};
 
 // The app's type (live, edge, vod); the keys of the other kind are errors. False when the type is
@@ -269,6 +271,7 @@ void load_live_app(FieldReader& r, const Field& self, Section& s, AppConfig& app
   load_publish_rules(r, s, app);
   if (auto f = s.take("srt")) load_app_srt(r, *f, app.srt);
   if (auto f = s.take("hls")) load_hls(r, *f, app);
+  if (auto f = s.take("alerts")) load_app_alerts(r, *f, app.alerts);
   load_app_record(r, s, app);
   load_app_relays(r, self, s, app);
 }

@@ -89,6 +89,23 @@ void emit_app_srt(YAML::Emitter& out, const SrtAppConfig& c, Secrets secrets) {
   out << YAML::EndMap;
 }
 
+void emit_alerts(YAML::Emitter& out, const StreamAlertRules& a) {
+  if (!a.any()) return;
+  out << YAML::Key << "alerts" << YAML::Value << YAML::BeginMap;
+  if (a.no_media) out << YAML::Key << "no_media" << YAML::Value << format_duration(*a.no_media);
+  if (a.keyframe_interval)
+    out << YAML::Key << "keyframe_interval" << YAML::Value << format_duration(*a.keyframe_interval);
+  if (a.fps_below) {
+    out << YAML::Key << "fps_below" << YAML::Value << *a.fps_below;
+    out << YAML::Key << "fps_for" << YAML::Value << format_duration(a.fps_for);
+  }
+  if (a.bitrate_below_kbps) {
+    out << YAML::Key << "bitrate_below_kbps" << YAML::Value << *a.bitrate_below_kbps;
+    out << YAML::Key << "bitrate_for" << YAML::Value << format_duration(a.bitrate_for);
+  }
+  out << YAML::EndMap;
+}
+
 void emit_access(YAML::Emitter& out, const char* key, const AccessRules& a, Secrets secrets) {
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
   emit_cidrs(out, "allow", a.allow);
@@ -128,7 +145,8 @@ void emit_hooks(YAML::Emitter& out, const HooksConfig& h) {
   out << YAML::Key << "hooks" << YAML::Value << YAML::BeginMap;
   for (auto [key, url] : {std::pair{"on_connect", &h.on_connect}, std::pair{"on_publish", &h.on_publish},
                           std::pair{"on_play", &h.on_play}, std::pair{"on_publish_done", &h.on_publish_done},
-                          std::pair{"on_play_done", &h.on_play_done}, std::pair{"on_record_done", &h.on_record_done}}) {
+                          std::pair{"on_play_done", &h.on_play_done}, std::pair{"on_record_done", &h.on_record_done},
+                          std::pair{"on_stream_alert", &h.on_stream_alert}}) {
     if (!url->empty()) out << YAML::Key << key << YAML::Value << *url;
   }
   out << YAML::Key << "timeout" << YAML::Value << format_duration(h.timeout);
@@ -225,6 +243,7 @@ void emit_app(YAML::Emitter& out, const AppConfig& app, Secrets secrets) {
     out << YAML::Key << "publish_conflict" << YAML::Value << std::string(publish_conflict_name(app.publish_conflict));
     out << YAML::Key << "publish_stale_after" << YAML::Value << format_duration(app.publish_stale_after);
     emit_app_srt(out, app.srt, secrets);
+    emit_alerts(out, app.alerts);
     emit_access(out, "publish", app.publish, secrets);
     emit_relay(out, app.relay, secrets);
     const RecordConfig& rec = app.record;

@@ -15,6 +15,7 @@ void StreamHealth::on_publish_start(bool takeover) {
   // A new encoder's clock has nothing to do with the last one's.
   video_.started = audio_.started = false;
   last_keyframe_.reset();
+  last_keyframe_at_ms_.reset();
   drift_.reset();
 }
 
@@ -28,6 +29,7 @@ void StreamHealth::on_frame(const Frame& f, uint64_t now_ms) {
       if (keyframe_intervals_.size() > kKeyframeIntervals) keyframe_intervals_.pop_front();
     }
     last_keyframe_ = f.timestamp;
+    last_keyframe_at_ms_ = now_ms;
   }
   // Drift: how the two media clocks compare at the same arrival time, smoothed over ~32 frames.
   if (video_.started && audio_.started && now_ms - video_.last_at_ms < 1000 && now_ms - audio_.last_at_ms < 1000) {
@@ -101,6 +103,7 @@ StreamHealth::Figures StreamHealth::figures(uint64_t now_ms) const {
     out.video.keyframe_interval_last_ms = keyframe_intervals_.back();
     out.video.keyframe_interval_mean_ms = static_cast<uint32_t>(sum / keyframe_intervals_.size());
   }
+  if (last_keyframe_at_ms_) out.video.since_keyframe_ms = now_ms - *last_keyframe_at_ms_;
   if (drift_) out.av_drift_ms = static_cast<int32_t>(std::lround(*drift_));
   out.timestamp_jumps = timestamp_jumps_;
   out.publish_starts = publish_starts_;

@@ -37,6 +37,9 @@ class StreamHealth {
     uint32_t keyframe_interval_last_ms = 0;
     uint32_t keyframe_interval_mean_ms = 0;
     uint32_t keyframe_interval_max_ms = 0;
+    // Since the last keyframe arrived (none before the first, and after a new publisher began):
+    // what shows an encoder's long GOP before its next keyframe comes.
+    std::optional<uint64_t> since_keyframe_ms;
   };
   struct Figures {
     Track video, audio;
@@ -80,6 +83,7 @@ class StreamHealth {
   TrackState video_, audio_;
   std::deque<uint32_t> keyframe_intervals_;
   std::optional<uint32_t> last_keyframe_;
+  std::optional<uint64_t> last_keyframe_at_ms_;  // its arrival
   std::optional<double> drift_;
   uint64_t timestamp_jumps_ = 0;
   uint32_t publish_starts_ = 0;

@@ -368,6 +368,7 @@ void Server::on_tick(uv_timer_t* timer) {
   if (self->hls_) self->hls_->tick(now);
   self->rtmp_->tick(now);
   if (self->worker_ == 0 && self->http_) sample_history(*self, *self->http_);
+  if (self->worker_ == 0) self->alerts_.tick(*self, self->gate_, now);
 }
 
 void Server::on_signal(uv_signal_t* signal, int signum) {

@@ -29,6 +29,7 @@
 #include "server/io/loop_context.hpp"
 #include "server/api/api_view.hpp"
 #include "server/api/config_reload_api.hpp"
+#include "server/api/alert_monitor.hpp"
 #include "server/api/history.hpp"
 #include "server/api/kicked_clients.hpp"
 #include "server/live/stream_registry.hpp"
@@ -121,6 +122,7 @@ class Server final : public HttpApi, public ApiView {
   void reload_config(const char* trigger, std::function<void(const ReloadReport&)> done = {}) override;
   const ReloadHistory& reload_history() const override { return reload_history_; }
   ApiHistory* history() override { return worker_ == 0 ? &history_ : nullptr; }
+  const AlertMonitor* stream_alerts() const override { return worker_ == 0 ? &alerts_ : nullptr; }
   // Told when a reload begins (nullptr) and how it ended (systemd's RELOADING=1 and READY=1).
   void set_reload_observer(std::function<void(const ReloadReport*)> observer) {
     reload_observer_ = std::move(observer);
@@ -215,7 +217,8 @@ class Server final : public HttpApi, public ApiView {
   std::array<uv_signal_t, 3> signals_{};  // SIGINT, SIGTERM (stop), SIGHUP (reload certificates)
   WorkerMesh* mesh_ = nullptr;
   KickedClients kicked_clients_;
-  ApiHistory history_;  // worker 0: the page's plots, sampled on the tick (server/api/history_api.hpp)
+  ApiHistory history_;   // worker 0: the page's plots, sampled on the tick (server/api/history_api.hpp)
+  AlertMonitor alerts_;  // worker 0: apps.NAME.alerts over every loop's streams
   uint32_t worker_ = 0;
   std::vector<std::string> bound_;
   uint64_t started_ms_ = 0;

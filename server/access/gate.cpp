@@ -131,6 +131,13 @@ void AccessGate::notify_done(AccessAction action, HookEvent event) {
   hooks_.post_reliably(request_for(url, event), config().hooks.done_attempts, config().hooks.retry_delay);
 }
 
+void AccessGate::notify_stream_alert(HookEvent event) {
+  if (config().hooks.on_stream_alert.empty()) return;
+  event.action = "stream_alert";
+  hooks_.post_reliably(request_for(config().hooks.on_stream_alert, event), config().hooks.done_attempts,
+                       config().hooks.retry_delay);
+}
+
 void AccessGate::notify_record_done(HookEvent event) {
   if (config().hooks.on_record_done.empty()) return;
   event.action = "record_done";

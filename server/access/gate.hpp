@@ -62,6 +62,8 @@ class AccessGate {
   void notify_done(AccessAction action, HookEvent event);
   // record_done (hooks.on_record_done), at least once like the other done hooks.
   void notify_record_done(HookEvent event);
+  // stream_alert (hooks.on_stream_alert): an alert raised or cleared, at least once likewise.
+  void notify_stream_alert(HookEvent event);
 
   // The settings in force now (a reload may change them between two callbacks).
   const config::Config& config() const { return loop_.config(); }

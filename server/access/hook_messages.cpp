@@ -12,6 +12,15 @@ namespace sluice::server {
 using nlohmann::json;
 
 std::string hook_body(const HookEvent& e) {
+  if (e.action == "stream_alert") {
+    // About a stream, not a client: none of a session's fields.
+    json j = {{"action", e.action},       {"app", e.app},     {"stream", e.stream},
+              {"alert", e.alert},         {"state", e.state}, {"value", e.value},
+              {"threshold", e.threshold}, {"unit", e.unit},   {"server_id", e.server_id}};
+    if (e.raised_unix_ms) j["raised_unix_ms"] = *e.raised_unix_ms;
+    if (!e.reason.empty()) j["reason"] = e.reason;
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
   json params = json::object();
   for (auto& [k, v] : query_pairs(e.query)) {
     if (!params.contains(k)) params[k] = v;

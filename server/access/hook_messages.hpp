@@ -40,6 +40,14 @@ struct HookEvent {
   std::optional<int64_t> started_unix;
   std::optional<int64_t> ended_unix;
   std::string error;  // a recording that failed
+  // stream_alert only (server/api/stream_alerts.hpp): which, raised or cleared, the figure now
+  // and the rule's threshold in `unit`, since when (raised), and why a clear came without the figure.
+  std::string alert;
+  std::string state;
+  double value = 0;
+  double threshold = 0;
+  std::string unit;
+  std::optional<int64_t> raised_unix_ms;
 };
 
 std::string hook_body(const HookEvent& e);

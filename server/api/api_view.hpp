@@ -16,6 +16,7 @@ struct Config;
 
 namespace sluice::server {
 
+class AlertMonitor;
 class ApiHistory;
 class HlsService;
 struct ReloadHistory;
@@ -68,6 +69,8 @@ class ApiView {
   // Worker 0: the last minutes of figures it samples for the page's plots (history_api.hpp); null
   // where nothing samples them.
   virtual ApiHistory* history() { return nullptr; }
+  // Worker 0: the stream alerts (alert_monitor.hpp); null on the other loops.
+  virtual const AlertMonitor* stream_alerts() const { return nullptr; }
 
  protected:
   ~ApiView() = default;

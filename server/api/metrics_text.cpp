@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "server/api/alert_monitor.hpp"
 #include "server/api/api_view.hpp"
 #include "server/api/hls_api.hpp"
 #include "server/api/config_reload_api.hpp"
@@ -269,6 +270,7 @@ std::string prometheus_text(ApiView& server, HttpService& http, const json& figu
   hold_and_cluster_series(out, figures);
   relay_metrics(server, m);
   reload_metrics(server, m);
+  if (const AlertMonitor* alerts = server.stream_alerts()) alerts->metrics(m);
   stream_series(out, streams);
   return m;
 }

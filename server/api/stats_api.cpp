@@ -13,6 +13,7 @@
 #include "server/cluster/cluster_service.hpp"
 #include "server/api/cluster_api.hpp"
 #include "server/api/hls_api.hpp"
+#include "server/api/alert_monitor.hpp"
 #include "server/api/history_api.hpp"
 #include "server/api/ingest_api.hpp"
 #include "server/api/http_figures.hpp"
@@ -80,6 +81,8 @@ json worker_stream_json(const std::string& key, const StreamRegistry::Entry& e, 
   return stream_facts_json(stream_facts(key, e, now_ms));
 }
 
+}  // namespace
+
 // Every worker's view of every stream, merged: players add up, the rest comes from the worker
 // that has the publisher (or, when nobody publishes, from any).
 std::map<std::string, json> merged_streams(ApiView& server) {
@@ -107,6 +110,8 @@ std::map<std::string, json> merged_streams(ApiView& server) {
   }
   return out;
 }
+
+namespace {
 
 json stream_json(const std::string& key, json j, const std::map<std::string, size_t, std::less<>>& flv_readers) {
   auto flv = flv_readers.find(key);
@@ -416,6 +421,12 @@ HttpApiReply route(ApiView& server, HttpService& http, const HttpRequest& req, u
     return json_reply(200, view);
   }
   if (path == "/api/v1/history") return get ? history_api(server, req) : only_get();
+  if (path == "/api/v1/alerts") {
+    if (!get) return only_get();
+    const AlertMonitor* alerts = server.stream_alerts();
+    if (alerts == nullptr) return error_reply(404, "stream alerts are worker 0's");
+    return json_reply(200, alerts->active_json(server.now_ms()));
+  }
   if (path == "/api/v1/ingest") return get ? ingest_api(server) : only_get();
   if (path == "/api/v1/relays" || path.starts_with("/api/v1/relays/")) return relays_api(server, req, path);
   if (path == kConfigReloadPath) return config_reload_api(server, req);

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "server/http/api.hpp"
 
@@ -20,6 +22,9 @@ HttpApiReply http_api_reply(ApiView& server, HttpService& http, const HttpReques
 // One worker's streams and figures as JSON, for the API served by another worker, and its
 // clients (the rows of /api/v1/clients), published apart (WorkerMesh::publish_clients).
 nlohmann::json worker_snapshot(ApiView& server);
+// Every loop's streams, merged (the publisher's loop tells the figures, players add up), by key:
+// what GET /api/v1/streams lists.
+std::map<std::string, nlohmann::json> merged_streams(ApiView& server);
 nlohmann::json worker_clients(ApiView& server);
 
 }  // namespace sluice::server

@@ -19,6 +19,8 @@ json track_json(const media::StreamHealth::Track& t, bool video) {
          {"fps", std::round(t.fps * 100) / 100}, {"frames", t.frames},
          {"timestamps_back", t.backwards},       {"idle_ms", t.idle_ms ? json(*t.idle_ms) : json(nullptr)}};
   if (video) {
+    j["since_keyframe_s"] =
+        t.since_keyframe_ms ? json(static_cast<double>(*t.since_keyframe_ms) / 1000) : json(nullptr);
     j["keyframe_interval"] = t.keyframe_interval_last_ms == 0 ? json(nullptr)
                                                               : json{{"last_s", seconds(t.keyframe_interval_last_ms)},
                                                                      {"mean_s", seconds(t.keyframe_interval_mean_ms)},
