@@ -3,6 +3,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/frame.h>
+#include <libavutil/log.h>
 #include <libavutil/mem.h>
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
@@ -149,6 +150,13 @@ bool encode(AVFrame& picture, uint32_t quality, std::vector<uint8_t>& jpeg, std:
 }  // namespace
 
 JpegMade make_jpeg(const JpegJob& job) {
+  // libavcodec would print a damaged keyframe's every error to stderr; the failure is logged once
+  // (event=snapshot_failed) instead. Set once: the level is global, as the WebRTC bridge sets it.
+  static const bool quiet = [] {
+    av_log_set_level(AV_LOG_FATAL);
+    return true;
+  }();
+  (void)quiet;
   JpegMade made;
   const auto t0 = std::chrono::steady_clock::now();
   if (job.codec != media::VideoCodec::Avc && job.codec != media::VideoCodec::Hevc) {

@@ -180,7 +180,14 @@ void SnapshotService::request(const config::AppConfig& app, const std::string& n
   }
   std::string key = app.name + "/" + name;
   Lookup l = look(app, key);
-  if (l.look == Look::Found) return serve(key, l, params, w);
+  if (l.look == Look::Found) {
+    serve(key, l, params, w);
+    // The keyframe reached a mirror: the requests that waited for it need not wait for the tick.
+    if (std::any_of(pending_.begin(), pending_.end(), [&](const Pending& p) { return p.key == key; })) {
+      retry_pending(key, false);
+    }
+    return;
+  }
   if (l.look != Look::Wait) return answer_refusal(l, w);
   pending_.push_back(Pending{w, loop_.keep(app), std::move(key), params, loop_.now_ms() + kMirrorWaitMs});
 }
