@@ -11,6 +11,7 @@
 #include "server/api/hls_api.hpp"
 #include "server/api/config_reload_api.hpp"
 #include "server/api/relay_api.hpp"
+#include "server/api/snapshot_metrics.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/loop_lag.hpp"
 #include "server/io/process_figures.hpp"
@@ -265,6 +266,7 @@ std::string prometheus_text(ApiView& server, HttpService& http, const json& figu
   process_series(out);
   record_series(out);
   http_series(out, figures);
+  snapshot_metrics(m);
   srt_series(out, figures);
   hls_metrics(server, http, m);
   hold_and_cluster_series(out, figures);
