@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The floors of docs/architecture.md, checked on the include lines of every source file:
 #   base -> protocol -> media -> config -> server/io -> server/access_log -> server/{live,vod,access,record} ->
-#   server/{relay,hls} (on live/) -> server/cluster (on relay/) -> server/ingest (what every
+#   server/{relay,hls,snapshot} (on live/) -> server/cluster (on relay/) -> server/ingest (what every
 #   protocol's publisher does) -> server/{rtmp,srt,webrtc} -> server/http (WHIP/WHEP signalling
 #   hands the offer to server/webrtc)
 #   -> server/api (the stats API and /metrics, reading the loop through ApiView)

@@ -219,7 +219,7 @@ finally:
     for p in pubs:
         stop_proc(p) if isinstance(p, subprocess.Popen) else p.stop()
 check(server.alive(), "the server is still running")
-server.stop()
+check(server.stop() == 0, "the server stops cleanly")
 
 # ---- workers: 2: the stream is published on one loop, requests come to both.
 server, srt_port, http_port = srt_server("snapshot-workers", http=True, workers=2)
@@ -241,5 +241,5 @@ try:
 finally:
     stop_proc(pub)
 check(server.alive(), "the server with two workers is still running")
-server.stop()
+check(server.stop() == 0, "the server with two workers stops cleanly")
 print("PASS")
