@@ -2,6 +2,7 @@
 // shows the server's figures (GET api/v1/server) and plays a live stream as HTTP-FLV with mpegts.js
 // or as HLS with hls.js (low-latency mode; Safari's own HLS where there is no Media Source
 // Extensions), or over WebRTC (WHEP: a plain RTCPeerConnection, no library). Plain JS, no build step.
+// The plots, the thumbnails and each stream's details (its plots, the OBS settings) are plots.js's.
 // URLs are relative to the page, so it also works behind a reverse proxy under a path prefix.
 // ?stream=app/name in the page's URL plays that stream at once, &protocol=hls as HLS,
 // &protocol=webrtc over WebRTC.
@@ -135,7 +136,8 @@
   function renderStreams(list) {
     state.streams = list;
     const body = $("streams-body");
-    const rows = list.map((s) => {
+    const plots = window.SluicePlots;  // plots.js: thumbnails, and the details a row can open
+    const rows = list.flatMap((s) => {
       const buttons = [];
       for (const protocol of ["flv", "hls", "webrtc"]) {
         if (protocol === "hls" && !hlsOffered(s)) continue;
@@ -147,18 +149,31 @@
         b.addEventListener("click", () => play(s.name, protocol));
         buttons.push(b);
       }
+      const open = !!plots && plots.isOpen(s.name);
+      if (plots) {
+        const b = el("button", { type: "button", class: "secondary", "data-details": s.name,
+          title: "Plots and OBS settings", textContent: open ? "Hide details" : "Details" });
+        b.addEventListener("click", () => {
+          plots.toggle(s.name);
+          renderStreams(state.streams);
+        });
+        buttons.push(b);
+      }
+      const thumbnail = plots ? plots.thumbnail(s) : null;
       let players = s.http_flv_players ? `${s.players} (${s.http_flv_players} HTTP-FLV)` : String(s.players);
       if (s.hls && s.hls.viewers) players += ` + ${s.hls.viewers} HLS`;
-      return el("tr", { "data-stream": s.name, class: s.name === state.playing ? "playing" : "" },
-        el("td", {}, s.name),
+      const row = el("tr", { "data-stream": s.name, class: s.name === state.playing ? "playing" : "" },
+        el("td", {}, ...(thumbnail ? [thumbnail] : []), s.name),
         el("td", {}, el("span", { class: "badge " + (s.live ? "live" : "idle") }, s.live ? "live" : "waiting")),
         el("td", {}, videoText(s.video)),
         el("td", {}, audioText(s.audio)),
         el("td", { class: "num" }, s.live ? `${s.bitrate_in_kbps} kbit/s` : "–"),
         el("td", { class: "num" }, players),
         el("td", { class: "actions" }, ...buttons));
+      return open ? [row, plots.detailsRow(s.name, row.cells.length)] : [row];
     });
     body.replaceChildren(...rows);
+    if (plots) plots.prune(list.map((s) => s.name));
     $("streams-empty").hidden = list.length !== 0;
     $("streams-table").hidden = list.length === 0;
   }

@@ -20,6 +20,9 @@ constexpr PageRoute kRoutes[] = {
     {"/web/publish.js", "publish.js", "text/javascript; charset=utf-8"},
     {"/web/mpegts.js", "mpegts.js", "text/javascript; charset=utf-8"},
     {"/web/hls.js", "hls.js", "text/javascript; charset=utf-8"},
+    {"/web/plots.js", "plots.js", "text/javascript; charset=utf-8"},
+    {"/web/uplot.js", "uplot.js", "text/javascript; charset=utf-8"},
+    {"/web/uplot.css", "uplot.css", "text/css; charset=utf-8"},
 };
 
 // The pages load only their own scripts, play only this server's streams (mpegts.js and hls.js feed

@@ -1,9 +1,11 @@
 // The built-in browser page: GET / (or /index.html) lists the live streams and plays one with
-// mpegts.js, hls.js or WebRTC (WHEP); GET /web/app.js, /web/mpegts.js and /web/hls.js are its
-// scripts. GET /publish.html (script /web/publish.js) publishes the browser's camera over WHIP. The
-// files are embedded in the binary at build time (web/CMakeLists.txt: the pages and their scripts
-// from web/, mpegts.js and hls.js from npm), so the pages are served from memory whatever the
-// working directory. No I/O here: the caller sends the reply (http_handlers.cpp).
+// mpegts.js, hls.js or WebRTC (WHEP), and plots the server's and the streams' last minutes with
+// uPlot; GET /web/app.js, /web/plots.js, /web/mpegts.js, /web/hls.js, /web/uplot.js and
+// /web/uplot.css are its scripts and stylesheet. GET /publish.html (script /web/publish.js)
+// publishes the browser's camera over WHIP. The files are embedded in the binary at build time
+// (web/CMakeLists.txt: the pages and their scripts from web/, mpegts.js, hls.js and uPlot from
+// npm), so the pages are served from memory whatever the working directory. No I/O here: the
+// caller sends the reply (http_handlers.cpp).
 #pragma once
 
 #include <cstddef>
