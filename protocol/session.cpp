@@ -43,6 +43,35 @@ Session::Session(SessionOptions options)
 
 uint64_t Session::bytes_received() const { return handshake_bytes_ + reader_.bytes_received(); }
 
+std::string Session::partial_bound_text() const {
+  const uint64_t floor_kib = options_.media_partial_floor / 1024;
+  if (receives_media_) {
+    return std::string(kPartialBoundMark) +
+           " a peer that sends media: " + std::to_string(options_.media_partial_factor) +
+           " times its largest message so far, at least " + std::to_string(floor_kib) + " KiB";
+  }
+  return std::string(kPartialBoundMark) +
+         (connected_ ? " a connection that has not published" : " a peer before connect");
+}
+
+void Session::receive_media() {
+  if (receives_media_) return;
+  receives_media_ = true;
+  note_media_size(0);
+}
+
+void Session::note_media_size(size_t bytes) {
+  if (!receives_media_ || (bytes <= largest_media_ && bytes != 0)) return;
+  largest_media_ = std::max<uint64_t>(largest_media_, bytes);
+  // Without a pre-connect bound (0) the full limits applied from the start.
+  if (options_.pre_connect_max_message_size == 0) return;
+  ChunkReaderLimits l = options_.chunk_limits;
+  const uint64_t grown = std::max(options_.media_partial_floor, largest_media_ * options_.media_partial_factor);
+  l.max_buffered_bytes = std::min(l.max_buffered_bytes, grown);
+  l.max_message_size = static_cast<uint32_t>(std::min<uint64_t>(l.max_message_size, l.max_buffered_bytes));
+  if (l.max_buffered_bytes > reader_.limits().max_buffered_bytes) reader_.set_limits(l);
+}
+
 void Session::drain_output(std::vector<uint8_t>& out) {
   if (out.empty()) {
     out.swap(out_);
@@ -88,6 +117,9 @@ Result<void> Session::feed(std::span<const uint8_t> in, std::vector<SessionEvent
   messages_.clear();
   if (!fed) {
     failed_ = true;
+    if (fed.error().code == Errc::LimitExceeded) {
+      return Error(Errc::LimitExceeded, fed.error().context + " (" + partial_bound_text() + ")").wrap("chunk stream");
+    }
     return Error(fed.error()).wrap("chunk stream");
   }
   maybe_acknowledge();
@@ -113,7 +145,10 @@ Result<void> Session::on_message(Message& m, std::vector<SessionEvent>& events) 
     case msg_type::kSetPeerBandwidth: return on_control(m, events);
     case msg_type::kAudio:
     case msg_type::kVideo:
-    case msg_type::kDataAmf0: events.emplace_back(MediaEvent{std::move(m)}); return ok();
+    case msg_type::kDataAmf0:
+      note_media_size(m.payload.size());
+      events.emplace_back(MediaEvent{std::move(m)});
+      return ok();
     case msg_type::kDataAmf3:
       // The AMF3 flavour is a format byte followed by AMF0 values (which may switch to AMF3).
       if (!m.payload.empty()) {
@@ -124,7 +159,7 @@ Result<void> Session::on_message(Message& m, std::vector<SessionEvent>& events) 
       return ok();
     case msg_type::kCommandAmf0:
     case msg_type::kCommandAmf3: return on_command(m, events);
-    case msg_type::kAggregate: return on_aggregate(m, events);
+    case msg_type::kAggregate: note_media_size(m.payload.size()); return on_aggregate(m, events);
     default:
       // Shared objects and unknown types are ignored: they never change our state.
       return ok();
@@ -244,6 +279,8 @@ Result<void> Session::on_server_command(Command& cmd, uint32_t stream_id, std::v
     split_query(cmd.string_arg(0).value_or(""), stream_name, query);
     events.emplace_back(UnpublishEvent{std::move(stream_name)});
   } else if (name == "publish") {
+    // Its media may come before the publish is admitted (a hook's answer): the bound grows now.
+    receive_media();
     auto p = parse_publish(cmd);
     if (!p) {
       send_status(stream_id, Status::PublishBadName, p.error().context);
@@ -295,8 +332,8 @@ Result<void> Session::on_client_command(Command& cmd, uint32_t stream_id, std::v
       return ok();
     }
     bool error = cmd.name == "_error";
-    // The answer to our connect (transaction 1, connect()): the peer's full limits apply.
-    if (!error && cmd.transaction_id == 1 && stream_id == kControlStream) reader_.set_limits(options_.chunk_limits);
+    // The answer to our connect (transaction 1, connect()): the upstream's media may come.
+    if (!error && cmd.transaction_id == 1 && stream_id == kControlStream) receive_media();
     events.emplace_back(ResultEvent{stream_id, error, std::move(cmd)});
     return ok();
   }
@@ -403,7 +440,7 @@ void Session::write_media_to(std::vector<uint8_t>& out, uint32_t stream_id, uint
 // ---- Server replies ----
 
 void Session::accept_connect(const amf::Properties& extra_server_props) {
-  reader_.set_limits(options_.chunk_limits);  // the peer is admitted: its full limits apply
+  // Admitted, the peer keeps the pre-connect bound until it publishes (receive_media).
   write_message(csid::kControl, msg_type::kWindowAckSize, 0, kControlStream, build_u32(options_.window_ack_size));
   write_message(csid::kControl, msg_type::kSetPeerBandwidth, 0, kControlStream,
                 build_peer_bandwidth(options_.window_ack_size, PeerBandwidthLimit::Dynamic));

@@ -37,12 +37,24 @@ struct SessionOptions {
   // with _result), incoming messages are at most this big (and partial messages hold at most twice
   // that), so a peer pins little memory before it is known; 0 keeps chunk_limits from the start.
   uint32_t pre_connect_max_message_size = 64 * 1024;
+  // What a peer may hold in partial messages follows its role (docs/configuration.md, "Limits").
+  // One that sends media (a publisher, from its publish command on; a client's upstream, from the
+  // answer to our connect) may hold `media_partial_factor` times its largest media message so far,
+  // at least `media_partial_floor` (its first keyframe must fit), at most
+  // chunk_limits.max_buffered_bytes; its messages may be that big too. Anyone else (a player, a
+  // connection that has not published) keeps the pre-connect bound for its whole life.
+  uint64_t media_partial_floor = 2u << 20;
+  uint32_t media_partial_factor = 4;
   // Window we announce to the peer (server: on connect) and our default ack window for a peer
   // that never announces one (some encoders stall without acknowledgements).
   uint32_t window_ack_size = 2'500'000;
   // Our outgoing chunk size: server sends it on connect, client before connect.
   uint32_t chunk_size = 4096;
 };
+
+// Starts the note a chunk-stream error carries when the peer passed its role's bound on partial
+// messages (SessionOptions::media_partial_floor), so the server can count those closes.
+inline constexpr const char* kPartialBoundMark = "partial-message bound of";
 
 inline SessionOptions options_for(SessionRole role) {
   SessionOptions o;
@@ -159,6 +171,8 @@ class Session {
   uint64_t bytes_received() const;
   // Memory held for partially received messages (bounded by chunk_limits.max_buffered_bytes).
   uint64_t reassembly_bytes() const { return reader_.reserved_bytes(); }
+  // The bound on this peer's partial messages now (its role's: see SessionOptions).
+  uint64_t partial_bound() const { return reader_.limits().max_buffered_bytes; }
   SessionRole role() const { return options_.role; }
 
   // For the fan-out path: the server writes media with the shared pre-chunked body directly. It
@@ -234,6 +248,9 @@ class Session {
   void write_message(uint32_t csid, uint8_t type, uint32_t timestamp, uint32_t stream_id,
                      std::span<const uint8_t> payload, std::span<const uint8_t> payload_tail = {});
   Result<uint32_t> allocate_stream();
+  std::string partial_bound_text() const;  // why the bound is what it is, for the error
+  void receive_media();                    // the peer sends media from now on: its partial bound grows
+  void note_media_size(size_t bytes);      // ... with the largest media message it sent
   bool stream_allocated(uint32_t stream_id) const;
 
   SessionOptions options_;
@@ -248,6 +265,8 @@ class Session {
   std::vector<Message> messages_;  // scratch, reused between feeds
   ConnectCommand connect_;
   bool connected_ = false;
+  bool receives_media_ = false;
+  uint64_t largest_media_ = 0;
   bool failed_ = false;
   bool closing_ = false;
   uint64_t handshake_bytes_ = 0;

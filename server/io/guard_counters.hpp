@@ -21,6 +21,7 @@ enum class GuardEvent : size_t {
   StreamsTotal,              // play/publish refused: the server holds its maximum of streams
   BadStreamName,             // play/publish refused: the name is not a valid stream name
   ReassemblyBudget,          // closed: partial messages passed the server-wide budget
+  PartialMessageBound,       // closed: partial messages passed the connection's role's bound
   AcceptRefused,             // accept failed (file descriptors exhausted, ...)
   TimestampJump,             // a publisher's clock jumped (apps.<live>.timestamp_jump): closed up at ingest
   VodPlaylistFull,           // play(reset=false) refused: the VOD playlist holds playlist_max_entries
@@ -63,6 +64,8 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"streams_total", "play/publish refused at rtmp.limits.max_streams"},
     {"bad_stream_name", "play/publish refused for an invalid stream name"},
     {"reassembly_budget", "connections closed when partial messages passed the server-wide budget"},
+    {"partial_message_bound",
+     "connections closed for partial messages over their role's bound (a player, a publisher)"},
     {"accept_refused", "connections the listener could not accept (file descriptors exhausted, ...)"},
     {"timestamp_jump", "publisher timestamp jumps beyond apps.<live>.timestamp_jump, closed up at ingest"},
     {"vod_playlist_full", "VOD play(reset=false) refused at apps.<vod>.playlist_max_entries"},

@@ -80,6 +80,8 @@ void RtmpConnection::on_protocol_error(const std::string& message, std::span<con
   // A balancer's PROXY header on a listener without rtmp.proxy_protocol: the log says so (the
   // header is never read there: docs/proxy_protocol.md, "Security").
   const bool proxy = bytes_in() == bytes.size() && protocol::looks_like_proxy_header(bytes);
+  if (message.find(protocol::kPartialBoundMark) != std::string::npos)
+    GuardCounters::bump(GuardEvent::PartialMessageBound);
   SLUICE_LOG_WARN("conn={} peer={} event=protocol_error error=\"{}{}\"", id(), peer(), message,
                   proxy ? " (a PROXY header: this listener has no proxy_protocol)" : "");
   close("protocol error: " + message);

@@ -7,7 +7,9 @@
 2. play on ids createStream never returned: refused (Play.Failed), one player only;
 3. waiting players: at most streams_per_connection per connection, at most limits.max_streams in
    the server, each refusal told to the client and counted;
-4. partial messages: small before connect, one server-wide budget after;
+4. partial messages: small before connect and for a connection that has not published (a
+   player), a publisher's bound from its first frames (2 MiB at first), one server-wide budget
+   over all of them;
 5. stream names that could become paths or log lines are refused with a reason.
 Counters are read from /metrics."""
 import os
@@ -30,7 +32,7 @@ server = Server("rtmp-hostile", extra_yaml=(
     "  limits:\n"
     "    output_timeout: 3s\n"
     "    max_streams: 60\n"
-    "    reassembly_budget: 8MiB\n"),
+    "    reassembly_budget: 4MiB\n"),
     apps="  live: { type: live, gop_cache: true }\n",
     # ASan keeps freed memory in a quarantine (256 MiB by default): RSS would measure churn, not
     # what the server holds.
@@ -164,25 +166,55 @@ try:
     check(closed_by_peer(s, timeout=5), "a 1 MiB message before connect closes the connection")
     s.close()
 
-    # 4b. After connect: partial messages of several connections share one budget (8 MiB here).
-    holders = []
-    closed = 0
-    for k in range(4):
-        c = connected()
-        c.set_chunk_size(65536)
-        # A 4 MiB message on csid 5, all but its last byte sent: it never completes.
-        length = 4 << 20
-        head = bytes([5]) + bytes(3) + struct.pack(">I", length)[1:] + bytes([18]) + bytes(4)
-        body = bytes(length - 1)
+    # 4b. A connection that has not published (a player) keeps the small bound after connect.
+    bound0 = metrics().get("partial_message_bound", 0)
+    c = connected()
+    c.create_stream()
+    c.play("cam")
+    c.sock.sendall(bytes([0x03, 0, 0, 0, 0x10, 0x00, 0x00, 20, 0, 0, 0, 0]) + bytes(4096))
+    check(closed_by_peer(c.sock, timeout=5), "a player's 1 MiB message closes its connection")
+    c.close()
+
+    def hold_partial(c, csid, length, sent):
+        """Starts a `length`-byte video message on `csid` and sends `sent` bytes of it: it never completes."""
+        head = bytes([csid]) + bytes(3) + struct.pack(">I", length)[1:] + bytes([9]) + struct.pack("<I", 1)
+        body = bytes(sent)
         data = bytearray(head)
         for off in range(0, len(body), 65536):
             if off:
-                data += bytes([0xC5])
+                data += bytes([0xC0 | csid])
             data += body[off:off + 65536]
         try:
             c.sock.sendall(bytes(data))
         except OSError:
             pass
+
+    # 4c. A publisher that has sent no frame holds at most 2 MiB: four 1 MiB partial messages on
+    # four chunk streams close it.
+    c = connected()
+    c.set_chunk_size(65536)
+    c.create_stream()
+    c.publish("pinned")
+    c.wait_status("NetStream.Publish.Start", 5)
+    for csid in (5, 6, 7, 8):
+        hold_partial(c, csid, 1 << 20, (1 << 20) - 1)
+    check(closed_by_peer(c.sock, timeout=5), "a new publisher's partial messages past 2 MiB close it")
+    c.close()
+    check(wait_for(lambda: metrics().get("partial_message_bound", 0) >= bound0 + 2, 5),
+          "partial_message_bound counted both")
+    check(re.search(r"event=protocol_error error=.*partial-message bound of a peer that sends media", server.log_text()),
+          "log: the publisher's bound named")
+
+    # 4d. Publishers' partial messages, each within its own bound, share one budget (4 MiB here).
+    holders = []
+    closed = 0
+    for k in range(4):
+        c = connected()
+        c.set_chunk_size(65536)
+        c.create_stream()
+        c.publish(f"hold{k}")
+        c.wait_status("NetStream.Publish.Start", 5)
+        hold_partial(c, 5, 1536 * 1024, 1536 * 1024 - 1)  # 1.5 MiB: within a new publisher's 2 MiB
         holders.append(c)
         time.sleep(0.3)
     for c in holders:

@@ -360,7 +360,7 @@ TEST_CASE("a deleted stream id is no longer valid") {
   CHECK(only<StreamIdRefusedEvent>(p.server_events).size() == 1);
 }
 
-TEST_CASE("before connect a peer may send only small messages; after it the full limit applies") {
+TEST_CASE("before connect a peer may send only small messages; a publisher may send large ones") {
   SessionOptions so = options_for(SessionRole::Server);
   so.pre_connect_max_message_size = 64 * 1024;
   so.chunk_limits.max_message_size = 8u << 20;
@@ -378,11 +378,52 @@ TEST_CASE("before connect a peer may send only small messages; after it the full
     CHECK_FALSE(r.ok());
     CHECK(r.error().code == Errc::LimitExceeded);
   }
+  std::vector<uint8_t> big = {0x03, 0, 0, 0, 0x10, 0x00, 0x00, 20, 0, 0, 0, 0};
+  {
+    // Admitted, a connection that has not published (a player) keeps the small bound.
+    Pair p;
+    p.server = Session(so);
+    p.connect();
+    CHECK(p.server.partial_bound() == 128 * 1024);
+    auto r = p.server.feed(big, p.server_events);
+    CHECK_FALSE(r.ok());
+    CHECK(r.error().code == Errc::LimitExceeded);
+    CHECK(r.error().message().find("partial-message bound of a connection that has not published") !=
+          std::string::npos);
+  }
   Pair p;
   p.server = Session(so);
   p.connect();
-  std::vector<uint8_t> big = {0x03, 0, 0, 0, 0x10, 0x00, 0x00, 20, 0, 0, 0, 0};
+  p.client.create_stream();
+  p.exchange();
+  p.client.publish(1, "cam");
+  p.exchange();  // the bound grows with the publish command, before any answer to it
+  CHECK(p.server.partial_bound() == so.media_partial_floor);
   CHECK(p.server.feed(big, p.server_events).ok());
+}
+
+TEST_CASE("a publisher's partial messages may hold 4 times its largest media message, at least the floor") {
+  SessionOptions so = options_for(SessionRole::Server);
+  Pair p;
+  p.server = Session(so);
+  p.connect();
+  p.client.create_stream();
+  p.exchange();
+  p.client.publish(1, "cam");
+  p.exchange();
+  REQUIRE(p.server.partial_bound() == 2u << 20);
+  // A 1.5 MiB keyframe fits the floor; afterwards the bound is 6 MiB.
+  std::vector<uint8_t> frame(1536 * 1024, 0x17);
+  p.client.send_media(1, 9, 0, frame);
+  p.exchange();
+  REQUIRE(only<MediaEvent>(p.server_events).size() == 1);
+  CHECK(p.server.partial_bound() == 6u << 20);
+  // A 7 MiB message is still too big: declared past the bound, it fails at its header.
+  std::vector<uint8_t> huge = {0x06, 0, 0, 0, 0x70, 0x00, 0x00, 9, 1, 0, 0, 0};
+  auto r = p.server.feed(huge, p.server_events);
+  CHECK_FALSE(r.ok());
+  CHECK(r.error().code == Errc::LimitExceeded);
+  CHECK(r.error().message().find("4 times its largest message so far, at least 2048 KiB") != std::string::npos);
 }
 
 TEST_CASE("a client takes only small messages from its server until the answer to its connect") {
