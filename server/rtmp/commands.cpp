@@ -139,7 +139,10 @@ void RtmpConnection::finish_publish(const protocol::PublishEvent& e, const confi
 void RtmpConnection::publish_here(const protocol::PublishEvent& e, const config::AppConfig& app, AccessOutcome&& o,
                                   const PublishClaim& claim) {
   const std::string& name = o.name;
-  if (claim.refusal == PublishRefusal::Full) return refuse_for_streams_total(e.stream_id, name, true);
+  if (claim.refusal == PublishRefusal::Full) {
+    GuardCounters::bump(GuardEvent::StreamsTotal);  // a play's refusal is counted where its join failed
+    return refuse_for_streams_total(e.stream_id, name, true);
+  }
   if (!claim.granted()) {
     session_.reject_publish(e.stream_id, protocol::Status::PublishBadName, publish_refusal_text(app, name, claim));
     const char* why = claim.refusal == PublishRefusal::BadName     ? "hook renamed to an invalid name: "
@@ -243,7 +246,6 @@ void RtmpConnection::finish_play_live(const protocol::PlayEvent& e, const config
 }
 
 void RtmpConnection::refuse_for_streams_total(uint32_t stream_id, const std::string& name, bool publish) {
-  GuardCounters::bump(GuardEvent::StreamsTotal);
   const char* why = "The server holds its maximum of streams (rtmp.limits.max_streams).";
   if (publish) {
     session_.reject_publish(stream_id, protocol::Status::PublishBadName, why);
