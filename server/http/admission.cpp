@@ -17,6 +17,7 @@
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
 #include "server/live/stream_registry.hpp"
+#include "server/snapshot/jpeg_maker.hpp"
 
 namespace sluice::server {
 
@@ -120,13 +121,18 @@ void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string
   if (id != 0) waiting.wait_for(id);
 }
 
-void http_admit_snapshot(HttpConnection& c, const config::AppConfig& app, std::string name) {
+void http_admit_snapshot(HttpConnection& c, const config::AppConfig& app, std::string name, bool webp) {
   if (std::string_view problem = stream_name_problem(name); !problem.empty()) {
     return c.send_error(400, "invalid stream name: " + std::string(problem), false, kHttpCors);
   }
   const std::string& query = c.request().query;
   SnapshotParamsParsed asked = parse_snapshot_params(query_param(query, "width"), query_param(query, "quality"));
   if (!asked.error.empty()) return c.send_error(400, asked.error, false, kHttpCors);
+  if (webp) {
+    static const bool available = webp_available();
+    if (!available) return c.send_error(501, "this build's libavcodec has no WebP encoder", false, kHttpCors);
+    asked.params.format = SnapshotFormat::Webp;
+  }
   AccessVerdict v = check_access(app.play, AccessAction::Play, app.name, name, query, c.peer_address(), unix_now());
   if (!v.allowed()) {
     GuardCounters::bump(v.denial == Denial::Address     ? GuardEvent::AccessAddress

@@ -25,7 +25,8 @@ void http_admit_hls(HttpConnection& c, const config::AppConfig& app, std::string
 // (addresses, keys, signed URLs) apply, as a snapshot shows the stream; the on_play hook is not
 // asked and no seat is taken, as a thumbnail refreshed every few seconds is no viewer. Then the
 // SnapshotResponder answers it.
-void http_admit_snapshot(HttpConnection& c, const config::AppConfig& app, std::string name);
+// webp: snapshot.webp rather than snapshot.jpg.
+void http_admit_snapshot(HttpConnection& c, const config::AppConfig& app, std::string name, bool webp);
 
 class AdmissionResponder final : public HttpResponder {
  public:

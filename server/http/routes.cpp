@@ -19,6 +19,7 @@ namespace sluice::server {
 
 namespace {
 constexpr std::string_view kSnapshotSuffix = "/snapshot.jpg";
+constexpr std::string_view kWebpSuffix = "/snapshot.webp";
 }  // namespace
 
 void http_route(HttpConnection& c) {
@@ -60,9 +61,11 @@ void http_route(HttpConnection& c) {
   if (!http_percent_decode(rest, decoded))
     return c.respond<SimpleResponder>().error(400, "bad percent-encoding", kHttpCors);
   if (app->type == config::AppType::Live) {
-    if (decoded.ends_with(kSnapshotSuffix) && decoded.size() > kSnapshotSuffix.size()) {
-      decoded.resize(decoded.size() - kSnapshotSuffix.size());
-      return http_admit_snapshot(c, *app, std::move(decoded));
+    for (std::string_view suffix : {kSnapshotSuffix, kWebpSuffix}) {
+      if (decoded.ends_with(suffix) && decoded.size() > suffix.size()) {
+        decoded.resize(decoded.size() - suffix.size());
+        return http_admit_snapshot(c, *app, std::move(decoded), suffix == kWebpSuffix);
+      }
     }
     std::string stream, file;
     if (app->hls.enabled && http_hls_target(decoded, stream, file)) {

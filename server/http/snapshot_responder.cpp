@@ -19,15 +19,16 @@ void SnapshotResponder::snapshot_ready(const SnapshotAnswer& a) {
     headers += "Cache-Control: no-store\r\n";
     return conn_.send_error(a.status, a.reason, false, headers);
   }
-  // The keyframe, its size and quality name the picture: another keyframe, another tag.
-  const std::string etag = "\"snap-" + std::to_string(conn_.loop_context().worker()) + "-" +
-                           std::to_string(a.keyframe_serial) + "-" + std::to_string(a.width) + "x" +
+  // The keyframe, its size, quality and format name the picture: another keyframe, another tag.
+  const bool jpeg = a.format == SnapshotFormat::Jpeg;
+  const std::string etag = std::string(jpeg ? "\"snap-" : "\"webp-") + std::to_string(conn_.loop_context().worker()) +
+                           "-" + std::to_string(a.keyframe_serial) + "-" + std::to_string(a.width) + "x" +
                            std::to_string(a.height) + "-q" + std::to_string(a.quality) + "\"";
   headers += "Cache-Control: no-cache\r\nETag: " + etag + "\r\nLast-Modified: " + http_format_date(a.keyframe_seen_s) +
              "\r\nX-Sluice-Keyframe-Timestamp: " + std::to_string(a.keyframe_timestamp) + "\r\n";
   const std::string* match = conn_.request().header("if-none-match");
   if (match && http_etag_list_matches(*match, etag, true)) return conn_.send_simple(304, {}, {}, headers);
-  conn_.send_shared(200, "image/jpeg", a.jpeg, headers);
+  conn_.send_shared(200, jpeg ? "image/jpeg" : "image/webp", a.jpeg, headers);
 }
 
 void SnapshotResponder::close() {

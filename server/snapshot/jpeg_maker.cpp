@@ -83,8 +83,8 @@ Owned<AVFrame> decode(const JpegJob& job, std::string& error) {
   return frame;
 }
 
-// To the JPEG's size and to full-range 4:2:0, the range JPEG (JFIF) means.
-Owned<AVFrame> scale(const AVFrame& in, SnapshotSize size, std::string& error) {
+// To the picture's size and to 4:2:0: full range for a JPEG (JFIF's), limited for a WebP (VP8's).
+Owned<AVFrame> scale(const AVFrame& in, SnapshotSize size, bool full_range, std::string& error) {
   Owned<AVFrame> out(av_frame_alloc());
   if (!out) {
     error = "out of memory";
@@ -93,7 +93,7 @@ Owned<AVFrame> scale(const AVFrame& in, SnapshotSize size, std::string& error) {
   out->format = AV_PIX_FMT_YUV420P;
   out->width = static_cast<int>(size.width);
   out->height = static_cast<int>(size.height);
-  out->color_range = AVCOL_RANGE_JPEG;
+  out->color_range = full_range ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG;
   const bool resize = out->width != in.width || out->height != in.height;
   // The ranges are options of the context, set before it is initialised: its converter is chosen
   // then (a same-size, same-format context would otherwise copy the limited range unchanged).
@@ -105,7 +105,7 @@ Owned<AVFrame> scale(const AVFrame& in, SnapshotSize size, std::string& error) {
                    av_opt_set_int(sws.get(), "dstw", out->width, 0) >= 0 &&
                    av_opt_set_int(sws.get(), "dsth", out->height, 0) >= 0 &&
                    av_opt_set_int(sws.get(), "dst_format", AV_PIX_FMT_YUV420P, 0) >= 0 &&
-                   av_opt_set_int(sws.get(), "dst_range", 1, 0) >= 0 &&
+                   av_opt_set_int(sws.get(), "dst_range", full_range ? 1 : 0, 0) >= 0 &&
                    av_opt_set_int(sws.get(), "sws_flags", resize ? SWS_AREA : SWS_POINT, 0) >= 0;
   if (!set || sws_init_context(sws.get(), nullptr, nullptr) < 0 || av_frame_get_buffer(out.get(), 0) < 0) {
     error = "cannot convert the decoded picture";
@@ -147,7 +147,35 @@ bool encode(AVFrame& picture, uint32_t quality, std::vector<uint8_t>& jpeg, std:
   return true;
 }
 
+// libwebp through libavcodec: lossy, its quality the asked one.
+bool encode_webp(AVFrame& picture, uint32_t quality, std::vector<uint8_t>& out, std::string& error) {
+  const AVCodec* codec = avcodec_find_encoder_by_name("libwebp");
+  Owned<AVCodecContext> ctx(codec ? avcodec_alloc_context3(codec) : nullptr);
+  if (!ctx) {
+    error = "no WebP encoder";
+    return false;
+  }
+  ctx->width = picture.width;
+  ctx->height = picture.height;
+  ctx->pix_fmt = AV_PIX_FMT_YUV420P;
+  ctx->time_base = AVRational{1, 25};
+  ctx->thread_count = 1;
+  if (av_opt_set_double(ctx->priv_data, "quality", quality, 0) < 0 || avcodec_open2(ctx.get(), codec, nullptr) < 0) {
+    error = "the WebP encoder did not open";
+    return false;
+  }
+  Owned<AVPacket> pkt(av_packet_alloc());
+  if (!pkt || avcodec_send_frame(ctx.get(), &picture) < 0 || avcodec_receive_packet(ctx.get(), pkt.get()) < 0) {
+    error = "the WebP encoder failed";
+    return false;
+  }
+  out.assign(pkt->data, pkt->data + pkt->size);
+  return true;
+}
+
 }  // namespace
+
+bool webp_available() { return avcodec_find_encoder_by_name("libwebp") != nullptr; }
 
 JpegMade make_jpeg(const JpegJob& job) {
   // libavcodec would print a damaged keyframe's every error to stderr; the failure is logged once
@@ -172,8 +200,13 @@ JpegMade make_jpeg(const JpegJob& job) {
   if (!decoded) return made;
   const SnapshotSize size =
       snapshot_size(static_cast<uint32_t>(decoded->width), static_cast<uint32_t>(decoded->height), job.width);
-  Owned<AVFrame> picture = scale(*decoded, size, made.error);
-  if (!picture || !encode(*picture, job.quality, made.jpeg, made.error)) return made;
+  const bool jpeg = job.format == SnapshotFormat::Jpeg;
+  Owned<AVFrame> picture = scale(*decoded, size, jpeg, made.error);
+  if (!picture) return made;
+  if (!(jpeg ? encode(*picture, job.quality, made.jpeg, made.error)
+             : encode_webp(*picture, job.quality, made.jpeg, made.error))) {
+    return made;
+  }
   made.width = size.width;
   made.height = size.height;
   made.total_us = since_us(t0);

@@ -1,5 +1,6 @@
 // What a snapshot request may ask (docs/snapshots.md), checked before anything is decoded:
-// width=16..3840 (default: the source's), quality=1..100 (default 80). Sans-I/O, unit-tested in
+// the format (snapshot.jpg or snapshot.webp), width=16..3840 (default: the source's),
+// quality=1..100 (default 80). Sans-I/O, unit-tested in
 // tests/unit/server/snapshot/snapshot_params_test.cpp.
 #pragma once
 
@@ -10,12 +11,15 @@
 
 namespace sluice::server {
 
+enum class SnapshotFormat : uint8_t { Jpeg, Webp };
+
 struct SnapshotParams {
   static constexpr uint32_t kMinWidth = 16;
   static constexpr uint32_t kMaxWidth = 3840;
   static constexpr uint32_t kDefaultQuality = 80;
   uint32_t width = 0;  // 0: the source's
   uint32_t quality = kDefaultQuality;
+  SnapshotFormat format = SnapshotFormat::Jpeg;
 };
 
 // The parameters from the values of width= and quality= (absent: nullopt), or why they are refused.

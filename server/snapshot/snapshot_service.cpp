@@ -70,6 +70,7 @@ SnapshotAnswer shared_answer(const SnapshotAnswer& made, SnapshotResult result) 
   a.width = made.width;
   a.height = made.height;
   a.quality = made.quality;
+  a.format = made.format;
   a.keyframe_timestamp = made.keyframe_timestamp;
   a.keyframe_serial = made.keyframe_serial;
   a.keyframe_seen_s = made.keyframe_seen_s;
@@ -92,6 +93,7 @@ struct SnapshotService::Variant {
   enum class State { Queued, Decoding, Done };
   uint32_t width = 0;  // 0: the source's
   uint32_t quality = 0;
+  SnapshotFormat format = SnapshotFormat::Jpeg;
   State state = State::Queued;
   SnapshotAnswer answer;  // Done
   std::vector<SnapshotWaiter*> waiters;
@@ -239,8 +241,9 @@ void SnapshotService::serve(const std::string& key, Lookup& found, const Snapsho
   }
   // A width at or over the source's is the source's size: one JPEG for all of them.
   const uint32_t width = found.source_width != 0 && params.width >= found.source_width ? 0 : params.width;
-  auto v = std::find_if(s.variants.begin(), s.variants.end(),
-                        [&](const auto& x) { return x->width == width && x->quality == params.quality; });
+  auto v = std::find_if(s.variants.begin(), s.variants.end(), [&](const auto& x) {
+    return x->width == width && x->quality == params.quality && x->format == params.format;
+  });
   if (v != s.variants.end()) {
     (*v)->used_ms = now;
     if ((*v)->state != Variant::State::Done) return (*v)->waiters.push_back(w);
@@ -263,6 +266,7 @@ void SnapshotService::serve(const std::string& key, Lookup& found, const Snapsho
   auto made = std::make_shared<Variant>();
   made->width = width;
   made->quality = params.quality;
+  made->format = params.format;
   made->used_ms = now;
   made->waiters.push_back(w);
   s.variants.push_back(std::move(made));
@@ -287,7 +291,7 @@ void SnapshotService::try_start(const std::string& key) {
   job->seen_s = s.seen_s;
   const VideoPayload config = video_payload(*s.config);
   const VideoPayload frame = video_payload(*s.keyframe);
-  job->in = JpegJob{frame.codec, config.data, frame.data, (*v)->width, (*v)->quality};
+  job->in = JpegJob{frame.codec, config.data, frame.data, (*v)->width, (*v)->quality, (*v)->format};
   (*v)->state = Variant::State::Decoding;
   s.decoding = true;
   if (int r = uv_queue_work(loop_.loop(), &job->req, &SnapshotService::work, &SnapshotService::after_work); r != 0) {
@@ -342,6 +346,7 @@ void SnapshotService::finished(Job& job) {
     a.width = job.out.width;
     a.height = job.out.height;
     a.quality = v->quality;
+    a.format = v->format;
     a.keyframe_timestamp = job.keyframe->timestamp;
     a.keyframe_serial = job.serial;
     a.keyframe_seen_s = job.seen_s;

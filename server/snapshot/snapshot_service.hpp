@@ -50,6 +50,7 @@ struct SnapshotAnswer {
   uint32_t width = 0;
   uint32_t height = 0;
   uint32_t quality = 0;
+  SnapshotFormat format = SnapshotFormat::Jpeg;
   uint32_t keyframe_timestamp = 0;  // the keyframe's timestamp in the stream (ms)
   uint64_t keyframe_serial = 0;     // its number among the keyframes this loop decoded (the ETag)
   int64_t keyframe_seen_s = 0;      // when this loop first saw it (Last-Modified)

@@ -5,7 +5,7 @@ stream's latest keyframe and answers a JPEG.
 - H.264 (libx264, testsrc2 1280x720 at 30 fps, -g 60) published over RTMP: the snapshot is a
   1280x720 JPEG (ffprobe) within 35 dB PSNR of the keyframe the server names
   (X-Sluice-Keyframe-Timestamp), decoded by ffmpeg from an HTTP-FLV recording of the same stream;
-  width=320 gives 320x180; HEAD, and If-None-Match (304).
+  width=320 gives 320x180; HEAD, and If-None-Match (304); snapshot.webp the same as a WebP.
 - With the publisher paused (SIGSTOP: no new keyframe), 100 concurrent requests of a size not
   asked before get the same JPEG and cost one decode (sluice_snapshot_decodes_total moves by 1).
 - width and quality out of range: 400 with the reason; an audio-only stream: 503 with a reason and
@@ -119,18 +119,30 @@ try:
     snap = save("snap.jpg", body)
     check(probe_jpeg(snap) == ("mjpeg", 1280, 720), f"ffprobe: mjpeg 1280x720 ({probe_jpeg(snap)})")
     kf_ts = int(hdrs.get("x-sluice-keyframe-timestamp", "-1"))
+    status, whdrs, wbody = get("/live/cam/snapshot.webp")
+    check(status == 200 and whdrs.get("content-type") == "image/webp", f"snapshot.webp: 200 image/webp ({status})")
+    webp = save("snap.webp", wbody)
+    check(probe_jpeg(webp) == ("webp", 1280, 720), f"ffprobe: webp 1280x720 ({probe_jpeg(webp)})")
     recorder.wait(timeout=20)
     tags = flv_tag_bodies(rec)
     seq = [b for t, _, b in tags if t == 9 and b[:2] == b"\x17\x00"]
     keyframes = [(ts, b) for t, ts, b in tags if t == 9 and b[:2] == b"\x17\x01"]
-    key = [(ts, b) for ts, b in keyframes if ts == kf_ts]
-    check(seq and len(key) == 1, f"the recording holds the keyframe at {kf_ts} ms ({[ts for ts, _ in keyframes]})")
-    ref_flv = flv_file(os.path.join(tmp, "ref.flv"), [(9, 0, seq[0]), (9, 0, key[0][1])])
-    ref = os.path.join(tmp, "ref.png")
-    subprocess.run(FF + ["-i", ref_flv, "-frames:v", "1", ref], check=True, timeout=60)
-    db = psnr(snap, ref)
+
+    def reference(ts, name):
+        """The keyframe at ts in the recording, decoded by ffmpeg to a PNG."""
+        key = [b for t, b in keyframes if t == ts]
+        check(seq and len(key) == 1, f"the recording holds the keyframe at {ts} ms ({[t for t, _ in keyframes]})")
+        ref_flv = flv_file(os.path.join(tmp, name + ".flv"), [(9, 0, seq[0]), (9, 0, key[0])])
+        ref = os.path.join(tmp, name + ".png")
+        subprocess.run(FF + ["-i", ref_flv, "-frames:v", "1", ref], check=True, timeout=60)
+        return ref
+
+    db = psnr(snap, reference(kf_ts, "ref"))
     print(f"PSNR of the 1280x720 snapshot (quality 80) against ffmpeg's decode of the keyframe: {db:.2f} dB")
     check(db >= 35, f"PSNR >= 35 dB ({db:.2f})")
+    db = psnr(webp, reference(int(whdrs.get("x-sluice-keyframe-timestamp", "-1")), "ref-webp"))
+    print(f"PSNR of the WebP snapshot (quality 80): {db:.2f} dB")
+    check(db >= 35, f"WebP: PSNR >= 35 dB ({db:.2f})")
 
     status, hdrs, body = get("/live/cam/snapshot.jpg?width=320")
     small = save("small.jpg", body)

@@ -154,6 +154,17 @@ TEST_CASE("an H.264 keyframe in FLV form becomes a JPEG of the asked size, close
   CHECK(small.width == 160);
   CHECK(small.height == 90);
 
+  // The WebP of it (libwebp through libavcodec), when this libavcodec has it.
+  if (webp_available()) {
+    JpegMade webp =
+        make_jpeg(JpegJob{sluice::media::VideoCodec::Avc, k.config, k.nalus, 160, 80, SnapshotFormat::Webp});
+    REQUIRE(webp.error.empty());
+    CHECK(webp.width == 160);
+    REQUIRE(webp.jpeg.size() > 12);
+    CHECK(std::memcmp(webp.jpeg.data(), "RIFF", 4) == 0);
+    CHECK(std::memcmp(webp.jpeg.data() + 8, "WEBP", 4) == 0);
+  }
+
   // A lower quality is a smaller file.
   JpegMade rough = make_jpeg(JpegJob{sluice::media::VideoCodec::Avc, k.config, k.nalus, 0, 20});
   REQUIRE(rough.error.empty());
