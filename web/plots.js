@@ -4,7 +4,8 @@
 // ingest, players, frames per second) and the settings to publish it from OBS (api/v1/ingest:
 // the RTMP port, whether its app needs a key; never the key). A live stream's thumbnail is its
 // APP/STREAM/snapshot.jpg, asked for only when the server serves snapshots and the stream has a
-// keyframe (a refused request is an error in the browser's console), renewed every 10 s.
+// keyframe in its GOP cache (a refused request is an error in the browser's console), renewed every
+// 10 s.
 // window.sluicePlots holds what the plots show, for tests: each chart's uPlot (data in u.data)
 // and the columns of the history each series comes from.
 "use strict";
@@ -190,11 +191,12 @@
       "/snapshot.jpg?width=320&t=" + stamp;
   }
 
-  // Whether the server can make one now without refusing (404, 503, 403, 415: console errors).
+  // Whether the server can make one now without refusing (404, 503, 403, 415: console errors): it
+  // decodes the keyframe that starts the GOP cache.
   function snapshotPossible(s) {
     const app = appInfo(s.name);
     return !!(state.ingest && state.ingest.snapshots && app && app.play_credential === "none" && s.live &&
-      s.video && (s.video.codec === "H264" || s.video.codec === "HEVC") && s.keyframes_in > 0);
+      s.video && (s.video.codec === "H264" || s.video.codec === "HEVC") && s.gop_cache && s.gop_cache.frames > 0);
   }
 
   function thumbnail(s) {
