@@ -67,7 +67,7 @@ struct HooksConfig {
   std::string on_play;
   std::string on_publish_done;
   std::string on_play_done;
-  std::string on_record_done;                                   // a recording's file is finished (apps.NAME.record)
+  std::string on_record_done;   // a recording's file is finished (apps.NAME.record)
   std::string on_stream_alert;  // a stream alert was raised or cleared (apps.NAME.alerts)
   std::chrono::milliseconds timeout = std::chrono::seconds(3);  // per attempt
   bool fail_open = false;      // a hook that gives no answer (timeout, refused, 5xx) admits instead of denying
