@@ -118,8 +118,10 @@ struct RtmpLimitsConfig {
   uint32_t streams_per_connection = 16;
   // Live streams (published or waited for) the whole server holds; 0 = no limit.
   uint32_t max_streams = 10000;
-  // Bytes of partially received messages all connections together may hold.
-  uint64_t reassembly_budget = 512 * kMiB;
+  // Bytes of partially received messages all connections together may hold; 0 ("auto", the
+  // default): a sixteenth of the machine's memory or the cgroup's limit, at least 16 MiB
+  // (server/io/machine_memory.hpp): 64 MiB on a 1 GiB VPS.
+  uint64_t reassembly_budget = 0;
   // Before the handshake and connect have completed, one incoming message may be at most this big
   // (connect commands are a few hundred bytes).
   uint32_t pre_connect_message_size = 64 * kKiB;

@@ -86,7 +86,13 @@ void load_rtmp_limits(FieldReader& r, const Field& self, RtmpLimitsConfig& l) {
   }
   if (auto f = s.take("streams_per_connection")) r.read_uint(*f, l.streams_per_connection, 1, 1024);
   if (auto f = s.take("max_streams")) r.read_uint(*f, l.max_streams, 0, 10'000'000);
-  if (auto f = s.take("reassembly_budget")) r.read_size(*f, l.reassembly_budget, kMiB, 64 * kGiB);
+  if (auto f = s.take("reassembly_budget")) {
+    if (f->value.is_scalar() && f->value.scalar() == "auto") {
+      l.reassembly_budget = 0;
+    } else {
+      r.read_size(*f, l.reassembly_budget, kMiB, 64 * kGiB);
+    }
+  }
   if (auto f = s.take("pre_connect_message_size")) r.read_size(*f, l.pre_connect_message_size, 4 * kKiB, 16 * kMiB);
   if (auto f = s.take("accepts_per_iteration")) r.read_uint(*f, l.accepts_per_iteration, 1, 100000);
 }

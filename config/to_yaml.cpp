@@ -190,7 +190,8 @@ void emit_rtmp(YAML::Emitter& out, const RtmpConfig& rtmp) {
   out << YAML::Key << "output_timeout" << YAML::Value << format_duration(l.output_timeout);
   out << YAML::Key << "streams_per_connection" << YAML::Value << l.streams_per_connection;
   out << YAML::Key << "max_streams" << YAML::Value << l.max_streams;
-  out << YAML::Key << "reassembly_budget" << YAML::Value << format_size(l.reassembly_budget);
+  out << YAML::Key << "reassembly_budget" << YAML::Value
+      << (l.reassembly_budget == 0 ? std::string("auto") : format_size(l.reassembly_budget));
   out << YAML::Key << "pre_connect_message_size" << YAML::Value << format_size(l.pre_connect_message_size);
   out << YAML::Key << "accepts_per_iteration" << YAML::Value << l.accepts_per_iteration;
   out << YAML::EndMap;

@@ -19,6 +19,7 @@
 #include "server/relay/relay_manager.hpp"
 #include "server/srt/srt_service.hpp"
 #include "server/webrtc/webrtc_service.hpp"
+#include "server/io/machine_memory.hpp"
 #include "server/io/file_watch.hpp"
 #include "server/io/guard_counters.hpp"
 #include "server/io/logging.hpp"
@@ -206,6 +207,9 @@ void Server::make_http() {
 
 // What only worker 0 does: the recordings' repair and retention, and the signals.
 void Server::start_first_worker() {
+  SLUICE_LOG_INFO("event=memory_bounds memory={} reassembly_budget={}{}", machine_memory_bytes(),
+                  reassembly_budget_of(config().rtmp.limits),
+                  config().rtmp.limits.reassembly_budget == 0 ? " (auto: a sixteenth of the memory)" : "");
   std::vector<RepairDir> record_dirs;
   for (const auto& app : config().apps) {
     if (app.record.enabled()) record_dirs.push_back({app.record.dir, app.record.mp4});

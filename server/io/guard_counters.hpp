@@ -23,6 +23,7 @@ enum class GuardEvent : size_t {
   ReassemblyBudget,          // closed: partial messages passed the server-wide budget
   PartialMessageBound,       // closed: partial messages passed the connection's role's bound
   AcceptRefused,             // accept failed (file descriptors exhausted, ...)
+  HandshakeDeferred,         // a handshake read waited for a later loop iteration (the per-iteration bound)
   TimestampJump,             // a publisher's clock jumped (apps.<live>.timestamp_jump): closed up at ingest
   VodPlaylistFull,           // play(reset=false) refused: the VOD playlist holds playlist_max_entries
   VodNameTooLong,            // VOD play/getStreamLength refused: the name is longer than name_max_bytes
@@ -67,6 +68,8 @@ inline constexpr std::array<GuardEventInfo, static_cast<size_t>(GuardEvent::Coun
     {"partial_message_bound",
      "connections closed for partial messages over their role's bound (a player, a publisher)"},
     {"accept_refused", "connections the listener could not accept (file descriptors exhausted, ...)"},
+    {"handshake_deferred",
+     "handshake reads (RTMP, TLS) put off to a later loop iteration: more than accepts_per_iteration at once"},
     {"timestamp_jump", "publisher timestamp jumps beyond apps.<live>.timestamp_jump, closed up at ingest"},
     {"vod_playlist_full", "VOD play(reset=false) refused at apps.<vod>.playlist_max_entries"},
     {"vod_name_too_long", "VOD names refused for being longer than apps.<vod>.name_max_bytes"},

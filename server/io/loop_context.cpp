@@ -58,6 +58,7 @@ config::ConfigSnapshot LoopContext::snapshot_from_any_thread() const {
 void LoopContext::set_config(config::ConfigSnapshot next) {
   std::lock_guard<std::mutex> lock(config_mutex_);
   config_ = std::move(next);
+  handshakes_.set_per_iteration(config_->rtmp.limits.accepts_per_iteration);
 }
 
 config::AppRef LoopContext::keep(const config::AppConfig& app) const {
@@ -69,6 +70,7 @@ config::AppRef LoopContext::keep(const config::AppConfig& app) const {
 }
 
 void LoopContext::start() {
+  handshakes_.start(loop_, config_->rtmp.limits.accepts_per_iteration);
   const config::PlayerQueueConfig& q = config_->rtmp.player_queue;
   flush_.start(loop_, WriteHold(static_cast<uint64_t>(q.write_delay.count()), q.write_budget, q.write_budget_players),
                q.write_lanes);
@@ -86,6 +88,7 @@ void LoopContext::start() {
 
 void LoopContext::close_handles() {
   flush_.close_handles();
+  handshakes_.close_handles();
   if (ring_.is_open()) {
     SLUICE_LOG_INFO("worker={} event=io_uring_stats submits={} writes={}", worker_, ring_.submits(), ring_.writes());
   }

@@ -16,6 +16,7 @@
 #include "base/byte_buffer.hpp"
 #include "config/config.hpp"
 #include "server/io/flush_scheduler.hpp"
+#include "server/io/handshake_gate.hpp"
 #include "server/io/write_ring.hpp"
 
 namespace sluice::server {
@@ -50,6 +51,7 @@ class LoopContext {
   void close_handles();
 
   FlushScheduler& flush() { return flush_; }
+  HandshakeGate& handshakes() { return handshakes_; }
   uint64_t flush_hold_ms() const { return flush_.hold_ms(); }
   // The ring when io_uring is on, else nullptr.
   WriteRing* ring() { return ring_.is_open() ? &ring_ : nullptr; }
@@ -81,6 +83,7 @@ class LoopContext {
   uint32_t worker_;
   WriteRing ring_;
   FlushScheduler flush_;
+  HandshakeGate handshakes_;
   std::vector<uint8_t> read_buffer_;
   std::vector<uint8_t> file_scratch_;
   std::vector<uint8_t> wire_scratch_;

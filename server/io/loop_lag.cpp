@@ -25,6 +25,13 @@ void LoopLag::close() {
 void LoopLag::on_timer(uv_timer_t* t) {
   auto* self = static_cast<LoopLag*>(t->data);
   const uint64_t now = uv_hrtime();
+  if (!self->running_) {
+    // The first firing ends the start: the timer was set before the server's listeners, TLS
+    // contexts and other loops were made, which is set-up, not a loop held by work.
+    self->running_ = true;
+    self->due_ns_ = now + kIntervalMs * 1'000'000;
+    return;
+  }
   const uint64_t late_ns = now > self->due_ns_ ? now - self->due_ns_ : 0;
   self->lag_us_[self->count_ % kWindow] = static_cast<uint32_t>(std::min<uint64_t>(late_ns / 1000, UINT32_MAX));
   ++self->count_;

@@ -27,6 +27,7 @@ class LoopLag {
 
   uv_timer_t timer_{};
   bool started_ = false;
+  bool running_ = false;  // the first firing came (the server's start is over)
   uint64_t due_ns_ = 0;
   std::array<uint32_t, kWindow> lag_us_{};
   uint64_t count_ = 0;  // samples ever taken; the window holds the last min(count_, kWindow)

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "server/io/guard_counters.hpp"
 #include "server/io/net_address.hpp"
 #include "server/io/uv_handle.hpp"
 
@@ -21,6 +22,7 @@ bool StreamSocket::open_accepted(int fd, std::shared_ptr<const TlsContext> tls, 
 }
 
 int StreamSocket::adopt(int fd) {
+  accepted_ = true;
   uv_tcp_init(loop_.loop(), &tcp_);
   tcp_.data = this;
   tcp_initialized_ = true;
@@ -87,12 +89,32 @@ void StreamSocket::stop_reading() {
 }
 
 void StreamSocket::on_alloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
-  *buf = owner_of<StreamSocket>(handle)->loop_.read_buffer();
+  StreamSocket* self = owner_of<StreamSocket>(handle);
+  if (self->accepted_ && self->handshake_pending() && !self->loop_.handshakes().admit()) {
+    *buf = uv_buf_init(nullptr, 0);  // the bytes stay in the kernel: on_read gets UV_ENOBUFS
+    return;
+  }
+  *buf = self->loop_.read_buffer();
+}
+
+void StreamSocket::resume_handshake_reads() {
+  handshake_deferred_ = false;
+  if (!closing_) start_reading();
 }
 
 void StreamSocket::on_read(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
   auto* self = owner_of<StreamSocket>(stream);
   if (nread == 0 || self->closing_) return;
+  if (nread == UV_ENOBUFS) {
+    // This iteration's handshake reads are used up: wait for a later one.
+    self->stop_reading();
+    if (!self->handshake_deferred_) {
+      self->handshake_deferred_ = true;
+      self->loop_.handshakes().defer(self);
+      GuardCounters::bump(GuardEvent::HandshakeDeferred);
+    }
+    return;
+  }
   if (nread < 0) {
     if (nread == UV_EOF) {
       self->reading_ = false;  // libuv stops reading at EOF
@@ -379,6 +401,7 @@ void StreamSocket::close(const std::string& reason) {
   }
   closing_ = true;
   loop_.flush().cancel(this);
+  if (handshake_deferred_) loop_.handshakes().forget(this);
   on_close(reason);
   stop_reading();
   if (tcp_initialized_) {

@@ -59,6 +59,8 @@ class StreamSocket : public Flushable, public RingWriteTarget, public PlayerOutp
   // adopt() does for accepted ones. A failure to connect closes the socket ("connect failed: ...").
   int connect(const sockaddr* addr);
   bool tls() const { return tls_ != nullptr; }
+  // The loop's HandshakeGate deferred this socket's handshake reads; it reads again now.
+  void resume_handshake_reads();
   std::string tls_summary() const { return tls_ ? tls_->summary() : "-"; }  // TlsTransform::summary
 
   void close(const std::string& reason) final;
@@ -135,6 +137,9 @@ class StreamSocket : public Flushable, public RingWriteTarget, public PlayerOutp
   // TCP_NODELAY from the start (the default). A subclass whose first answer may be its only one
   // says false and calls set_nodelay() once more small writes may follow (HTTP: keep-alive).
   virtual bool nodelay_at_open() const { return true; }
+  // An accepted socket still in a handshake (TLS here; RTMP's in SessionSocket): its reads are
+  // rationed per loop iteration (server/io/handshake_gate.hpp).
+  virtual bool handshake_pending() const { return tls_ != nullptr && !tls_->handshake_done(); }
   void set_nodelay();
 
   uv_tcp_t* tcp() { return &tcp_; }
@@ -205,6 +210,8 @@ class StreamSocket : public Flushable, public RingWriteTarget, public PlayerOutp
   bool ring_queued_ = false;    // batch_ is queued on the ring, not yet submitted
   bool more_to_flush_ = false;  // fill() had more than one batch can hold
   bool closing_ = false;
+  bool accepted_ = false;            // adopt(): a peer's connection, not one of ours
+  bool handshake_deferred_ = false;  // waiting in the loop's HandshakeGate
   int retained_ = 0;
   uint64_t started_ms_ = 0;
   uint64_t last_write_ms_ = 0;

@@ -51,6 +51,8 @@ class SessionSocket : public StreamSocket {
  private:
   void on_bytes(std::span<const uint8_t> bytes) final;
   void keep_unwritten(std::span<const uint8_t> rest) final { session_.queue_raw_output(rest); }
+  // The RTMP handshake too (C0C1, then C2), besides a TLS one.
+  bool handshake_pending() const final { return StreamSocket::handshake_pending() || !session_.handshake_done(); }
   bool has_pending_output() const final { return session_.has_output(); }
 
   std::vector<protocol::SessionEvent> events_;  // reused by every read

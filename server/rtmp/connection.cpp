@@ -3,6 +3,7 @@
 #include "server/rtmp/connection.hpp"
 
 #include "protocol/proxy_header.hpp"
+#include "server/io/machine_memory.hpp"
 #include "server/io/logging.hpp"
 #include "server/rtmp/live_player.hpp"
 #include "server/ingest/live_publisher.hpp"
@@ -88,7 +89,7 @@ void RtmpConnection::on_protocol_error(const std::string& message, std::span<con
 }
 
 void RtmpConnection::after_events() {
-  const uint64_t budget = config().rtmp.limits.reassembly_budget;
+  const uint64_t budget = reassembly_budget_of(config().rtmp.limits);
   if (!reassembly_.update(session_.reassembly_bytes(), budget)) {
     GuardCounters::bump(GuardEvent::ReassemblyBudget);
     SLUICE_LOG_WARN("conn={} peer={} event=reassembly_budget held={} total={} budget={}", id(), peer(),

@@ -704,3 +704,17 @@ TEST_CASE("rtmps: listen with one certificate or several, and what is missing") 
                           "apps:\n  live: { type: live }\n"),
                  "must be sluice or openssl"));
 }
+
+TEST_CASE("rtmp.limits.reassembly_budget: auto by default, a size when given, printed back") {
+  auto c = sluice::config::test::load("apps:\n  live: { type: live }\n");
+  REQUIRE(c.ok());
+  CHECK(c->rtmp.limits.reassembly_budget == 0);  // auto
+  CHECK(sluice::config::to_yaml(*c, sluice::config::Secrets::Show).find("reassembly_budget: auto") !=
+        std::string::npos);
+  c = sluice::config::test::load("rtmp:\n  limits:\n    reassembly_budget: 64MiB\napps:\n  live: { type: live }\n");
+  REQUIRE(c.ok());
+  CHECK(c->rtmp.limits.reassembly_budget == 64u << 20);
+  c = sluice::config::test::load("rtmp:\n  limits:\n    reassembly_budget: auto\napps:\n  live: { type: live }\n");
+  REQUIRE(c.ok());
+  CHECK(c->rtmp.limits.reassembly_budget == 0);
+}
