@@ -180,7 +180,7 @@ void RtmpConnection::on_tick(uint64_t now) {
   }
   // Waiting for a hook is not being idle (reading is paused meanwhile).
   if (waiting_) last_receive_ms_ = now;
-  uint64_t silent = now - last_receive_ms_;
+  const uint64_t silent = now > last_receive_ms_ ? now - last_receive_ms_ : 0;
   if (rtmp.idle_timeout.count() > 0 && silent > static_cast<uint64_t>(rtmp.idle_timeout.count())) {
     close("idle timeout (nothing received for " + std::to_string(silent / 1000) + " s)");
     return;

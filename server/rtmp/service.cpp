@@ -167,10 +167,38 @@ void RtmpService::stop() {
 }
 
 void RtmpService::tick(uint64_t now_ms) {
-  for (RtmpConnection* c : snapshot()) {
-    if (connections_.count(c) && !c->closing()) c->on_tick(now_ms);
+  (void)now_ms;  // each slice of the sweep reads the loop's clock (a connection may have read since)
+  sweep_ = snapshot();
+  sweep_at_ = 0;
+  continue_sweep();
+}
+
+void RtmpService::continue_sweep() {
+  // The loop's clock now: a connection's last read may be later than the tick that began the sweep.
+  const uint64_t now_ms = loop_.now_ms();
+  size_t closed = 0;
+  while (sweep_at_ < sweep_.size() && closed < kClosesPerIteration) {
+    RtmpConnection* c = sweep_[sweep_at_++];
+    if (!connections_.count(c) || c->closing()) continue;
+    c->on_tick(now_ms);
+    if (c->closing()) ++closed;
+  }
+  const bool more = sweep_at_ < sweep_.size();
+  if (!more) sweep_.clear();
+  if (!sweep_idle_open_) {
+    if (!more) return;
+    uv_idle_init(loop_.loop(), &sweep_idle_);
+    sweep_idle_.data = this;
+    sweep_idle_open_ = true;
+  }
+  if (more) {
+    uv_idle_start(&sweep_idle_, &RtmpService::on_sweep);
+  } else {
+    uv_idle_stop(&sweep_idle_);
   }
 }
+
+void RtmpService::on_sweep(uv_idle_t* idle) { static_cast<RtmpService*>(idle->data)->continue_sweep(); }
 
 void RtmpService::end_publishers(const std::string& why) {
   for (RtmpConnection* c : snapshot()) {
@@ -190,6 +218,11 @@ void RtmpService::close_all(const std::string& why) {
 
 void RtmpService::close_handles() {
   if (tls_) tls_->close();
+  sweep_.clear();
+  if (sweep_idle_open_) {
+    sweep_idle_open_ = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&sweep_idle_), nullptr);
+  }
 }
 
 size_t RtmpService::request_reconnects() {

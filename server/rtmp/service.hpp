@@ -10,6 +10,8 @@
 // shutdown_gracefully(), close_all() and close_handles() as the root's stop goes on.
 #pragma once
 
+#include <uv.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -62,7 +64,11 @@ class RtmpService {
   // No new connections: the listeners close (a drain); stop() also refuses what is handed over.
   void stop_listening();
   void stop();
+  // Each connection's timeouts. The closes they make are spread over loop iterations,
+  // kClosesPerIteration at a time: thousands of handshakes timing out together (a flood of
+  // connections that never finish) must not hold the loop's players.
   void tick(uint64_t now_ms);
+  static constexpr size_t kClosesPerIteration = 128;
   // The steps of a stop, each on every connection: publications end (players are told), then the
   // peers are told and closed once their bytes are out, then whatever is left is closed.
   void end_publishers(const std::string& why);
@@ -97,6 +103,8 @@ class RtmpService {
   void check_peer_limit(RtmpConnection& c);
   // A copy of the set: closing a connection erases it.
   std::vector<RtmpConnection*> snapshot() const { return {connections_.begin(), connections_.end()}; }
+  void continue_sweep();
+  static void on_sweep(uv_idle_t* idle);
 
   LoopContext& loop_;
   RtmpServices& services_;
@@ -109,6 +117,11 @@ class RtmpService {
   std::unordered_set<RtmpConnection*> connections_;
   uint32_t next_worker_ = 0;
   bool stopping_ = false;
+  // The tick's sweep, when its closes did not fit one iteration (connections_ says who is left).
+  std::vector<RtmpConnection*> sweep_;
+  size_t sweep_at_ = 0;
+  uv_idle_t sweep_idle_{};
+  bool sweep_idle_open_ = false;
 };
 
 }  // namespace sluice::server

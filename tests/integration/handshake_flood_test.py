@@ -2,13 +2,14 @@
 """Handshakes are rationed per loop iteration (issue 39; docs/configuration.md,
 rtmp.limits.accepts_per_iteration), like accepts. One worker loop; ffmpeg publishes and rtmpdump
 plays (compared with the source byte for byte) while:
-  A. 3000 connections are opened and left silent, then all send a C0C1 with a digest (the
-     handshake OBS and FFmpeg send: three HMACs for the server) at once: without the bound one
-     loop iteration would answer about a thousand of them;
-  B. 5000 more connect and send a C0C1 each within about a second (the issue's case).
+  A. 2000 connections are opened and left silent, then all send a C0C1 with a digest (the
+     handshake OBS and FFmpeg send: three HMACs for the server, about 0.7 ms each under ASan) at
+     once: without the bound one loop iteration would answer about a thousand of them (0.55 s);
+  B. 5000 more connect and send a plain C0C1 each, as fast as they can (the issue's case).
 The loop's lag (how late a 50 ms timer ran, sluice_loop_lag_seconds) stays at most 50 ms, the
 deferred reads are counted (handshake_deferred), every connection is answered (S0S1S2: none
-starved) and every one is closed at the handshake timeout (3 s here)."""
+starved) and every one is closed at the handshake timeout (10 s, the default: the server answers
+about 1500 digest handshakes a second here, and a loaded machine half that)."""
 import hashlib
 import hmac
 import os
@@ -29,26 +30,28 @@ soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 20000), hard))
 http_port = free_port()
 server = Server("handshake-flood", extra_yaml=(
-    "  handshake_timeout: 3s\n"
     f"workers: 1\nhttp:\n  listen: 127.0.0.1:{http_port}\n"))
 server.start()
 check(wait_port(http_port), "the HTTP listener is up")
 d = server.dir
-src = make_media(os.path.join(d, "src.flv"), seconds=30)
+src = make_media(os.path.join(d, "src.flv"), seconds=50)
 source_tags = flv_tags(src)
 pub = publish_ffmpeg(src, server.url("live/cam"))
 time.sleep(1.5)
 capture = os.path.join(d, "legit.flv")
-player = subprocess.Popen(["timeout", "-s", "INT", "-k", "3", "24", "rtmpdump", "-q", "--live", "-r",
+player = subprocess.Popen(["timeout", "-s", "INT", "-k", "3", "40", "rtmpdump", "-q", "--live", "-r",
                            server.url("live/cam"), "-o", capture], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 time.sleep(1.5)
 
 FP_KEY = b"Genuine Adobe Flash Player 001"
 
 
-def c0c1():
-    """C0 and a C1 with the client digest (scheme 1: its offset from bytes 8-11)."""
+def c0c1(digest=True):
+    """C0 and a C1 with the client digest (scheme 1: its offset from bytes 8-11), or a plain one."""
     c1 = bytearray(os.urandom(1536))
+    if not digest:
+        c1[0:8] = bytes(8)
+        return b"\x03" + bytes(c1)
     c1[0:4] = bytes(4)
     c1[4:8] = bytes([0x80, 0x00, 0x07, 0x02])  # a Flash Player version: the complex handshake
     offset = (c1[8] + c1[9] + c1[10] + c1[11]) % 728 + 12
@@ -109,7 +112,7 @@ def connect_many(n, send):
         s = socket.socket()
         s.connect(("127.0.0.1", server.port))
         if send:
-            s.sendall(c0c1())
+            s.sendall(c0c1(digest=False))
         out.append(s)
     return out
 
@@ -119,34 +122,34 @@ LAG = 'sluice_loop_lag_seconds{quantile="1"}'
 print(f"lag before: {metric(metrics_text(), LAG)}")
 deferred0 = guard_events(http_port).get("handshake_deferred", 0)
 # A. Silent connections, then every handshake at once.
-silent = connect_many(3000, send=False)
+silent = connect_many(2000, send=False)
 time.sleep(1.0)  # all accepted (32 an iteration)
 hellos = [c0c1() for _ in silent]
 t0 = time.time()
 for s, hello in zip(silent, hellos):
     s.sendall(hello)
-print(f"A: 3000 C0C1 sent in {time.time() - t0:.2f} s")
-answered, closed = answered_and_closed(silent, 15)
+print(f"A: 2000 C0C1 sent in {time.time() - t0:.2f} s")
+answered, closed = answered_and_closed(silent, 25)
 lag_a = metric(metrics_text(), 'sluice_loop_lag_seconds{quantile="1"}')
 deferred_a = guard_events(http_port).get("handshake_deferred", 0) - deferred0
 print(f"A: lag when all answered {lag_when_answered}")
 print(f"A: answered {answered}, closed {closed}, loop lag max {lag_a * 1000:.1f} ms, deferred reads {deferred_a}")
-check(answered == 3000, f"A: every connection got S0S1S2 ({answered} of 3000)")
-check(closed == 3000, f"A: every connection was closed at the handshake timeout ({closed} of 3000)")
+check(answered == 2000, f"A: every connection got S0S1S2 ({answered} of 2000)")
+check(closed == 2000, f"A: every connection was closed at the handshake timeout ({closed} of 2000)")
 check(deferred_a > 0, f"A: handshake reads were put off to later iterations ({deferred_a})")
 
 # B. 5000 connections, each connecting and sending at once, within about a second.
 t0 = time.time()
 flood = connect_many(5000, send=True)
 print(f"B: 5000 connected and sent in {time.time() - t0:.2f} s")
-answered, closed = answered_and_closed(flood, 20)
+answered, closed = answered_and_closed(flood, 30)
 lag_b = metric(metrics_text(), 'sluice_loop_lag_seconds{quantile="1"}')
 print(f"B: answered {answered}, closed {closed}, loop lag max {lag_b * 1000:.1f} ms")
 check(answered == 5000, f"B: every connection got S0S1S2 ({answered} of 5000)")
 check(closed == 5000, f"B: every connection was closed at the handshake timeout ({closed} of 5000)")
 check(lag_b <= 0.050, f"the loop was never late by more than 50 ms, through A and B ({lag_b * 1000:.1f} ms)")
 
-player.wait(timeout=40)
+player.wait(timeout=60)
 check_same_packets("rtmpdump", capture, source_tags, min_video=300, min_audio=300, trim_tail=2)
 check(pub.poll() is None, "the publisher is still live")
 stop_proc(pub)

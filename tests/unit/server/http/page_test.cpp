@@ -26,9 +26,10 @@ std::string header_value(const std::string& headers, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("the six files are embedded, with their digests") {
+TEST_CASE("the nine files are embedded, with their digests") {
   auto files = embedded_web_files();
-  REQUIRE(files.size() == 6);  // index.html, app.js, publish.html, publish.js, mpegts.js, hls.js
+  // index.html, app.js, publish.html, publish.js, mpegts.js, hls.js, plots.js, uplot.js, uplot.css
+  REQUIRE(files.size() == 9);
   for (const auto& f : files) {
     CHECK(f.size > 0);
     CHECK(std::string_view(f.sha256).size() == 64);
@@ -40,6 +41,11 @@ TEST_CASE("the six files are embedded, with their digests") {
   const EmbeddedWebFile* hls = http_page_file("/web/hls.js");
   REQUIRE(hls);
   CHECK(hls->size > 100000);
+  const EmbeddedWebFile* uplot = http_page_file("/web/uplot.js");
+  REQUIRE(uplot);
+  CHECK(uplot->size > 20000);
+  REQUIRE(http_page_file("/web/uplot.css"));
+  REQUIRE(http_page_file("/web/plots.js"));
   CHECK(http_page_file("/") == http_page_file("/index.html"));
   REQUIRE(http_page_file("/publish.html"));
   CHECK(http_page_file("/publish.html") != http_page_file("/"));
