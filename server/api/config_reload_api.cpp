@@ -41,7 +41,7 @@ json reload_json(const ReloadReport& r) {
   json j{{"result", reload_result_name(r.result)}, {"trigger", r.trigger}, {"changes", r.changes}};
   if (!r.error.empty()) j["error"] = r.error;
   if (r.unix_ms != 0) j["time_ms"] = r.unix_ms;
-  j["held_loop_ms"] = static_cast<double>(r.held_loop_us) / 1000.0;
+  j["loop_cpu_ms"] = static_cast<double>(r.loop_cpu_us) / 1000.0;
   return j;
 }
 

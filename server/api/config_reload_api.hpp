@@ -29,9 +29,10 @@ struct ReloadReport {
   std::vector<std::string> changes;  // config/reload_diff.hpp
   std::string error;                 // one line per problem
   uint64_t unix_ms = 0;
-  // The longest any loop was held by it (worker 0: reading and checking the file too; the others:
-  // swapping the snapshot in). What a reload costs the players of the busiest loop.
-  uint64_t held_loop_us = 0;
+  // The most CPU time any loop spent on it (worker 0: reading and checking the file too; the
+  // others: swapping the snapshot in): what it cost the players of the busiest loop, whatever
+  // else the machine runs (wall time would count the other processes' turns on the CPU).
+  uint64_t loop_cpu_us = 0;
   bool ok() const { return result == Result::Applied || result == Result::Unchanged; }
 };
 

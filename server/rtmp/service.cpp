@@ -167,15 +167,16 @@ void RtmpService::stop() {
 }
 
 void RtmpService::tick(uint64_t now_ms) {
-  (void)now_ms;  // each slice of the sweep reads the loop's clock (a connection may have read since)
   sweep_ = snapshot();
   sweep_at_ = 0;
+  sweep_now_ms_ = now_ms;
   continue_sweep();
 }
 
 void RtmpService::continue_sweep() {
-  // The loop's clock now: a connection's last read may be later than the tick that began the sweep.
-  const uint64_t now_ms = loop_.now_ms();
+  // The tick's time, or the loop's when later: a slice in a later iteration must not judge a
+  // connection that has read since by the older time.
+  const uint64_t now_ms = std::max(sweep_now_ms_, loop_.now_ms());
   size_t closed = 0;
   while (sweep_at_ < sweep_.size() && closed < kClosesPerIteration) {
     RtmpConnection* c = sweep_[sweep_at_++];

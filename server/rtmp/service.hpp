@@ -120,6 +120,7 @@ class RtmpService {
   // The tick's sweep, when its closes did not fit one iteration (connections_ says who is left).
   std::vector<RtmpConnection*> sweep_;
   size_t sweep_at_ = 0;
+  uint64_t sweep_now_ms_ = 0;
   uv_idle_t sweep_idle_{};
   bool sweep_idle_open_ = false;
 };
