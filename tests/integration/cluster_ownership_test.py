@@ -66,7 +66,10 @@ def node(name, redis, http_port):
             f"cluster:\n  registry: redis://127.0.0.1:{redis.port}/1\n  node_id: {name}\n"
             f"  advertise: rtmp://127.0.0.1:{port}\n  password: {PASSWORD}\n  token: internal-token\n"
             f"  lease: {LEASE_S}s\n  duplicate_publish: refuse\n")
-    return Server(f"cluster-{name}", extra_yaml=yaml, port=port).start()
+    server = Server(f"cluster-{name}", extra_yaml=yaml, port=port).start()
+    # Its RTMP port may answer before its HTTP one (a loaded machine): the API is asked only then.
+    check(wait_port(http_port), f"node {name}'s HTTP listener is up")
+    return server
 
 
 def cluster_view(http_port):

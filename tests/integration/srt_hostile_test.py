@@ -226,9 +226,12 @@ try:
             check(taken[0] < bytes_in < taken[1], f"{name}: refused as the PES passed 4 MiB (bytes_in={bytes_in})")
         check(log_lines(server, f"conn={conns[0]} ", "event=srt_bad_input", f'stream="{name}"', "bad MPEG-TS"),
               f"{name}: the log has event=srt_bad_input for it")
-        check(c.ended_early and "SRT target disconnected" in c.stderr(),
-              f"{name}: srt-live-transmit saw the connection close while it still had input "
-              f"({c.bytes_written} of {sum(map(len, chunks))} bytes written; {c.stderr().strip()[-150:]!r})")
+        # The sender is cut off with input left, unless the fault is at the end of its input
+        # (sync-lost: under load it may have written its last bytes before the close arrived).
+        if name != "sync-lost":
+            check(c.ended_early and "SRT target disconnected" in c.stderr(),
+                  f"{name}: srt-live-transmit saw the connection close while it still had input "
+                  f"({c.bytes_written} of {sum(map(len, chunks))} bytes written; {c.stderr().strip()[-150:]!r})")
         check(server.alive(), f"{name}: the server is alive")
     check(guard_events(hport).get("srt_bad_input", 0) - bad0 == len(dropping),
           "/metrics counts each dropped publisher (sluice_guard_events_total{event=\"srt_bad_input\"})")
