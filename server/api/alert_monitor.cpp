@@ -3,10 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <cstdio>
 
 #include "server/access/gate.hpp"
 #include "server/api/api_view.hpp"
+#include "server/api/metrics_writer.hpp"
 #include "server/api/stats_api.hpp"
 #include "server/io/logging.hpp"
 
@@ -124,20 +124,17 @@ void AlertMonitor::metrics(std::string& m) const {
   std::array<size_t, kAlertKinds> active{};
   for (const StreamAlerts::Active& a : alerts_.active()) ++active[static_cast<size_t>(a.kind)];
   const auto raised = alerts_.raised_total();
-  m += "# HELP sluice_stream_alerts_raised_total Stream alerts raised (apps.NAME.alerts), by alert.\n"
-       "# TYPE sluice_stream_alerts_raised_total counter\n";
-  char line[128];
+  MetricsText out{m};
+  auto series = [](const char* family, size_t k) {
+    return std::string(family) + "{alert=\"" + alert_name(static_cast<AlertKind>(k)) + "\"}";
+  };
+  out.metric("sluice_stream_alerts_raised_total", "counter", "Stream alerts raised (apps.NAME.alerts), by alert.");
   for (size_t k = 0; k < kAlertKinds; ++k) {
-    std::snprintf(line, sizeof line, "sluice_stream_alerts_raised_total{alert=\"%s\"} %llu\n",
-                  alert_name(static_cast<AlertKind>(k)), static_cast<unsigned long long>(raised[k]));
-    m += line;
+    out.value(series("sluice_stream_alerts_raised_total", k), static_cast<double>(raised[k]));
   }
-  m += "# HELP sluice_stream_alerts_active Stream alerts raised and not cleared, by alert.\n"
-       "# TYPE sluice_stream_alerts_active gauge\n";
+  out.metric("sluice_stream_alerts_active", "gauge", "Stream alerts raised and not cleared, by alert.");
   for (size_t k = 0; k < kAlertKinds; ++k) {
-    std::snprintf(line, sizeof line, "sluice_stream_alerts_active{alert=\"%s\"} %zu\n",
-                  alert_name(static_cast<AlertKind>(k)), active[k]);
-    m += line;
+    out.value(series("sluice_stream_alerts_active", k), static_cast<double>(active[k]));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "server/api/alert_monitor.hpp"
 #include "server/api/api_view.hpp"
 #include "server/api/hls_api.hpp"
+#include "server/api/metrics_writer.hpp"
 #include "server/api/config_reload_api.hpp"
 #include "server/api/relay_api.hpp"
 #include "server/api/snapshot_metrics.hpp"
@@ -36,28 +37,6 @@ std::string label(std::string_view v) {
   }
   return out;
 }
-
-// The Prometheus text being written: a family's HELP and TYPE lines, then its series.
-struct MetricsText {
-  std::string& m;
-  void metric(const char* name, const char* type, const char* help) {
-    m += "# HELP ";
-    m += name;
-    m += ' ';
-    m += help;
-    m += "\n# TYPE ";
-    m += name;
-    m += ' ';
-    m += type;
-    m += '\n';
-  }
-  void value(const std::string& series, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " %.15g\n", v);
-    m += series;
-    m += buf;
-  }
-};
 
 // Uptime, loop lag, connections, streams, dropped frames and the guards' counters.
 void server_series(MetricsText& out, ApiView& server, const json& s) {
