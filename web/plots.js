@@ -211,16 +211,21 @@
       const t = (state.thumbnails[s.name] = { loaded: 0, failed: 0 });
       img.addEventListener("load", () => {
         t.loaded++;
+        img.dataset.pending = "";
         img.hidden = false;
       });
       img.addEventListener("error", () => {
         t.failed++;
+        img.dataset.pending = "";
         img.hidden = true;
       });
       thumbnails.set(s.name, img);
     }
-    if (img.dataset.stamp !== String(stamp)) {
+    // A new src while one is still loading would abort it (a slow server would never show one):
+    // the next stamp waits for the last answer.
+    if (img.dataset.stamp !== String(stamp) && !img.dataset.pending) {
       img.dataset.stamp = String(stamp);
+      img.dataset.pending = "1";
       img.src = snapshotUrl(s.name, stamp);
     }
     return img;
