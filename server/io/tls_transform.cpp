@@ -67,6 +67,50 @@ constexpr uint8_t kUpdateRequested = 1;
 // Section 6: a warning-level close_notify.
 constexpr uint8_t kCloseNotify[] = {1, 0};
 
+// The whole records in `made`, false if it is not a sequence of them.
+bool split_records(std::span<const uint8_t> made, std::vector<std::span<const uint8_t>>& records) {
+  while (!made.empty()) {
+    if (made.size() < TlsRecordSealer::kHeaderSize) return false;
+    const size_t size = TlsRecordSealer::kHeaderSize + (size_t{made[3]} << 8 | made[4]);
+    if (size > made.size() || size < TlsRecordSealer::kOverhead) return false;
+    records.push_back(made.first(size));
+    made = made.subspan(size);
+  }
+  return !records.empty();
+}
+
+// Whether `sealer` makes OpenSSL's `records` of `plain`: any KeyUpdates first (then the next key),
+// the first data record byte for byte, the others by their sizes. On true the sealer's sequence
+// follows the last record.
+bool same_records(TlsRecordSealer& sealer, std::span<const std::span<const uint8_t>> records,
+                  std::span<const uint8_t> plain) {
+  ByteBuffer mine;
+  size_t used = 0;
+  for (const auto record : records) {
+    const size_t length = record.size() - TlsRecordSealer::kOverhead;
+    const uint64_t sequence = sealer.sequence();
+    if (used == 0 && length == sizeof kKeyUpdateNotRequested) {
+      mine.clear();
+      if (!sealer.seal(kKeyUpdateNotRequested, TlsRecordSealer::kHandshake, mine)) return false;
+      if (std::equal(mine.begin(), mine.end(), record.begin(), record.end())) {
+        if (!sealer.update_key()) return false;
+        continue;
+      }
+      sealer.set_sequence(sequence);  // five bytes of data, then
+    }
+    if (length > plain.size() - used) return false;
+    if (used == 0) {
+      mine.clear();
+      if (!sealer.seal(plain.first(length), TlsRecordSealer::kApplicationData, mine)) return false;
+      if (!std::equal(mine.begin(), mine.end(), record.begin(), record.end())) return false;
+    } else {
+      sealer.set_sequence(sequence + 1);
+    }
+    used += length;
+  }
+  return used == plain.size();
+}
+
 }  // namespace
 
 void TlsTransform::capture_secrets(SSL_CTX* ctx) { SSL_CTX_set_keylog_callback(ctx, &TlsTransform::on_key_log); }
@@ -272,49 +316,36 @@ Result<void> TlsTransform::write_records(std::span<const uint8_t> plain) {
 }
 
 // The probe: OpenSSL has just sealed `plain` into pending_ from `first_record` on. If Sluice,
-// with the logged secret, makes the same first record at some sequence number, it makes every
-// record after these; else OpenSSL keeps doing it (the connection works either way).
+// with the logged secret, makes the same records, it makes every record after these; else OpenSSL
+// keeps doing it (the connection works either way). A client may ask for a KeyUpdate before the
+// first write: OpenSSL's answer then comes first (before the records or in take_output()) and the
+// data is under the next secret, so up to two updates are tried, not only the logged secret.
 void TlsTransform::take_over_records(std::span<const uint8_t> plain, size_t first_record) {
   records_ = Records::OpenSsl;
   std::vector<uint8_t> secret = std::move(write_secret_);
   write_secret_.clear();
   const SSL_CIPHER* suite = SSL_get_current_cipher(ssl_);
-  auto sealer = suite ? TlsRecordSealer::make(SSL_CIPHER_get_protocol_id(suite), secret) : nullptr;
+  std::vector<std::span<const uint8_t>> records;
+  if (suite && split_records(std::span<const uint8_t>(pending_).subspan(first_record), records)) {
+    // Without session tickets OpenSSL's first application record is number 0; a few more are
+    // tried in case a version sends something first.
+    for (int updates = 0; updates < 3 && !sealer_; ++updates) {
+      for (uint64_t sequence = 0; sequence < 4 && !sealer_; ++sequence) {
+        auto sealer = TlsRecordSealer::make(SSL_CIPHER_get_protocol_id(suite), secret);
+        if (!sealer) break;
+        bool updated = true;
+        for (int u = 0; u < updates && updated; ++u) updated = sealer->update_key();
+        sealer->set_sequence(sequence);
+        if (updated && same_records(*sealer, records, plain)) sealer_ = std::move(sealer);
+      }
+    }
+  }
   OPENSSL_cleanse(secret.data(), secret.size());
-  const std::span<const uint8_t> made = std::span<const uint8_t>(pending_).subspan(first_record);
-  auto record_size = [&made](size_t at) {
-    return TlsRecordSealer::kHeaderSize + (size_t{made[at + 3]} << 8 | made[at + 4]);
-  };
-  if (!sealer || made.size() < TlsRecordSealer::kHeaderSize || record_size(0) > made.size() ||
-      record_size(0) < TlsRecordSealer::kOverhead || record_size(0) - TlsRecordSealer::kOverhead > plain.size()) {
-    return;
-  }
-  size_t records = 0;
-  size_t at = 0;
-  while (at < made.size()) {
-    if (made.size() - at < TlsRecordSealer::kHeaderSize) return;
-    at += record_size(at);
-    ++records;
-  }
-  if (at != made.size()) return;
-  const auto first = made.first(record_size(0));
-  const auto first_plain = plain.first(first.size() - TlsRecordSealer::kOverhead);
-  ByteBuffer mine;
-  // Without session tickets OpenSSL's first application record is number 0; a few more are tried
-  // in case a version sends something first.
-  for (uint64_t sequence = 0; sequence < 4; ++sequence) {
-    mine.clear();
-    sealer->set_sequence(sequence);
-    if (!sealer->seal(first_plain, TlsRecordSealer::kApplicationData, mine)) return;
-    if (!std::equal(mine.begin(), mine.end(), first.begin(), first.end())) continue;
-    sealer->set_sequence(sequence + records);
-    sealer_ = std::move(sealer);
-    records_ = Records::Sluice;
-    BIO_set_data(out_, &dropped_);  // from now on what OpenSSL writes is not sent
-    SSL_set_msg_callback(ssl_, &TlsTransform::on_message);
-    SSL_set_msg_callback_arg(ssl_, this);
-    return;
-  }
+  if (!sealer_) return;
+  records_ = Records::Sluice;
+  BIO_set_data(out_, &dropped_);  // from now on what OpenSSL writes is not sent
+  SSL_set_msg_callback(ssl_, &TlsTransform::on_message);
+  SSL_set_msg_callback_arg(ssl_, this);
 }
 
 void TlsTransform::take_output(ByteBuffer& out) { drain(pending_, out); }

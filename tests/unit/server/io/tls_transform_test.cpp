@@ -200,6 +200,47 @@ TEST_CASE("over TLS 1.3 Sluice seals the records and OpenSSL reads them") {
   }
 }
 
+// A client that asks for a KeyUpdate before the server's first write: OpenSSL answers it with that
+// write, whose data is then under the next secret. Sluice still takes the records over (it used
+// to leave such a connection on OpenSSL's records for its whole life), once or after two updates.
+TEST_CASE("a KeyUpdate asked for before the first write does not keep OpenSSL's records") {
+  REQUIRE(certs().ok);
+  auto sctx = TlsContext::server({{certs().cert, certs().key}});
+  REQUIRE(sctx.ok());
+  for (const char* suite : {"TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256"}) {
+    for (int asks = 1; asks <= 2; ++asks) {
+      const std::string suite_name = suite;
+      CAPTURE(suite_name);
+      CAPTURE(asks);
+      auto cctx = TlsContext::client(false);
+      REQUIRE(cctx.ok());
+      REQUIRE(SSL_CTX_set_ciphersuites((*cctx)->get(), suite) == 1);
+      TlsTransform server(*sctx), client(*cctx, "rtmp.test");
+      std::vector<uint8_t> at_client, at_server;
+      REQUIRE(pump(client, server, at_client, at_server).ok());
+      ByteBuffer c2s;
+      for (int i = 0; i < asks; ++i) {
+        REQUIRE(SSL_key_update(client.native_handle(), SSL_KEY_UPDATE_REQUESTED) == 1);
+        REQUIRE(client.write(pattern(10), c2s).ok());
+      }
+      REQUIRE(server.feed(c2s, at_server).ok());
+      ByteBuffer cipher;
+      server.take_output(cipher);
+      REQUIRE(server.write(pattern(30000), cipher).ok());
+      CHECK(server.seals_own_records());
+      REQUIRE(server.write(pattern(20000), cipher).ok());
+      std::vector<uint8_t> plain;
+      auto r = client.feed(cipher, plain);
+      REQUIRE_MESSAGE(r.ok(), r.error().message());
+      std::vector<uint8_t> expected = pattern(30000);
+      const std::vector<uint8_t> more = pattern(20000);
+      expected.insert(expected.end(), more.begin(), more.end());
+      CHECK(plain == expected);
+      check_close_notify(server, client);
+    }
+  }
+}
+
 TEST_CASE("OpenSSL keeps the records over TLS 1.2 and when the context says so") {
   REQUIRE(certs().ok);
   auto own = TlsContext::server({{certs().cert, certs().key}});
