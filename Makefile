@@ -64,9 +64,11 @@ fuzz-build: test-build
 fuzz: fuzz-build
 	tools/run-fuzzers.sh --budget $(FUZZ_BUDGET) $(TEST_DIR)
 
-# The long runs whose results docs/testing.md keeps: FUZZ_LONG_SECONDS for every target.
+# The long campaign whose results docs/testing.md keeps: FUZZ_LONG_SECONDS of CPU for every
+# target; what adds coverage joins the seed corpora where small; the table is in
+# $(TEST_DIR)/fuzz-long/report.md.
 fuzz-long: fuzz-build
-	tools/run-fuzzers.sh --each $(FUZZ_LONG_SECONDS) $(TEST_DIR)
+	tools/fuzz-long.sh --keep-corpus $(FUZZ_LONG_SECONDS) $(TEST_DIR)
 
 # gcc's warnings as errors on every product file of the sanitizer build, compiled at -O0 through
 # ccache (tools/gcc-warnings.sh): the compiler the release build and `make run` use stays clean.

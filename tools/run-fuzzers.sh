@@ -3,7 +3,8 @@
 #   tools/run-fuzzers.sh --budget SECONDS BUILD_DIR   CI's smoke run: first every target replays its
 #       whole seed corpus (tests/fuzz/corpus/<name>), then the targets share SECONDS of fuzzing
 #       evenly (each gets SECONDS / targets), JOBS at a time (so the wall time is SECONDS / JOBS).
-#   tools/run-fuzzers.sh --each SECONDS BUILD_DIR     SECONDS of fuzzing for every target (make fuzz-long).
+#   tools/run-fuzzers.sh --each SECONDS BUILD_DIR     SECONDS of fuzzing for every target (a quick
+#       look; make fuzz-long is tools/fuzz-long.sh, which counts CPU time and keeps the results).
 # JOBS defaults to the number of cores. A crash prints the log's tail and the input in hex.
 set -euo pipefail
 usage() { echo "usage: tools/run-fuzzers.sh --budget SECONDS | --each SECONDS  BUILD_DIR" >&2; exit 2; }
@@ -16,10 +17,9 @@ src_dir=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-targets=()
-for t in "$build_dir"/tests/fuzz/*_fuzz; do
-  [ -x "$t" ] && targets+=("$t")
-done
+# shellcheck source=tools/fuzz-lib.sh
+. "$src_dir/tools/fuzz-lib.sh"
+mapfile -t targets < <(fuzz_targets "$build_dir")
 if [ ${#targets[@]} -eq 0 ]; then
   echo "no fuzz targets in $build_dir/tests/fuzz (configure with -DSLUICE_FUZZ=ON)" >&2
   exit 1
@@ -32,12 +32,8 @@ else
 fi
 
 # The arguments every run of target $1 takes (dictionary, where it is not found, and artifacts).
-fuzz_args() {
-  local name=$1
-  local dict="$src_dir/tests/fuzz/${name%_fuzz}.dict"
-  [ -f "$dict" ] || dict="$src_dir/tests/fuzz/amf.dict"
-  echo "-print_final_stats=0 -artifact_prefix=$work/$name-"
-  case "$name" in amf*|command*|session*|access*) echo "-dict=$dict" ;; esac
+fuzz_args_here() {
+  echo "-print_final_stats=0 -artifact_prefix=$work/$1- $(fuzz_args "$src_dir" "$1")"
 }
 
 report_failure() {
@@ -60,7 +56,7 @@ replay() {
     return 1
   fi
   # shellcheck disable=SC2046
-  if ! "$target" $(fuzz_args "$name") -runs=0 "$seeds" >"$work/$name.replay.log" 2>&1; then
+  if ! "$target" $(fuzz_args_here "$name") -runs=0 "$seeds" >"$work/$name.replay.log" 2>&1; then
     report_failure "$name" "$work/$name.replay.log"
     return 1
   fi
@@ -73,7 +69,7 @@ fuzz() {
   name=$(basename "$target")
   mkdir -p "$work/$name.corpus"
   # shellcheck disable=SC2046
-  if ! "$target" $(fuzz_args "$name") -max_total_time="$seconds" "$work/$name.corpus" \
+  if ! "$target" $(fuzz_args_here "$name") -max_total_time="$seconds" "$work/$name.corpus" \
       "$src_dir/tests/fuzz/corpus/${name%_fuzz}" >"$work/$name.log" 2>&1; then
     report_failure "$name" "$work/$name.log"
     return 1
@@ -81,28 +77,10 @@ fuzz() {
   echo "== $name (${seconds}s): $(grep -E '^(#[0-9]+|Done)' "$work/$name.log" | tail -1 || true)"
 }
 
-# Runs "$1 target" for every target, $jobs at a time; the status is 1 when any failed.
-for_each_target() {
-  local step=$1 status=0 running=0 t
-  for t in "${targets[@]}"; do
-    if [ "$running" -ge "$jobs" ]; then
-      wait -n || status=1
-      running=$((running - 1))
-    fi
-    "$step" "$t" &
-    running=$((running + 1))
-  done
-  while [ "$running" -gt 0 ]; do
-    wait -n || status=1
-    running=$((running - 1))
-  done
-  return $status
-}
-
 status=0
 if [ "$mode" = --budget ]; then
-  for_each_target replay || status=1
+  for_each "$jobs" replay "${targets[@]}" || status=1
 fi
 echo "fuzzing ${#targets[@]} targets for ${seconds}s each, $jobs at a time"
-for_each_target fuzz || status=1
+for_each "$jobs" fuzz "${targets[@]}" || status=1
 exit $status
