@@ -432,6 +432,32 @@ def check_vod_plays_source(tag, url, source, out_path, timeout=60):
               f"{tag}: {kind} timestamps equal the source's")
 
 
+class LegitPair:
+    """The legitimate publisher and player a test keeps beside what it throws at the server:
+    ffmpeg publishes `seconds` of generated media to `path`, then rtmpdump plays it for `play_s`
+    seconds into a capture. finish() checks that the capture is the source's packets byte for byte
+    and that the publisher is still live, then stops it."""
+
+    def __init__(self, server, seconds, play_s, path="live/cam"):
+        self.src = make_media(os.path.join(server.dir, "src.flv"), seconds=seconds)
+        self.source_tags = flv_tags(self.src)
+        self.pub = publish_ffmpeg(self.src, server.url(path))
+        time.sleep(1.5)
+        self.capture = os.path.join(server.dir, "legit.flv")
+        self.player = subprocess.Popen(["timeout", "-s", "INT", "-k", "3", str(play_s), "rtmpdump", "-q", "--live",
+                                        "-r", server.url(path), "-o", self.capture],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.play_s = play_s
+        time.sleep(1.5)
+
+    def finish(self, min_packets):
+        self.player.wait(timeout=self.play_s + 20)
+        check_same_packets("rtmpdump", self.capture, self.source_tags, min_video=min_packets,
+                           min_audio=min_packets, trim_tail=2)
+        check(self.pub.poll() is None, "the legitimate publisher is still live")
+        stop_proc(self.pub)
+
+
 def guard_events(http_port):
     """{event: count} of sluice_guard_events_total in /metrics."""
     import urllib.request

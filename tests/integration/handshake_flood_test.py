@@ -17,7 +17,6 @@ import re
 import resource
 import selectors
 import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -33,15 +32,7 @@ server = Server("handshake-flood", extra_yaml=(
     f"workers: 1\nhttp:\n  listen: 127.0.0.1:{http_port}\n"))
 server.start()
 check(wait_port(http_port), "the HTTP listener is up")
-d = server.dir
-src = make_media(os.path.join(d, "src.flv"), seconds=50)
-source_tags = flv_tags(src)
-pub = publish_ffmpeg(src, server.url("live/cam"))
-time.sleep(1.5)
-capture = os.path.join(d, "legit.flv")
-player = subprocess.Popen(["timeout", "-s", "INT", "-k", "3", "40", "rtmpdump", "-q", "--live", "-r",
-                           server.url("live/cam"), "-o", capture], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-time.sleep(1.5)
+legit = LegitPair(server, seconds=50, play_s=40)
 
 FP_KEY = b"Genuine Adobe Flash Player 001"
 
@@ -149,9 +140,6 @@ check(answered == 5000, f"B: every connection got S0S1S2 ({answered} of 5000)")
 check(closed == 5000, f"B: every connection was closed at the handshake timeout ({closed} of 5000)")
 check(lag_b <= 0.050, f"the loop was never late by more than 50 ms, through A and B ({lag_b * 1000:.1f} ms)")
 
-player.wait(timeout=60)
-check_same_packets("rtmpdump", capture, source_tags, min_video=300, min_audio=300, trim_tail=2)
-check(pub.poll() is None, "the publisher is still live")
-stop_proc(pub)
+legit.finish(min_packets=300)
 check(server.stop() == 0, "the server exits cleanly")
 print("handshake_flood_test: OK")
