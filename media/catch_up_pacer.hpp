@@ -23,9 +23,14 @@ class CatchUpPacer {
 
   // A frame with this timestamp (ms, modular) was handed to the transport at `now_ms`.
   void sent(uint32_t timestamp, uint64_t now_ms);
-  // The player's queue is empty: it is at the live edge. Not before its first frame: a reader's
-  // first flush may come before its join's backlog is queued.
-  void caught_up() { done_ = done_ || started_; }
+  // A replay from another worker loop arrives in portions (the mesh delivers what the owner has
+  // posted so far): an empty queue this soon after the first frame is no live edge. Pacing on
+  // meanwhile costs nothing at a real one (the allowance runs at twice the media's rate).
+  static constexpr uint64_t kSettleMs = 1000;
+
+  // The player's queue is empty at `now_ms`: it is at the live edge. Not before its first frame (a
+  // reader's first flush may come before its join's backlog is queued) nor within kSettleMs of it.
+  void caught_up(uint64_t now_ms) { done_ = done_ || (started_ && now_ms - start_ms_ >= kSettleMs); }
   bool done() const { return done_; }
   // How long to wait before handing over more (0: go on).
   uint64_t wait_ms(uint64_t now_ms) const;

@@ -28,7 +28,7 @@ bool SrtReader::fill(std::vector<uint8_t>& out, size_t max_bytes, uint64_t now_m
   now_ms_ = now_ms;
   const bool more = fill_frames(unused, max_bytes);
   out_ = nullptr;
-  if (!more) pacer_.caught_up();
+  if (!more) pacer_.caught_up(now_ms);
   return more;
 }
 

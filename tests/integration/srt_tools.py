@@ -62,6 +62,11 @@ FFMPEG = ["ffmpeg", "-nostdin", "-loglevel", "error"]
 FPS = 25
 AAC_RATE = 44100
 PASSPHRASE = "0123456789abc"
+# ffmpeg's TS muxer gathers AAC frames into PES of about 2930 bytes (0.37 s at 64 kb/s), and -re
+# then sends the video in bursts of that length too (its interleaving waits for the audio): the
+# server's live edge moves in steps. With this, every AAC frame is a PES and the edge moves a frame
+# at a time.
+AUDIO_PES_PER_FRAME = ["-pes_payload_size", "0"]
 
 
 # ------------------------------------------------------------------------------------ the server
@@ -126,7 +131,8 @@ def srt_close_line(server, conn):
 
 # ------------------------------------------------------------------------------------ the source
 
-def make_ts_source(path, seconds=30, size="320x240", tone=440, pattern="testsrc2", vf=None, gop=FPS):
+def make_ts_source(path, seconds=30, size="320x240", tone=440, pattern="testsrc2", vf=None, gop=FPS,
+                   audio_pes_per_frame=False):
     """An H.264 (constrained baseline: no B-frames, so decode order is display order) + AAC MPEG-TS
     with a keyframe every second (-g 25, no scene cuts), made by one x264 thread so the encode is
     reproducible (`vf`: a filter, e.g. negate, for a second source with other pictures; testsrc2
@@ -137,7 +143,8 @@ def make_ts_source(path, seconds=30, size="320x240", tone=440, pattern="testsrc2
                        ["-vf", vf] if vf else []) + [
                     "-c:v", "libx264", "-profile:v", "baseline", "-preset", "ultrafast", "-threads", "1",
                     "-g", str(gop), "-keyint_min", str(gop), "-sc_threshold", "0", "-bf", "0",
-                    "-b:v", "300k", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", "-f", "mpegts", path]
+                    "-b:v", "300k", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "64k", "-f", "mpegts"] + (
+                       AUDIO_PES_PER_FRAME if audio_pes_per_frame else []) + [path]
     subprocess.run(cmd, check=True, timeout=120)
     return path
 

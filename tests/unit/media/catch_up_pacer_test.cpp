@@ -26,7 +26,7 @@ TEST_CASE("media handed over no faster than allowed never waits") {
 
 TEST_CASE("an empty queue before the first frame is no live edge") {
   CatchUpPacer p;
-  p.caught_up();  // a first flush before the join's backlog was queued
+  p.caught_up(0);  // a first flush before the join's backlog was queued
   p.sent(0, 0);
   p.sent(2000, 0);
   CHECK(p.wait_ms(0) == 750);
@@ -35,9 +35,27 @@ TEST_CASE("an empty queue before the first frame is no live edge") {
 TEST_CASE("at the live edge the pacer steps aside for good") {
   CatchUpPacer p;
   p.sent(0, 0);
-  p.caught_up();
-  p.sent(60000, 10);  // a takeover's timeline
-  CHECK(p.wait_ms(10) == 0);
+  for (uint64_t t = 40; t <= 1200; t += 40) {
+    p.sent(static_cast<uint32_t>(t), t);
+    p.caught_up(t);  // every fill empties the queue: one frame at a time, at real time
+    CHECK(p.wait_ms(t) == 0);
+    CHECK(p.done() == (t >= CatchUpPacer::kSettleMs));
+  }
+  p.sent(60000, 1210);  // a takeover's timeline
+  p.sent(56000, 1210);
+  CHECK(p.wait_ms(1210) == 0);
+}
+
+// A reader on another loop than the publisher gets the join's GOP through the mesh, which may
+// deliver the first frames before the owner has posted the rest: the queue is empty for a moment,
+// and the pacing must go on when the rest arrives (srt_join_pace_test saw 960 ms of media in 7 ms).
+TEST_CASE("an empty queue in the first second is no live edge: the rest of a replay is paced") {
+  CatchUpPacer p;
+  for (uint32_t ts = 0; ts <= 200; ts += 40) p.sent(ts, 5);
+  p.caught_up(6);  // the first portion of the GOP, all handed over
+  CHECK_FALSE(p.done());
+  for (uint32_t ts = 240; ts <= 2500; ts += 40) p.sent(ts, 8);  // the rest
+  CHECK(p.wait_ms(8) == 987);                                   // (2480 - 500 - 2 x 3) / 2, rounded up
 }
 
 TEST_CASE("modular timestamps: a backlog across the 32-bit wrap") {
