@@ -2,7 +2,7 @@
 # The long fuzz campaign (make fuzz-long): every libFuzzer target of a build gets SECONDS of CPU
 # time (not wall time: a target sharing the machine runs longer until it has had them), from its
 # seed corpus, under the build's ASan and UBSan. Then:
-#   - what it found is merged with the seeds (-merge=1: only inputs that add coverage); with
+#   - what it found is merged with the seeds (-merge=1: only inputs that add edges); with
 #     --keep-corpus the added inputs go into tests/fuzz/corpus/<target>/ when they are small
 #     (at most KEEP_KIB, default 256 KiB, and KEEP_FILES, default 300, per target), so CI's
 #     replay starts from them;
@@ -77,7 +77,8 @@ campaign() {
   before=$(find "$seeds" -type f | wc -l)
   # The seeds plus what adds coverage to them: a copy, so the repository changes only on --keep-corpus.
   rm -rf "$out/$name.merged" && cp -r "$seeds" "$out/$name.merged"
-  "$target" -merge=1 "$out/$name.merged" "$scratch" >"$out/$name.merge.log" 2>&1 || true
+  # Edges only (-use_counters=0): the hit counts' features would keep hundreds of inputs more.
+  "$target" -merge=1 -use_counters=0 "$out/$name.merged" "$scratch" >"$out/$name.merge.log" 2>&1 || true
   merged=$(find "$out/$name.merged" -type f | wc -l)
   added=$((merged - before))
   added_kib=$(comm -13 <(ls "$seeds" | sort) <(ls "$out/$name.merged" | sort) |
