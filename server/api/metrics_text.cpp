@@ -58,6 +58,9 @@ void server_series(MetricsText& out, ApiView& server, const json& s) {
   out.value("sluice_streams_live", s["streams"]["live"].get<double>());
   out.metric("sluice_dropped_frames_total", "counter", "Video frames slow players lost (the drop-to-keyframe policy).");
   out.value("sluice_dropped_frames_total", s["dropped_frames"].get<double>());
+  out.metric("sluice_keyframe_requests_total", "counter",
+             "Keyframes players asked for (a WebRTC player's PLI or FIR), whether or not the publisher can make one.");
+  out.value("sluice_keyframe_requests_total", s["keyframe_requests"].get<double>());
   out.metric("sluice_guard_events_total", "counter",
              "Times a bound refused or ended something, by event (docs/configuration.md, Limits).");
   for (size_t i = 0; i < kGuardEvents.size(); ++i) {

@@ -280,6 +280,7 @@ json server_json(ApiView& server, HttpService& http, const std::map<std::string,
   json bytes{{"http_in", h.bytes_in}, {"http_out", h.bytes_out}, {"srt_in", srt.bytes_in}, {"srt_out", srt.bytes_out}};
   uint64_t rtmp_in = 0, rtmp_out = 0;
   uint64_t dropped = server.registry().dropped_frames();
+  uint64_t keyframe_requests = server.registry().keyframe_requests();
   for (RtmpConnection* c : server.connections()) {
     rtmp_in += c->bytes_in();
     rtmp_out += c->bytes_out();
@@ -292,6 +293,7 @@ json server_json(ApiView& server, HttpService& http, const std::map<std::string,
       rtmp_in += snap.value("bytes_in", uint64_t{0});
       rtmp_out += snap.value("bytes_out", uint64_t{0});
       dropped += snap.value("dropped_frames", uint64_t{0});
+      keyframe_requests += snap.value("keyframe_requests", uint64_t{0});
       holds.push_back(snap.value("write_hold_ms", uint64_t{0}));
       cluster_loops.push_back(snap.value("cluster", json()));
     }
@@ -313,6 +315,7 @@ json server_json(ApiView& server, HttpService& http, const std::map<std::string,
               {"workers", server.mesh() ? server.mesh()->size() : 1},
               {"bytes", bytes},
               {"dropped_frames", dropped},
+              {"keyframe_requests", keyframe_requests},
               {"http_requests", h.requests},
               {"hls", hls_server_json(server, http)},
               {"write_hold_ms", holds},
@@ -469,6 +472,7 @@ json worker_snapshot(ApiView& server) {
             {"bytes_in", in},
             {"bytes_out", out},
             {"dropped_frames", server.registry().dropped_frames()},
+            {"keyframe_requests", server.registry().keyframe_requests()},
             {"relays", server.relays().status()},
             {"write_hold_ms", server.write_hold_ms()},
             {"cluster", cluster_loop_json(server)}};

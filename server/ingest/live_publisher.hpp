@@ -64,6 +64,7 @@ class LivePublisher final : public PublisherSeat {
   // host, which owns it (`this` is gone when give_up returns).
   uint64_t quiet_ms() const override;
   std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* taker) override;
+  void request_keyframe() override { host_.request_keyframe(); }
 
  private:
   // Who has the name's cluster claim after this publisher: nobody (it is released), the taker on

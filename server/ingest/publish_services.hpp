@@ -41,6 +41,9 @@ class PublisherHost {
   // connection publishes one stream): destroy it, tell the peer why, and close unless the same
   // connection is the taker.
   virtual void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) = 0;
+  // A player of the stream asks for a keyframe (server/live/stream_registry.hpp, PublisherSeat):
+  // only a connection that can ask its encoder for one (WHIP's PLI) does anything.
+  virtual void request_keyframe() {}
 
  protected:
   ~PublisherHost() = default;

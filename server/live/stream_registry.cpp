@@ -236,6 +236,14 @@ void StreamRegistry::remove_if_unused(const std::string& key) {
   if (mesh_) tell_owner(mesh_->directory().remove_interest(key, worker_), MeshEvent::Kind::Unsubscribe, key);
 }
 
+void StreamRegistry::request_keyframe(const std::string& key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  ++keyframe_requests_;
+  if (it->second.seat) return it->second.seat->request_keyframe();
+  if (mesh_) tell_owner(mesh_->directory().owner(key), MeshEvent::Kind::KeyframeWanted, key);
+}
+
 void StreamRegistry::tell_owner(int owner, MeshEvent::Kind kind, const std::string& key) {
   if (owner == StreamDirectory::kNoOwner || owner == static_cast<int>(worker_)) return;
   auto ev = std::make_unique<MeshEvent>();
@@ -289,6 +297,9 @@ void StreamRegistry::on_mesh_event(MeshEvent& ev, uint64_t now_ms) {
   switch (ev.kind) {
     case MeshEvent::Kind::Subscribe:
       if (e.publisher) add_forwarder(ev.key, e, ev.from);
+      return;
+    case MeshEvent::Kind::KeyframeWanted:
+      if (e.seat) e.seat->request_keyframe();
       return;
     case MeshEvent::Kind::Unsubscribe:
       for (size_t i = 0; i < e.forwarders.size(); ++i) {

@@ -48,6 +48,9 @@ class PublisherSeat {
   // where the taker's timestamps begin when it ended quietly for the taker to continue
   // (Publication::end_quietly), nothing when its players were told of an end.
   virtual std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* taker) = 0;
+  // A player lost a picture and asks for a keyframe (a WebRTC player's PLI or FIR): a publisher
+  // whose encoder makes one on demand (WHIP) asks it; the others (RTMP, SRT) cannot.
+  virtual void request_keyframe() {}
 };
 
 // What a publisher taking a name over gets from the one it replaced: the stream's takeover count
@@ -87,6 +90,10 @@ class StreamRegistry {
 
   // Once a second: every entry's ingest rate.
   void sample_rates(uint64_t now_ms);
+  // A player of key asks for a keyframe: the publisher's seat here, or the owner's through the
+  // mesh (counted in keyframe_requests()).
+  void request_keyframe(const std::string& key);
+  uint64_t keyframe_requests() const { return keyframe_requests_; }
   // A player of key lost a frame (slow-player policy).
   void count_drop(const std::string& key);
   // Every stream's drops on this worker, including streams that have ended.
@@ -163,6 +170,7 @@ class StreamRegistry {
 
   std::unordered_map<std::string, Entry> entries_;
   uint64_t dropped_frames_ = 0;
+  uint64_t keyframe_requests_ = 0;
   WorkerMesh* mesh_ = nullptr;
   uint32_t worker_ = 0;
   uint32_t max_streams_ = 0;

@@ -31,28 +31,29 @@ struct ApiCall;
 
 struct MeshEvent {
   enum class Kind : uint8_t {
-    Accept,        // fd: a new RTMP connection for this worker
-    SrtAccept,     // fd: a new SRT socket (an SRTSOCKET) for this worker, id its connection id
-    Subscribe,     // from wants every message of key (sent to the owner)
-    Unsubscribe,   // from no longer has players of key (sent to the owner)
-    PublishStart,  // key's publisher (re)started on the owner
-    PublishEnd,    // key's publisher left
-    Frame,         // one message of key, in order
-    Kick,          // close connection id, if it is here
-    RecordStart,   // start recording key, published here (the stats API, record.mode manual)
-    RecordStop,    // stop recording key
-    PullWanted,    // a player of key waits here: start its pull (sent to worker 0, which runs pulls)
-    TlsReload,     // load the RTMPS certificates again (SIGHUP on worker 0)
-    HlsUpdate,     // key's HLS muxer published a new part: wake the requests waiting for it
-    Stop,          // graceful stop
-    Drain,         // SIGTERM with shutdown.drain: ask this loop's RTMP clients to reconnect elsewhere
-    ApiCall,       // api: an API request received on loop `from`, for worker 0 to answer
-    ApiAnswer,     // api: worker 0's answer, back to the loop that asked
-    Evict,         // a publisher on `from` wants key: the owner's gives up (id: stale_ms, 0 = at once)
-    EvictDone,     // the owner's answer to Evict (freed, continues, timestamp; id: the stream's takeovers)
-    WebrtcEnd,     // end WebRTC session `key` (a DELETE received on another loop than the session's)
-    ConfigReload,  // config: worker 0 reloaded the configuration; this loop takes the snapshot too (id: the reload)
-    ConfigTaken,   // ... and tells worker 0 it has (id: the reload)
+    Accept,          // fd: a new RTMP connection for this worker
+    SrtAccept,       // fd: a new SRT socket (an SRTSOCKET) for this worker, id its connection id
+    Subscribe,       // from wants every message of key (sent to the owner)
+    Unsubscribe,     // from no longer has players of key (sent to the owner)
+    PublishStart,    // key's publisher (re)started on the owner
+    PublishEnd,      // key's publisher left
+    Frame,           // one message of key, in order
+    Kick,            // close connection id, if it is here
+    RecordStart,     // start recording key, published here (the stats API, record.mode manual)
+    RecordStop,      // stop recording key
+    PullWanted,      // a player of key waits here: start its pull (sent to worker 0, which runs pulls)
+    TlsReload,       // load the RTMPS certificates again (SIGHUP on worker 0)
+    HlsUpdate,       // key's HLS muxer published a new part: wake the requests waiting for it
+    Stop,            // graceful stop
+    Drain,           // SIGTERM with shutdown.drain: ask this loop's RTMP clients to reconnect elsewhere
+    ApiCall,         // api: an API request received on loop `from`, for worker 0 to answer
+    ApiAnswer,       // api: worker 0's answer, back to the loop that asked
+    Evict,           // a publisher on `from` wants key: the owner's gives up (id: stale_ms, 0 = at once)
+    EvictDone,       // the owner's answer to Evict (freed, continues, timestamp; id: the stream's takeovers)
+    WebrtcEnd,       // end WebRTC session `key` (a DELETE received on another loop than the session's)
+    ConfigReload,    // config: worker 0 reloaded the configuration; this loop takes the snapshot too (id: the reload)
+    ConfigTaken,     // ... and tells worker 0 it has (id: the reload)
+    KeyframeWanted,  // a player of key on `from` asks the publisher for a keyframe (sent to the owner)
   };
   Kind kind = Kind::Stop;
   uint32_t from = 0;

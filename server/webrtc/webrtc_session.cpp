@@ -209,8 +209,9 @@ void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram, uint64_t now_ms) 
     return;
   }
   // Every RTCP packet keeps the session alive (last_heard_ms_). A NACK is answered from the
-  // player's history; PLI and FIR need nothing: a player starts on a keyframe, and an RTMP or SRT
-  // publisher cannot be asked for one (its GOP brings the next).
+  // player's history. A PLI or FIR goes to the stream's publisher: a WHIP publisher's encoder is
+  // asked for a keyframe (at most two a second), an RTMP or SRT publisher cannot be (its GOP brings
+  // the next; a player starts on one anyway).
   auto compound = pw::parse_rtcp(plain);
   if (!compound) return;
   if (receiver_) {
@@ -221,7 +222,13 @@ void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram, uint64_t now_ms) 
     nacks_ += n.sequences.size();
     player_->resend(n.media_ssrc, n.sequences);
   }
+  if (!compound->plis.empty() || !compound->firs.empty()) {
+    ++keyframe_requests_;
+    service_.services().registry.request_keyframe(plan_.key);
+  }
 }
+
+void WebrtcSession::request_keyframe() { ask_keyframe(service_.services().loop.now_ms()); }
 
 void WebrtcSession::send_sender_reports(uint64_t now_ms) {
   if (!player_ || !srtp_ || now_ms - last_sr_ms_ < kReportMs) return;
@@ -323,8 +330,9 @@ void WebrtcSession::end(const std::string& reason) {
   alive_.reset();
   SLUICE_LOG_INFO(
       "conn={} webrtc={} event=webrtc_close stream={} reason=\"{}\" bytes_in={} bytes_out={} "
-      "srtp_errors={} nacks={} retransmitted={}{}",
-      number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_, nacks_, retransmitted, publisher_figures);
+      "srtp_errors={} nacks={} retransmitted={} keyframe_requests={}{}",
+      number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_, nacks_, retransmitted, keyframe_requests_,
+      publisher_figures);
 }
 
 PublishServices& WebrtcSession::publish_services() { return service_.services(); }

@@ -94,6 +94,7 @@ class WebrtcSession final : public Flushable, public PlayerOutput, public Publis
   PublishServices& publish_services() override;
   HookEvent hook_base_event(const std::string& stream) const override;
   void end_replaced_publisher(uint32_t stream_id, const std::string& why, bool same_connection) override;
+  void request_keyframe() override;
 
  private:
   void on_dtls(std::span<const uint8_t> datagram);
@@ -128,8 +129,9 @@ class WebrtcSession final : public Flushable, public PlayerOutput, public Publis
   uint64_t last_pli_ms_ = 0;
   uint64_t last_sr_ms_ = 0;
   uint64_t last_rr_ms_ = 0;
-  uint64_t nacks_ = 0;       // sequence numbers a player asked for again
-  uint64_t nacks_sent_ = 0;  // sequence numbers we asked a publisher for again
+  uint64_t nacks_ = 0;              // sequence numbers a player asked for again
+  uint64_t keyframe_requests_ = 0;  // PLIs and FIRs a player sent (RTCP packets with one)
+  uint64_t nacks_sent_ = 0;         // sequence numbers we asked a publisher for again
   std::vector<uint8_t> feedback_;
   std::vector<uint16_t> nack_list_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;

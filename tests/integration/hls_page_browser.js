@@ -11,11 +11,9 @@
 // player made (playlists, blocking reloads, parts, segments) and the failed ones.
 "use strict";
 
-const path = require("path");
-
 const [base, nodeModules, chromium, specArg] = process.argv.slice(2);
 const specs = JSON.parse(specArg);
-const { chromium: browserType } = require(path.join(nodeModules, "playwright-core"));
+const { launchChromium } = require("./chromium_launch");
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -137,16 +135,7 @@ async function playOne(browser, spec) {
 }
 
 async function main() {
-  const browser = await browserType.launch({
-    executablePath: chromium,
-    headless: false, // the flags below ask for the new headless mode themselves
-    args: [
-      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-background-networking", "--autoplay-policy=no-user-gesture-required", "--mute-audio",
-      "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-    ],
-    timeout: 20000,
-  });
+  const browser = await launchChromium(nodeModules, chromium, { noQuic: true });
   const results = [];
   try {
     for (const spec of specs) results.push(await playOne(browser, spec));

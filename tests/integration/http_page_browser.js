@@ -9,26 +9,15 @@
 //    message the page shows.
 "use strict";
 
-const path = require("path");
-
 const [base, stream, nodeModules, chromium, timeoutArg] = process.argv.slice(2);
 const timeoutMs = (Number(timeoutArg) || 30) * 1000;
-const { chromium: browserType } = require(path.join(nodeModules, "playwright-core"));
+const { launchChromium } = require("./chromium_launch");
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const result = { pageErrors: [], consoleErrors: [], failedRequests: [] };
-  const browser = await browserType.launch({
-    executablePath: chromium,
-    headless: false, // the flags below ask for the new headless mode themselves
-    args: [
-      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-background-networking", "--autoplay-policy=no-user-gesture-required", "--mute-audio",
-      "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-    ],
-    timeout: 20000,
-  });
+  const browser = await launchChromium(nodeModules, chromium, { noQuic: true });
   try {
     const page = await browser.newPage();
     page.on("pageerror", (e) => result.pageErrors.push(String(e && e.message ? e.message : e)));

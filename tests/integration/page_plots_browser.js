@@ -9,24 +9,13 @@
 // OBS fields, the thumbnails, takes a screenshot of the whole page, and reports the errors seen.
 "use strict";
 
-const path = require("path");
-
 const [base, stream, keyed, nodeModules, chromium, screenshot, thumbnailArg] = process.argv.slice(2);
 const wantThumbnail = thumbnailArg === "1";
-const { chromium: browserType } = require(path.join(nodeModules, "playwright-core"));
+const { launchChromium } = require("./chromium_launch");
 
 async function main() {
   const result = { pageErrors: [], consoleErrors: [], failedRequests: [], steps: [] };
-  const browser = await browserType.launch({
-    executablePath: chromium,
-    headless: false, // the flags below ask for the new headless mode themselves
-    args: [
-      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-background-networking", "--mute-audio", "--disable-quic", "--no-first-run",
-      "--disable-component-update", "--disable-sync",
-    ],
-    timeout: 20000,
-  });
+  const browser = await launchChromium(nodeModules, chromium, { autoplay: false, noQuic: true });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     page.on("pageerror", (e) => result.pageErrors.push(String(e && e.message ? e.message : e)));

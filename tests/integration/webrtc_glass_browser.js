@@ -36,10 +36,8 @@
 // fixed size.
 "use strict";
 
-const path = require("path");
-
 const [base, nodeModules, chromium, ...phases] = process.argv.slice(2);
-const { chromium: browserType } = require(path.join(nodeModules, "playwright-core"));
+const { launchChromium } = require("./chromium_launch");
 
 const print = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 
@@ -322,18 +320,7 @@ window.glass = async function (phase, name, seconds, withAudio, joinAfter, pause
 </script></body></html>`;
 
 async function main() {
-  const browser = await browserType.launch({
-    executablePath: chromium,
-    headless: false, // the flags below ask for the new headless mode themselves
-    args: [
-      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-background-networking", "--autoplay-policy=no-user-gesture-required", "--mute-audio",
-      "--no-first-run", "--disable-component-update", "--disable-sync",
-      // Host candidates as addresses, not mDNS names: the server is on this machine.
-      "--disable-features=WebRtcHideLocalIpsWithMdns",
-    ],
-    timeout: 20000,
-  });
+  const browser = await launchChromium(nodeModules, chromium, { webrtc: true });
   try {
     const page = await browser.newPage({ viewport: { width: 700, height: 400 } });
     const errors = [];

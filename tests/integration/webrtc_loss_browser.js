@@ -17,27 +17,14 @@
 // resource.
 "use strict";
 
-const path = require("path");
-
 const [base, stream, nodeModules, chromium, secondsArg] = process.argv.slice(2);
 const seconds = Number(secondsArg) || 30;
-const { chromium: browserType } = require(path.join(nodeModules, "playwright-core"));
+const { launchChromium } = require("./chromium_launch");
 
 async function main() {
   const result = { pageErrors: [], consoleErrors: [] };
   const started = Date.now();
-  const browser = await browserType.launch({
-    executablePath: chromium,
-    headless: false, // the flags below ask for the new headless mode themselves
-    args: [
-      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-background-networking", "--autoplay-policy=no-user-gesture-required", "--mute-audio",
-      "--no-first-run", "--disable-component-update", "--disable-sync",
-      // Host candidates as addresses, not mDNS names.
-      "--disable-features=WebRtcHideLocalIpsWithMdns",
-    ],
-    timeout: 20000,
-  });
+  const browser = await launchChromium(nodeModules, chromium, { webrtc: true });
   try {
     result.launchMs = Date.now() - started;
     const page = await browser.newPage();

@@ -19,31 +19,17 @@
 //     (or TIMEOUT_S more seconds pass), clicks Stop and prints {"phase": "stopped", ...}.
 "use strict";
 
-const path = require("path");
 const readline = require("readline");
 
 const [mode, base, stream, nodeModules, chromium, timeoutArg, key] = process.argv.slice(2);
 const timeoutMs = (Number(timeoutArg) || 30) * 1000;
-const { chromium: browserType } = require(path.join(nodeModules, "playwright-core"));
+const { launchChromium } = require("./chromium_launch");
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const print = (o) => process.stdout.write(JSON.stringify(o) + "\n");
 
 async function launch() {
-  return browserType.launch({
-    executablePath: chromium,
-    headless: false, // the flags below ask for the new headless mode themselves
-    args: [
-      "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-      "--disable-background-networking", "--autoplay-policy=no-user-gesture-required", "--mute-audio",
-      "--no-first-run", "--disable-component-update", "--disable-sync",
-      // Host candidates as addresses, not mDNS names: the server is on this machine.
-      "--disable-features=WebRtcHideLocalIpsWithMdns",
-      // A test pattern and a beep instead of a camera and a microphone, allowed without a prompt.
-      "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
-    ],
-    timeout: 20000,
-  });
+  return launchChromium(nodeModules, chromium, { webrtc: true, fakeMedia: true });
 }
 
 function watch(page, result) {

@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 """A WHIP publisher made of GStreamer's webrtcbin, for webrtc_whip_test.py:
 
-  webrtc_whip_gst.py URL SECONDS [BEARER]
+  webrtc_whip_gst.py URL SECONDS [BEARER [KEYINT]]
 
 videotestsrc (320x240, 25 fps, the moving ball pattern) through x264enc
-(constrained baseline, no B-frames, a keyframe every 25 frames) and audiotestsrc (a 440 Hz sine)
+(constrained baseline, no B-frames, a keyframe every KEYINT frames: 25 unless given; the encoder
+also makes one when the server sends a PLI) and audiotestsrc (a 440 Hz sine)
 through opusenc, both into webrtcbin (sendonly, max-bundle); the offer, once ICE gathering is
 complete, is POSTed to URL (application/sdp, `Authorization: Bearer` when given), the answer set;
 publishes for SECONDS, then DELETEs the resource. Prints JSON lines: {"status": ..., "location":
 ...} after the POST, {"ice": state} on changes, {"done": true, "sent": {...}} at the end."""
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -22,12 +24,13 @@ gi.require_version("GstSdp", "1.0")
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
 url, seconds = sys.argv[1], float(sys.argv[2])
-bearer = sys.argv[3] if len(sys.argv) > 3 else None
+bearer = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
+keyint = int(sys.argv[4]) if len(sys.argv) > 4 else 25
 Gst.init(None)
 PIPELINE = (
     "webrtcbin name=w bundle-policy=max-bundle "
     "videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=240,framerate=25/1 ! "
-    "videoconvert ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=25 bframes=0 ! "
+    f"videoconvert ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max={keyint} bframes=0 ! "
     "video/x-h264,profile=constrained-baseline ! rtph264pay config-interval=-1 pt=96 ! "
     "application/x-rtp,media=video,encoding-name=H264,payload=96 ! w. "
     "audiotestsrc is-live=true wave=sine freq=440 ! audioconvert ! audioresample ! opusenc ! "
@@ -39,7 +42,10 @@ state = {"location": None}
 
 
 def say(**kw):
-    print(json.dumps(kw), flush=True)
+    try:
+        print(json.dumps(kw), flush=True)
+    except BrokenPipeError:
+        os._exit(0)  # the test that reads this has gone: nobody would ever stop this process
 
 
 def post_offer():

@@ -90,7 +90,9 @@ struct FakeSeat final : PublisherSeat {
   std::string gave_up_why;
   const SessionPeer* taker = nullptr;
   FakeSeat(StreamRegistry& r, std::string k, const SessionPeer* p) : registry(r), key(std::move(k)), publisher(p) {}
+  int keyframes_asked = 0;
   uint64_t quiet_ms() const override { return quiet; }
+  void request_keyframe() override { ++keyframes_asked; }
   std::optional<uint32_t> give_up(const std::string& why, const SessionPeer* t) override {
     gave_up_why = why;
     taker = t;
@@ -199,4 +201,30 @@ TEST_CASE("across workers with reject: a publisher that is not stale stays, and 
   CHECK_FALSE(answers[0]);
   CHECK(seat.gave_up_why.empty());
   w0.release_publisher("live/y", fake_socket(a));
+}
+
+// A WHEP player's PLI reaches the publisher's seat: on its own loop at once, from another loop
+// through the owner (the player's loop holds only a mirror of the stream).
+TEST_CASE("a player's keyframe request reaches the publisher's seat, on its loop or through the owner") {
+  WorkerMesh mesh(2);
+  StreamRegistry w0, w1;
+  w0.attach_mesh(&mesh, 0);
+  w1.attach_mesh(&mesh, 1);
+  media::StreamHub::Options o;
+  int a = 0;
+  REQUIRE(w0.claim_publisher("live/k", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
+  FakeSeat seat(w0, "live/k", fake_socket(a));
+  w0.set_seat("live/k", fake_socket(a), &seat);
+  w0.request_keyframe("live/k");
+  CHECK(seat.keyframes_asked == 1);
+  REQUIRE(w1.get_or_create("live/k", o) != nullptr);  // a player of it on worker 1
+  w1.request_keyframe("live/k");
+  CHECK(seat.keyframes_asked == 1);  // not yet: the request is on its way
+  while (auto e = mesh.next_event(0)) w0.on_mesh_event(*e);
+  CHECK(seat.keyframes_asked == 2);
+  CHECK(w0.keyframe_requests() == 1);
+  CHECK(w1.keyframe_requests() == 1);
+  w1.request_keyframe("live/unknown");  // no such stream here: nothing, not counted
+  CHECK(w1.keyframe_requests() == 1);
+  w0.release_publisher("live/k", fake_socket(a));
 }
