@@ -3,28 +3,27 @@
 
   webrtc_whep_gst.py URL SECONDS ASK_AFTER
 
-Two recvonly transceivers (H.264 with `nack pli`, Opus) into webrtcbin (max-bundle); the offer,
-once ICE gathering is complete, is POSTed to URL (application/sdp), the answer set. The video is
-depayloaded (rtph264depay marks the pictures that are not IDRs as delta units) into a fakesink.
-ASK_AFTER seconds after each keyframe but the first arrives (0: never) the player asks for one: an
-upstream force-key-unit event, which webrtcbin's RTP session sends as an RTCP PLI. Plays for
-SECONDS, then DELETEs the resource. Prints JSON lines: {"status": ..., "location": ...} after the
-POST, {"keyframe": t} for each keyframe and {"asked": t} for each request (t: seconds since the
-POST, time.monotonic), {"done": true} at the end."""
-import json
+Two recvonly transceivers (H.264 with `nack pli`, Opus) into webrtcbin (max-bundle); the WHEP
+exchange is webrtc_gst_signalling.py's. The video is depayloaded (rtph264depay marks the pictures
+that are not IDRs as delta units) into a fakesink. ASK_AFTER seconds after each keyframe but the
+first arrives (0: never) the player asks for one: an upstream force-key-unit event, which
+webrtcbin's RTP session sends as an RTCP PLI. Plays for SECONDS, then DELETEs the resource. Prints
+JSON lines: {"status": ..., "location": ...} after the POST, {"keyframe": t} for each keyframe
+and {"asked": t} for each request (t: seconds since the POST, time.monotonic), {"done": true} at
+the end."""
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import gi
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstWebRTC", "1.0")
-gi.require_version("GstSdp", "1.0")
 gi.require_version("GstVideo", "1.0")
-from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
+from gi.repository import GLib, Gst, GstVideo, GstWebRTC  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from webrtc_gst_signalling import Signalling, say  # noqa: E402
 
 url, seconds, ask_after = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 Gst.init(None)
@@ -33,58 +32,16 @@ w = Gst.ElementFactory.make("webrtcbin", "w")
 w.set_property("bundle-policy", GstWebRTC.WebRTCBundlePolicy.MAX_BUNDLE)
 pipe.add(w)
 loop = GLib.MainLoop()
-state = {"location": None, "t0": None, "depay": None, "asking": False}
+state = {"t0": None, "depay": None, "asking": False, "keyframes": 0}
+signalling = Signalling(w, url, loop, on_posted=lambda: state.update(t0=time.monotonic()))
 VIDEO = "application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,packetization-mode=(string)1," \
         "profile-level-id=(string)42e01f,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-nack=(boolean)true"
+# RFC 7587: opus/48000/2 whatever the channels (Sluice refuses an Opus offer without the /2).
 AUDIO = "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000,encoding-params=(string)2"
-
-
-def say(**kw):
-    try:
-        print(json.dumps(kw), flush=True)
-    except BrokenPipeError:
-        os._exit(0)  # the test that reads this has gone: nobody would ever stop this process
 
 
 def now():
     return time.monotonic() - state["t0"] if state["t0"] else 0.0
-
-
-def post_offer():
-    offer = w.get_property("local-description").sdp.as_text()
-    req = urllib.request.Request(url, data=offer.encode(), headers={"Content-Type": "application/sdp"}, method="POST")
-    state["t0"] = time.monotonic()
-    try:
-        with urllib.request.urlopen(req, timeout=10) as r:
-            status, body, location = r.status, r.read().decode(), r.headers.get("Location")
-    except urllib.error.HTTPError as e:
-        say(status=e.code, body=e.read().decode()[:300])
-        loop.quit()
-        return
-    state["location"] = location
-    say(status=status, location=location, candidates=[line for line in body.splitlines() if "candidate" in line])
-    _, sdp = GstSdp.SDPMessage.new_from_text(body)
-    answer = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, sdp)
-    w.emit("set-remote-description", answer, Gst.Promise.new_with_change_func(on_answer_set, body))
-
-
-def on_answer_set(promise, body):
-    reply = promise.get_reply()
-    if reply is not None and reply.has_field("error"):
-        say(answer_error=str(reply.get_value("error")), answer=body)
-
-
-def on_gathering(element, _pspec):
-    if element.get_property("ice-gathering-state") == GstWebRTC.WebRTCICEGatheringState.COMPLETE:
-        if state.get("posted") is None:
-            state["posted"] = True
-            GLib.idle_add(lambda: post_offer() and False)
-
-
-def on_offer(promise, _data):
-    reply = promise.get_reply()  # kept: the offer lives in it
-    offer = reply.get_value("offer")
-    w.emit("set-local-description", offer, Gst.Promise.new())
 
 
 def ask():
@@ -97,10 +54,9 @@ def ask():
 
 
 def on_video_buffer(_pad, info):
-    buf = info.get_buffer()
-    if not buf.has_flags(Gst.BufferFlags.DELTA_UNIT):
+    if not info.get_buffer().has_flags(Gst.BufferFlags.DELTA_UNIT):
         say(keyframe=round(now(), 3))
-        state["keyframes"] = state.get("keyframes", 0) + 1
+        state["keyframes"] += 1
         # Not after the first: the join's, from the GOP cache, may be old, and a request soon after
         # another player's may be one the publisher's rate (two a second) leaves out.
         if ask_after > 0 and not state["asking"] and state["keyframes"] > 1:
@@ -115,7 +71,7 @@ def on_pad_added(_element, pad):
     caps = pad.get_current_caps() or pad.query_caps(None)
     media = caps.get_structure(0).get_string("media") if caps and caps.get_size() else None
     if media == "video":
-        bin_ = Gst.parse_bin_from_description("rtph264depay name=depay ! fakesink name=vsink sync=false", True)
+        bin_ = Gst.parse_bin_from_description("rtph264depay name=depay ! fakesink sync=false", True)
         state["depay"] = bin_.get_by_name("depay")
         state["depay"].get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, on_video_buffer)
     else:
@@ -125,26 +81,12 @@ def on_pad_added(_element, pad):
     pad.link(bin_.get_static_pad("sink"))
 
 
-def finish():
-    if state["location"]:
-        base = url.split("/", 3)
-        try:
-            urllib.request.urlopen(urllib.request.Request(f"{base[0]}//{base[2]}{state['location']}", method="DELETE"),
-                                   timeout=5)
-        except urllib.error.URLError:
-            pass
-    say(done=True)
-    loop.quit()
-    return False
-
-
-w.connect("notify::ice-gathering-state", on_gathering)
 w.connect("pad-added", on_pad_added)
 pipe.set_state(Gst.State.PLAYING)  # first: webrtcbin makes no offer before
 for caps in (VIDEO, AUDIO):
     w.emit("add-transceiver", GstWebRTC.WebRTCRTPTransceiverDirection.RECVONLY, Gst.Caps.from_string(caps))
 # Both transceivers, then the offer (on-negotiation-needed may come between the two).
-w.emit("create-offer", None, Gst.Promise.new_with_change_func(on_offer, None))
-GLib.timeout_add(int(seconds * 1000), finish)
+signalling.create_offer()
+GLib.timeout_add(int(seconds * 1000), signalling.finish)
 loop.run()
 pipe.set_state(Gst.State.NULL)

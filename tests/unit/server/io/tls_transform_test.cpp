@@ -78,6 +78,14 @@ std::vector<uint8_t> pattern(size_t n) {
 }
 
 // The server's close_notify reaches the client as a clean end of the session.
+// A client context (no verification) that offers only the TLS 1.3 `suite`.
+std::shared_ptr<TlsContext> client_with_suite(const char* suite) {
+  auto cctx = TlsContext::client(false);
+  REQUIRE(cctx.ok());
+  REQUIRE(SSL_CTX_set_ciphersuites((*cctx)->get(), suite) == 1);
+  return *cctx;
+}
+
 void check_close_notify(TlsTransform& server, TlsTransform& client) {
   server.shutdown();
   ByteBuffer bye;
@@ -136,10 +144,7 @@ TEST_CASE("over TLS 1.3 Sluice seals the records and OpenSSL reads them") {
   REQUIRE(sctx.ok());
   for (const char* suite : {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"}) {
     CAPTURE(suite);
-    auto cctx = TlsContext::client(false);
-    REQUIRE(cctx.ok());
-    REQUIRE(SSL_CTX_set_ciphersuites((*cctx)->get(), suite) == 1);
-    TlsTransform server(*sctx), client(*cctx, "rtmp.test");
+    TlsTransform server(*sctx), client(client_with_suite(suite), "rtmp.test");
     std::vector<uint8_t> at_client, at_server;
     REQUIRE(pump(client, server, at_client, at_server).ok());
     REQUIRE(server.protocol() == "TLSv1.3");
@@ -212,10 +217,7 @@ TEST_CASE("a KeyUpdate asked for before the first write does not keep OpenSSL's 
       const std::string suite_name = suite;
       CAPTURE(suite_name);
       CAPTURE(asks);
-      auto cctx = TlsContext::client(false);
-      REQUIRE(cctx.ok());
-      REQUIRE(SSL_CTX_set_ciphersuites((*cctx)->get(), suite) == 1);
-      TlsTransform server(*sctx), client(*cctx, "rtmp.test");
+      TlsTransform server(*sctx), client(client_with_suite(suite), "rtmp.test");
       std::vector<uint8_t> at_client, at_server;
       REQUIRE(pump(client, server, at_client, at_server).ok());
       ByteBuffer c2s;

@@ -101,6 +101,28 @@ struct FakeSeat final : PublisherSeat {
   }
 };
 const SessionPeer* fake_socket(int& storage) { return reinterpret_cast<const SessionPeer*>(&storage); }
+
+// Two workers' registries on one mesh, and a publisher of `key` on worker 0 with its seat.
+struct TwoWorkers {
+  WorkerMesh mesh{2};
+  StreamRegistry w0, w1;
+  media::StreamHub::Options o;
+  std::string key;
+  int a = 0;
+  std::optional<FakeSeat> seat;
+  explicit TwoWorkers(std::string k) : key(std::move(k)) {
+    w0.attach_mesh(&mesh, 0);
+    w1.attach_mesh(&mesh, 1);
+    REQUIRE(w0.claim_publisher(key, fake_socket(a), o) == StreamRegistry::Claim::Claimed);
+    seat.emplace(w0, key, fake_socket(a));
+    w0.set_seat(key, fake_socket(a), &*seat);
+  }
+  // Every event posted to `worker` so far, handled there.
+  void pump(uint32_t worker) {
+    StreamRegistry& r = worker == 0 ? w0 : w1;
+    while (auto e = mesh.next_event(worker)) r.on_mesh_event(*e);
+  }
+};
 }  // namespace
 
 TEST_CASE("a takeover: the publisher gives the name up at once, and the stream counts it") {
@@ -148,30 +170,23 @@ TEST_CASE("reject with a stale rule: a publisher that sent a frame within stale_
 }
 
 TEST_CASE("a takeover across workers: the owner's publisher gives up there, and the asking worker hears back") {
-  WorkerMesh mesh(2);
-  StreamRegistry w0, w1;
-  w0.attach_mesh(&mesh, 0);
-  w1.attach_mesh(&mesh, 1);
-  media::StreamHub::Options o;
-  int a = 0, b = 0;
-  REQUIRE(w0.claim_publisher("live/x", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
-  FakeSeat seat(w0, "live/x", fake_socket(a));
+  TwoWorkers t("live/x");
+  StreamRegistry& w1 = t.w1;
+  FakeSeat& seat = *t.seat;
+  const media::StreamHub::Options& o = t.o;
+  int b = 0;
   seat.latest = 77'000;
-  w0.set_seat("live/x", fake_socket(a), &seat);
   REQUIRE(w1.claim_publisher("live/x", fake_socket(b), o) == StreamRegistry::Claim::Taken);
   Handover handover;
   CHECK(w1.evict("live/x", 0, "replaced", fake_socket(b), handover) == StreamRegistry::Eviction::Elsewhere);
   std::vector<std::pair<bool, Handover>> answers;
   w1.evict_elsewhere("live/x", 0, [&](bool freed, const Handover& h) { answers.emplace_back(freed, h); });
   w1.evict_elsewhere("live/x", 0, [&](bool freed, const Handover& h) { answers.emplace_back(freed, h); });
-  auto pump = [&](uint32_t worker, StreamRegistry& r) {
-    while (auto e = mesh.next_event(worker)) r.on_mesh_event(*e);
-  };
-  pump(0, w0);  // one Evict (the second caller waits for the same answer)
+  t.pump(0);  // one Evict (the second caller waits for the same answer)
   CHECK(seat.gave_up_why == "replaced by a new publisher (on another loop)");
   CHECK(seat.taker == nullptr);
   CHECK(answers.empty());
-  pump(1, w1);
+  t.pump(1);
   REQUIRE(answers.size() == 2);
   for (const auto& answer : answers) {
     CHECK(answer.first);
@@ -183,48 +198,37 @@ TEST_CASE("a takeover across workers: the owner's publisher gives up there, and 
 }
 
 TEST_CASE("across workers with reject: a publisher that is not stale stays, and the answer says so") {
-  WorkerMesh mesh(2);
-  StreamRegistry w0, w1;
-  w0.attach_mesh(&mesh, 0);
-  w1.attach_mesh(&mesh, 1);
-  media::StreamHub::Options o;
-  int a = 0;
-  REQUIRE(w0.claim_publisher("live/y", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
-  FakeSeat seat(w0, "live/y", fake_socket(a));
-  w0.set_seat("live/y", fake_socket(a), &seat);
+  TwoWorkers t("live/y");
+  StreamRegistry &w0 = t.w0, &w1 = t.w1;
+  FakeSeat& seat = *t.seat;
   seat.quiet = 100;
   std::vector<bool> answers;
   w1.evict_elsewhere("live/y", 3000, [&](bool freed, const Handover&) { answers.push_back(freed); });
-  while (auto e = mesh.next_event(0)) w0.on_mesh_event(*e);
-  while (auto e = mesh.next_event(1)) w1.on_mesh_event(*e);
+  t.pump(0);
+  t.pump(1);
   REQUIRE(answers.size() == 1);
   CHECK_FALSE(answers[0]);
   CHECK(seat.gave_up_why.empty());
-  w0.release_publisher("live/y", fake_socket(a));
+  w0.release_publisher("live/y", fake_socket(t.a));
 }
 
 // A WHEP player's PLI reaches the publisher's seat: on its own loop at once, from another loop
 // through the owner (the player's loop holds only a mirror of the stream).
 TEST_CASE("a player's keyframe request reaches the publisher's seat, on its loop or through the owner") {
-  WorkerMesh mesh(2);
-  StreamRegistry w0, w1;
-  w0.attach_mesh(&mesh, 0);
-  w1.attach_mesh(&mesh, 1);
-  media::StreamHub::Options o;
-  int a = 0;
-  REQUIRE(w0.claim_publisher("live/k", fake_socket(a), o) == StreamRegistry::Claim::Claimed);
-  FakeSeat seat(w0, "live/k", fake_socket(a));
-  w0.set_seat("live/k", fake_socket(a), &seat);
+  TwoWorkers t("live/k");
+  StreamRegistry &w0 = t.w0, &w1 = t.w1;
+  FakeSeat& seat = *t.seat;
+  const media::StreamHub::Options& o = t.o;
   w0.request_keyframe("live/k");
   CHECK(seat.keyframes_asked == 1);
   REQUIRE(w1.get_or_create("live/k", o) != nullptr);  // a player of it on worker 1
   w1.request_keyframe("live/k");
   CHECK(seat.keyframes_asked == 1);  // not yet: the request is on its way
-  while (auto e = mesh.next_event(0)) w0.on_mesh_event(*e);
+  t.pump(0);
   CHECK(seat.keyframes_asked == 2);
   CHECK(w0.keyframe_requests() == 1);
   CHECK(w1.keyframe_requests() == 1);
   w1.request_keyframe("live/unknown");  // no such stream here: nothing, not counted
   CHECK(w1.keyframe_requests() == 1);
-  w0.release_publisher("live/k", fake_socket(a));
+  w0.release_publisher("live/k", fake_socket(t.a));
 }
