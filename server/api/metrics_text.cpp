@@ -59,7 +59,8 @@ void server_series(MetricsText& out, ApiView& server, const json& s) {
   out.metric("sluice_dropped_frames_total", "counter", "Video frames slow players lost (the drop-to-keyframe policy).");
   out.value("sluice_dropped_frames_total", s["dropped_frames"].get<double>());
   out.metric("sluice_keyframe_requests_total", "counter",
-             "Keyframes players asked for (a WebRTC player's PLI or FIR), whether or not the publisher can make one.");
+             "Keyframe requests of players passed on to their publisher (a WebRTC player's PLI or FIR, at most five a "
+             "second per player), whether or not the publisher can make one.");
   out.value("sluice_keyframe_requests_total", s["keyframe_requests"].get<double>());
   out.metric("sluice_guard_events_total", "counter",
              "Times a bound refused or ended something, by event (docs/configuration.md, Limits).");

@@ -222,9 +222,14 @@ void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram, uint64_t now_ms) 
     nacks_ += n.sequences.size();
     player_->resend(n.media_ssrc, n.sequences);
   }
+  // At most five a second go on: a player that sends a PLI with every packet costs no more than
+  // that (the publisher is asked at most twice a second anyway).
   if (!compound->plis.empty() || !compound->firs.empty()) {
     ++keyframe_requests_;
-    service_.services().registry.request_keyframe(plan_.key);
+    if (last_keyframe_request_ms_ == 0 || now_ms - last_keyframe_request_ms_ >= 200) {
+      last_keyframe_request_ms_ = now_ms;
+      service_.services().registry.request_keyframe(plan_.key);
+    }
   }
 }
 

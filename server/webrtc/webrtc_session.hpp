@@ -129,9 +129,10 @@ class WebrtcSession final : public Flushable, public PlayerOutput, public Publis
   uint64_t last_pli_ms_ = 0;
   uint64_t last_sr_ms_ = 0;
   uint64_t last_rr_ms_ = 0;
-  uint64_t nacks_ = 0;              // sequence numbers a player asked for again
-  uint64_t keyframe_requests_ = 0;  // PLIs and FIRs a player sent (RTCP packets with one)
-  uint64_t nacks_sent_ = 0;         // sequence numbers we asked a publisher for again
+  uint64_t nacks_ = 0;                     // sequence numbers a player asked for again
+  uint64_t keyframe_requests_ = 0;         // PLIs and FIRs a player sent (RTCP packets with one)
+  uint64_t last_keyframe_request_ms_ = 0;  // when one of them last went on to the publisher
+  uint64_t nacks_sent_ = 0;                // sequence numbers we asked a publisher for again
   std::vector<uint8_t> feedback_;
   std::vector<uint16_t> nack_list_;
   uint64_t bytes_in_ = 0, bytes_out_ = 0;
