@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "server/io/uv_handle.hpp"
@@ -10,8 +11,11 @@ namespace sluice::server {
 
 namespace {
 // One datagram at a time, handled before the next read: one buffer for the port.
-constexpr size_t kMaxDatagram = 2048;
-thread_local uint8_t t_buffer[kMaxDatagram];
+thread_local uint8_t t_buffer[UdpPort::kMaxDatagram];
+
+socklen_t address_length(const sockaddr_storage& a) {
+  return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+}
 }  // namespace
 
 UdpPeer UdpPeer::from(const sockaddr* address) {
@@ -55,26 +59,68 @@ Result<uint16_t> UdpPort::open(const std::string& host, uint16_t port) {
   uv_udp_getsockname(&udp_, reinterpret_cast<sockaddr*>(&bound), &len);
   rc = uv_udp_recv_start(&udp_, &UdpPort::on_alloc, &UdpPort::on_recv);
   if (rc != 0) return Error(Errc::Io, std::string("webrtc: uv_udp_recv_start: ") + uv_strerror(rc));
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<const uv_handle_t*>(&udp_), &fd) != 0) return Error(Errc::Io, "webrtc: no socket");
+  fd_ = fd;
+  uv_prepare_init(loop_, &before_poll_);
+  before_poll_.data = this;
+  uv_prepare_start(&before_poll_, [](uv_prepare_t* h) { static_cast<UdpPort*>(h->data)->flush(); });
+  uv_check_init(loop_, &after_poll_);
+  after_poll_.data = this;
+  uv_check_start(&after_poll_, [](uv_check_t* h) { static_cast<UdpPort*>(h->data)->flush(); });
   return UdpPeer::from(reinterpret_cast<const sockaddr*>(&bound)).endpoint.port;
 }
 
 bool UdpPort::send(std::span<const uint8_t> datagram, const UdpPeer& to) {
-  if (!open_) return false;
-  uv_buf_t buf = uv_buf_init(const_cast<char*>(reinterpret_cast<const char*>(datagram.data())),
-                             static_cast<unsigned>(datagram.size()));
-  if (uv_udp_try_send(&udp_, &buf, 1, reinterpret_cast<const sockaddr*>(&to.address)) < 0) {
+  if (!open_ || fd_ < 0 || datagram.size() > kMaxDatagram) {
     ++send_drops_;
     return false;
   }
-  ++out_;
+  const size_t i = queued_++;
+  std::memcpy(data_[i], datagram.data(), datagram.size());
+  iov_[i] = iovec{data_[i], datagram.size()};
+  to_[i] = to.address;
+  msgs_[i] = mmsghdr{};
+  msgs_[i].msg_hdr.msg_name = &to_[i];
+  msgs_[i].msg_hdr.msg_namelen = address_length(to_[i]);
+  msgs_[i].msg_hdr.msg_iov = &iov_[i];
+  msgs_[i].msg_hdr.msg_iovlen = 1;
+  if (queued_ == kBatch) flush();
   return true;
+}
+
+void UdpPort::flush() {
+  size_t sent = 0;
+  while (sent < queued_) {
+    ++send_calls_;
+    const int n = ::sendmmsg(fd_, msgs_ + sent, static_cast<unsigned>(queued_ - sent), MSG_DONTWAIT);
+    if (n > 0) {
+      out_ += static_cast<uint64_t>(n);
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+      send_drops_ += queued_ - sent;  // the socket's buffer is full: the rest would fail too
+      break;
+    }
+    ++send_drops_;  // this one datagram (an address the kernel refuses): the others go on
+    ++sent;
+  }
+  queued_ = 0;
 }
 
 void UdpPort::close() {
   if (!open_) return;
+  flush();
   open_ = false;
   uv_udp_recv_stop(&udp_);
   close_handle(&udp_);
+  if (fd_ >= 0) {
+    close_handle(&before_poll_);
+    close_handle(&after_poll_);
+  }
+  fd_ = -1;
 }
 
 void UdpPort::on_alloc(uv_handle_t*, size_t, uv_buf_t* buf) {
