@@ -2,7 +2,9 @@
 
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "server/io/uv_handle.hpp"
@@ -17,6 +19,12 @@ socklen_t address_length(const sockaddr_storage& a) {
   return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }
 }  // namespace
+
+UdpPort::UdpPort(uv_loop_t* loop, OnDatagram on_datagram) : loop_(loop), on_datagram_(std::move(on_datagram)) {
+  if (const char* batch = std::getenv("SLUICE_WEBRTC_BATCH")) {
+    batch_ = std::clamp<size_t>(std::strtoul(batch, nullptr, 10), 1, kBatch);
+  }
+}
 
 UdpPeer UdpPeer::from(const sockaddr* address) {
   UdpPeer p;
@@ -85,7 +93,7 @@ bool UdpPort::send(std::span<const uint8_t> datagram, const UdpPeer& to) {
   msgs_[i].msg_hdr.msg_namelen = address_length(to_[i]);
   msgs_[i].msg_hdr.msg_iov = &iov_[i];
   msgs_[i].msg_hdr.msg_iovlen = 1;
-  if (queued_ == kBatch) flush();
+  if (queued_ >= batch_) flush();
   return true;
 }
 

@@ -35,7 +35,8 @@ class UdpPort {
  public:
   using OnDatagram = std::function<void(std::span<const uint8_t>, const UdpPeer&)>;
 
-  UdpPort(uv_loop_t* loop, OnDatagram on_datagram) : loop_(loop), on_datagram_(std::move(on_datagram)) {}
+  // SLUICE_WEBRTC_BATCH=1 in the environment sends each datagram at once (for comparisons).
+  UdpPort(uv_loop_t* loop, OnDatagram on_datagram);
   ~UdpPort() = default;
   UdpPort(const UdpPort&) = delete;
   UdpPort& operator=(const UdpPort&) = delete;
@@ -69,6 +70,7 @@ class UdpPort {
   int fd_ = -1;
   // The queue: datagram i is data_[i] (sizes in iov_), to to_[i].
   size_t queued_ = 0;
+  size_t batch_ = kBatch;  // flush when this many are queued
   uint8_t data_[kBatch][kMaxDatagram];
   iovec iov_[kBatch];
   sockaddr_storage to_[kBatch];

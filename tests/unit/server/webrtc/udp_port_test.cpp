@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 using namespace sluice::server;
@@ -76,5 +77,28 @@ TEST_CASE("datagrams go out in batches, in order, within the loop turn") {
   receiver.close();
   sender.close();
   uv_run(&loop, UV_RUN_DEFAULT);  // the handles' closes
+  CHECK(uv_loop_close(&loop) == 0);
+}
+
+// SLUICE_WEBRTC_BATCH=1 (for comparisons): each datagram leaves at once, one call each.
+TEST_CASE("SLUICE_WEBRTC_BATCH=1 sends every datagram by itself") {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  setenv("SLUICE_WEBRTC_BATCH", "1", 1);
+  UdpPort sender(&loop, [](std::span<const uint8_t>, const UdpPeer&) {});
+  unsetenv("SLUICE_WEBRTC_BATCH");
+  Received got;
+  UdpPort receiver(&loop,
+                   [&](std::span<const uint8_t> d, const UdpPeer&) { got.datagrams.emplace_back(d.begin(), d.end()); });
+  auto rport = receiver.open("127.0.0.1", 0);
+  REQUIRE(rport.ok());
+  REQUIRE(sender.open("127.0.0.1", 0).ok());
+  for (int i = 0; i < 10; ++i) REQUIRE(sender.send(datagram(i), peer_at(*rport)));
+  CHECK(sender.send_calls() == 10);
+  run_until(&loop, [&] { return got.datagrams.size() == 10; });
+  CHECK(got.datagrams.size() == 10);
+  receiver.close();
+  sender.close();
+  uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(uv_loop_close(&loop) == 0);
 }
