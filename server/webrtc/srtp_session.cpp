@@ -1,6 +1,5 @@
 #include "server/webrtc/srtp_session.hpp"
 
-#include <openssl/crypto.h>
 #include <srtp2/srtp.h>
 
 #include <climits>
@@ -56,40 +55,25 @@ void set_crypto(SrtpProfile profile, srtp_crypto_policy_t& p) {
   }
 }
 
-Result<srtp_ctx_t*> make_context(const SrtpKeys& keys, bool inbound, const SrtpOptions& options) {
+Result<srtp_ctx_t*> make_inbound_context(const SrtpKeys& keys, const SrtpOptions& options) {
   srtp_policy_t policy{};
   set_crypto(keys.profile, policy.rtp);
   set_crypto(keys.profile, policy.rtcp);
-  policy.ssrc.type = inbound ? ssrc_any_inbound : ssrc_any_outbound;
+  policy.ssrc.type = ssrc_any_inbound;
   // libsrtp copies the key into its own context in srtp_create (and wipes it on dealloc).
   SrtpKeys copy = keys;
-  policy.key = inbound ? copy.remote.data() : copy.local.data();
+  policy.key = copy.remote.data();
   policy.window_size = options.replay_window;
-  policy.allow_repeat_tx = !inbound && options.allow_repeat_tx ? 1 : 0;
   policy.next = nullptr;
   srtp_ctx_t* ctx = nullptr;
   const srtp_err_status_t s = srtp_create(&ctx, &policy);
   if (s != srtp_err_status_ok) {
-    return Error(Errc::Config, std::string("SRTP: ") + (inbound ? "inbound" : "outbound") +
-                                   " session: " + std::string(srtp_status_name(s)));
+    return Error(Errc::Config, "SRTP: inbound session: " + std::string(srtp_status_name(s)));
   }
   return ctx;
 }
 
 }  // namespace
-
-std::string_view srtp_profile_name(SrtpProfile p) {
-  return p == SrtpProfile::AeadAes128Gcm ? "SRTP_AEAD_AES_128_GCM" : "SRTP_AES128_CM_SHA1_80";
-}
-
-size_t srtp_key_length(SrtpProfile) { return 16; }
-
-size_t srtp_salt_length(SrtpProfile p) { return p == SrtpProfile::AeadAes128Gcm ? 12 : 14; }
-
-SrtpKeys::~SrtpKeys() {
-  OPENSSL_cleanse(local.data(), local.size());
-  OPENSSL_cleanse(remote.data(), remote.size());
-}
 
 std::string_view srtp_status_name(int status) {
   static constexpr std::string_view kNames[] = {
@@ -117,38 +101,25 @@ Result<std::unique_ptr<SrtpSession>> SrtpSession::create(const SrtpKeys& keys, c
   }
   std::unique_ptr<SrtpSession> out(new SrtpSession());
   out->profile_ = keys.profile;
-  auto in = make_context(keys, true, options);
+  auto outbound = SrtpSender::create(keys.profile, keys.local_key());
+  if (!outbound) return std::move(outbound).error();
+  out->outbound_ = std::move(*outbound);
+  auto in = make_inbound_context(keys, options);
   if (!in) return std::move(in).error();
   out->inbound_ = *in;
-  auto outbound = make_context(keys, false, options);
-  if (!outbound) return std::move(outbound).error();
-  out->outbound_ = *outbound;
   return out;
 }
 
 SrtpSession::~SrtpSession() {
   if (inbound_) srtp_dealloc(inbound_);
-  if (outbound_) srtp_dealloc(outbound_);
 }
 
 Result<size_t> SrtpSession::protect_rtp(std::span<uint8_t> buffer, size_t length) {
-  if (length < kMinRtp || length > buffer.size() || buffer.size() - length < kMaxOverhead || length > INT_MAX / 2) {
-    return Error(Errc::Malformed, "SRTP protect: not an RTP packet, or no room for the tag");
-  }
-  int len = static_cast<int>(length);
-  const srtp_err_status_t s = srtp_protect(outbound_, buffer.data(), &len);
-  if (s != srtp_err_status_ok) return status_error("protect RTP", s);
-  return static_cast<size_t>(len);
+  return outbound_->protect_rtp(buffer, length);
 }
 
 Result<size_t> SrtpSession::protect_rtcp(std::span<uint8_t> buffer, size_t length) {
-  if (length < kMinRtcp || length > buffer.size() || buffer.size() - length < kMaxOverhead || length > INT_MAX / 2) {
-    return Error(Errc::Malformed, "SRTCP protect: not an RTCP packet, or no room for the tag");
-  }
-  int len = static_cast<int>(length);
-  const srtp_err_status_t s = srtp_protect_rtcp(outbound_, buffer.data(), &len);
-  if (s != srtp_err_status_ok) return status_error("protect RTCP", s);
-  return static_cast<size_t>(len);
+  return outbound_->protect_rtcp(buffer, length);
 }
 
 Result<void> SrtpSession::protect_rtp(std::vector<uint8_t>& packet) {
