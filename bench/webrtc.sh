@@ -21,9 +21,11 @@
 #   syscalls  one WHEP and one RTMP run (40 s) with `perf stat` counting the server's system calls
 #             (sendmsg, sendmmsg, io_uring_enter, ...), context switches and CPU over 10 s of steady
 #             state: what sendmmsg or UDP GSO would save (not repeated).
-#   profile   the same WHEP run under `perf record -g` (10 s); the server's profile by symbol, and
-#             the shares of the send path, SRTP, packetisation and the Opus encoder, go to
-#             OUT/profile-whep*.txt (not repeated).
+#   profile   the same WHEP run, then an RTMP run, under `perf record -g` (10 s); the server's
+#             profile by symbol, and the shares of the send path, SRTP, packetisation, the Opus
+#             encoder and the loopback delivery into the players' sockets (net_rx_action: the
+#             receivers' work, done in the sender's context on loopback), go to
+#             OUT/profile-{whep,rtmp}*.txt (not repeated).
 #   floor     bench/udp_floor.c, no server: the kernel's cost of the same datagrams (PLAYERS receivers,
 #             the media's rate, 1200 bytes) sent one sendmsg each, in sendmmsg batches of 64, and
 #             with UDP GSO; 3 repetitions of 15 s each. What sendmmsg or GSO would save at most.
@@ -49,7 +51,7 @@ rate=20
 out=""
 build=1
 scenarios=()
-usage() { sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; shift 2 ;;
@@ -252,7 +254,7 @@ perf_report() {
   head -150 "$base-children-all.txt" >"$base-children.txt"
   # Children shares of the send path (the system call and what is under it), SRTP, packetisation
   # and the audio bridge; a symbol may be missing from a build (inlined) or a kernel (renamed).
-  grep -E '\] (__libc_sendmsg|sendmsg|__sys_sendmsg|___sys_sendmsg|__x64_sys_sendmsg|udp_sendmsg|ip_make_skb|udp_send_skb|ip_finish_output2|__dev_queue_xmit|loopback_xmit|__local_bh_enable_ip|do_softirq|net_rx_action|__udp4_lib_rcv|sock_def_readable|entry_SYSCALL_64|syscall_exit_to_user_mode|srtp_protect|srtp_protect_mki|srtp_aes_gcm_openssl_encrypt|.*H264Packetizer.*packetize.*|.*packetize.*|.*AacToOpus.*|opus_encode.*|.*SrtpSession::protect_rtp.*|.*WhepPlayer::.*|.*UdpPort::send.*|uv_udp_try_send|uv__udp_try_send|.*RtmpOutput.*|io_uring.*|tcp_sendmsg.*) ' \
+  grep -E '\] (__libc_sendmsg|sendmsg|__sys_sendmsg|___sys_sendmsg|__x64_sys_sendmsg|udp_sendmsg|ip_make_skb|udp_send_skb|ip_finish_output2|__dev_queue_xmit|loopback_xmit|__local_bh_enable_ip|do_softirq|net_rx_action|__udp4_lib_rcv|sock_def_readable|entry_SYSCALL_64|syscall_exit_to_user_mode|srtp_protect|srtp_protect_mki|srtp_aes_gcm_openssl_encrypt|.*H264Packetizer.*packetize.*|.*packetize.*|.*AacToOpus.*|opus_encode.*|.*SrtpSession::protect_rtp.*|.*WhepPlayer::.*|.*UdpPort::send.*|uv_udp_try_send|uv__udp_try_send|.*RtmpOutput.*|io_uring.*|tcp_sendmsg.*|tcp_v4_rcv|tcp_rcv_established) ' \
     "$base-children-all.txt" | head -60 >"$base-paths.txt" || true
   rm -f "$data"
 }
@@ -382,7 +384,7 @@ if has floor; then
     done
   done
 fi
-has profile && run_perf record whep
+has profile && { run_perf record whep; run_perf record rtmp; }
 log "webrtc: done in $(( $(date +%s) - t_start )) s; load at end: $(uptime)"
 
 # --- report: medians over the repetitions ---------------------------------------------------------

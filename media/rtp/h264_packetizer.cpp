@@ -54,11 +54,14 @@ void fu_a(PayloadBuilder& b, std::span<const uint8_t> nal, size_t max_payload) {
   const auto body = nal.subspan(1);
   const size_t room = max_payload - 2;
   const size_t count = (body.size() + room - 1) / room;
-  const size_t base = body.size() / count, extra = body.size() % count;  // the first `extra` get one more
+  // Fragments as even as they can be with all but the last of one size (at most `room`, since
+  // count * room >= the body), the last no larger: a sender may then hand a player's fragments
+  // of a unit to the kernel as one GSO datagram (server/webrtc/udp_port.hpp).
+  const size_t size = (body.size() + count - 1) / count;
   const uint8_t indicator = static_cast<uint8_t>((nal[0] & 0xE0) | kNalFuA);
   size_t pos = 0;
   for (size_t i = 0; i < count; ++i) {
-    const size_t n = base + (i < extra ? 1 : 0);
+    const size_t n = i + 1 < count ? size : body.size() - pos;
     uint8_t header = nal[0] & 0x1F;
     if (i == 0) header |= kFuStart;
     if (i + 1 == count) header |= kFuEnd;

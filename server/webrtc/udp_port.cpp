@@ -1,6 +1,7 @@
 #include "server/webrtc/udp_port.hpp"
 
 #include <netinet/in.h>
+#include <netinet/udp.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,12 +19,21 @@ thread_local uint8_t t_buffer[UdpPort::kMaxDatagram];
 socklen_t address_length(const sockaddr_storage& a) {
   return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
 }
+
+bool same_peer(const sockaddr_storage& a, const sockaddr_storage& b) {
+  return a.ss_family == b.ss_family && std::memcmp(&a, &b, address_length(a)) == 0;
+}
+
+// What a kernel or device says when it cannot take a GSO message (no UDP_SEGMENT, no checksum
+// offload on the route's device, a segment over the route's MTU).
+bool gso_refused(int error) { return error == EIO || error == EINVAL || error == EOPNOTSUPP || error == EMSGSIZE; }
 }  // namespace
 
 UdpPort::UdpPort(uv_loop_t* loop, OnDatagram on_datagram) : loop_(loop), on_datagram_(std::move(on_datagram)) {
   if (const char* batch = std::getenv("SLUICE_WEBRTC_BATCH")) {
     batch_ = std::clamp<size_t>(std::strtoul(batch, nullptr, 10), 1, kBatch);
   }
+  if (const char* gso = std::getenv("SLUICE_WEBRTC_GSO")) gso_ = std::strcmp(gso, "0") != 0;
 }
 
 UdpPeer UdpPeer::from(const sockaddr* address) {
@@ -88,31 +98,69 @@ bool UdpPort::send(std::span<const uint8_t> datagram, const UdpPeer& to) {
   std::memcpy(data_[i], datagram.data(), datagram.size());
   iov_[i] = iovec{data_[i], datagram.size()};
   to_[i] = to.address;
-  msgs_[i] = mmsghdr{};
-  msgs_[i].msg_hdr.msg_name = &to_[i];
-  msgs_[i].msg_hdr.msg_namelen = address_length(to_[i]);
-  msgs_[i].msg_hdr.msg_iov = &iov_[i];
-  msgs_[i].msg_hdr.msg_iovlen = 1;
   if (queued_ >= batch_) flush();
   return true;
 }
 
+size_t UdpPort::build_messages() {
+  size_t messages = 0;
+  for (size_t first = 0; first < queued_; ++messages) {
+    const size_t segment = iov_[first].iov_len;
+    size_t count = 1, bytes = segment;
+    // Only the last segment may be shorter: a run ends after one.
+    while (gso_ && first + count < queued_ && iov_[first + count - 1].iov_len == segment) {
+      const size_t next = iov_[first + count].iov_len;
+      if (next > segment || bytes + next > kMaxGsoBytes || !same_peer(to_[first], to_[first + count])) break;
+      bytes += next;
+      ++count;
+    }
+    mmsghdr& m = msgs_[messages];
+    m = mmsghdr{};
+    m.msg_hdr.msg_name = &to_[first];
+    m.msg_hdr.msg_namelen = address_length(to_[first]);
+    m.msg_hdr.msg_iov = &iov_[first];
+    m.msg_hdr.msg_iovlen = count;
+    if (count > 1) {
+      m.msg_hdr.msg_control = control_[messages];
+      m.msg_hdr.msg_controllen = sizeof control_[messages];
+      cmsghdr* c = CMSG_FIRSTHDR(&m.msg_hdr);
+      c->cmsg_level = SOL_UDP;
+      c->cmsg_type = UDP_SEGMENT;
+      c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+      const auto size = static_cast<uint16_t>(segment);
+      std::memcpy(CMSG_DATA(c), &size, sizeof size);
+    }
+    segments_[messages] = count;
+    first += count;
+  }
+  return messages;
+}
+
 void UdpPort::flush() {
+  const size_t messages = build_messages();
   size_t sent = 0;
-  while (sent < queued_) {
+  auto datagrams = [&](size_t from, size_t to) {
+    uint64_t n = 0;
+    for (size_t m = from; m < to; ++m) n += segments_[m];
+    return n;
+  };
+  while (sent < messages) {
     ++send_calls_;
-    const int n = ::sendmmsg(fd_, msgs_ + sent, static_cast<unsigned>(queued_ - sent), MSG_DONTWAIT);
+    const int n = ::sendmmsg(fd_, msgs_ + sent, static_cast<unsigned>(messages - sent), MSG_DONTWAIT);
     if (n > 0) {
-      out_ += static_cast<uint64_t>(n);
+      out_ += datagrams(sent, sent + static_cast<size_t>(n));
+      for (size_t m = sent; m < sent + static_cast<size_t>(n); ++m) gso_messages_ += segments_[m] > 1 ? 1 : 0;
       sent += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
-      send_drops_ += queued_ - sent;  // the socket's buffer is full: the rest would fail too
+      send_drops_ += datagrams(sent, messages);  // the socket's buffer is full: the rest would fail too
       break;
     }
-    ++send_drops_;  // this one datagram (an address the kernel refuses): the others go on
+    // This one message (an address the kernel refuses, or GSO it cannot do): the others go on.
+    if (segments_[sent] > 1 && gso_refused(errno)) gso_ = false;
+    send_drops_ += segments_[sent];
     ++sent;
   }
   queued_ = 0;

@@ -104,6 +104,13 @@ TEST_CASE("a keyframe: the parameter sets in a STAP-A, the IDR in FU-A fragments
   // Fragments of 1000, 1000 and 999 bytes of the unit's 2999 after its header.
   CHECK(f.payloads[1].size() == 1001 + 1);
   CHECK(f.payloads[3].size() == 999 + 2);
+  // All fragments but the last of one size (the segments of one GSO datagram), the last no
+  // larger: 3997 bytes after the header as 1000, 1000, 1000 and 997 (not 1000, 999, 999, 999).
+  PacketizedFrame g;
+  REQUIRE(p.packetize(frame(false, {nal(0x41, 3998, 2)}), 1040, g));
+  REQUIRE(g.payloads.size() == 4);
+  for (size_t i = 0; i < 3; ++i) CHECK(g.payloads[i].size() == 1000 + 2);
+  CHECK(g.payloads[3].size() == 997 + 2);
   // One buffer for the whole frame.
   CHECK(f.payloads[0].use_count() == 4);
 }

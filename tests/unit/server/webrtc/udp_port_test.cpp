@@ -102,3 +102,85 @@ TEST_CASE("SLUICE_WEBRTC_BATCH=1 sends every datagram by itself") {
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(uv_loop_close(&loop) == 0);
 }
+
+// UDP GSO: a run of datagrams to one peer, all of the first one's size but a shorter last, goes as
+// one message the kernel cuts into the same datagrams; a longer one, another peer or a datagram
+// after a shorter one starts the next message. The receiver gets every datagram whole, in order.
+TEST_CASE("runs of equal datagrams to one peer go as one GSO message, and arrive as they were sent") {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  Received a, b;
+  UdpPort ra(&loop, [&](std::span<const uint8_t> d, const UdpPeer&) { a.datagrams.emplace_back(d.begin(), d.end()); });
+  UdpPort rb(&loop, [&](std::span<const uint8_t> d, const UdpPeer&) { b.datagrams.emplace_back(d.begin(), d.end()); });
+  UdpPort sender(&loop, [](std::span<const uint8_t>, const UdpPeer&) {});
+  auto pa = ra.open("127.0.0.1", 0);
+  auto pb = rb.open("127.0.0.1", 0);
+  REQUIRE(pa.ok());
+  REQUIRE(pb.ok());
+  REQUIRE(sender.open("127.0.0.1", 0).ok());
+  REQUIRE(sender.gso());
+  struct Send {
+    bool to_a;
+    size_t size;
+  };
+  // Messages: [a 1200 x3, 900] [a 1200] [b 1200 x2] [a 1200, 1200] [a 1300] [b 500]
+  const std::vector<Send> sends = {{true, 1200},  {true, 1200}, {true, 1200}, {true, 900},  {true, 1200}, {false, 1200},
+                                   {false, 1200}, {true, 1200}, {true, 1200}, {true, 1300}, {false, 500}};
+  std::vector<std::vector<uint8_t>> want_a, want_b;
+  for (size_t i = 0; i < sends.size(); ++i) {
+    const auto d = datagram(static_cast<int>(i), sends[i].size);
+    REQUIRE(sender.send(d, peer_at(sends[i].to_a ? *pa : *pb)));
+    (sends[i].to_a ? want_a : want_b).push_back(d);
+  }
+  sender.flush();
+  CHECK(sender.send_calls() == 1);
+  CHECK(sender.gso_messages() == 3);
+  CHECK(sender.datagrams_out() == sends.size());
+  run_until(&loop, [&] { return a.datagrams.size() == want_a.size() && b.datagrams.size() == want_b.size(); });
+  CHECK(a.datagrams == want_a);
+  CHECK(b.datagrams == want_b);
+
+  // More than a GSO message may carry: 60 datagrams of 1200 to one peer are two messages.
+  a.datagrams.clear();
+  want_a.clear();
+  for (int i = 0; i < 60; ++i) {
+    want_a.push_back(datagram(i));
+    REQUIRE(sender.send(want_a.back(), peer_at(*pa)));
+  }
+  sender.flush();
+  CHECK(sender.gso_messages() == 3 + 2);
+  run_until(&loop, [&] { return a.datagrams.size() == want_a.size(); });
+  CHECK(a.datagrams == want_a);
+  CHECK(sender.send_drops() == 0);
+
+  ra.close();
+  rb.close();
+  sender.close();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(uv_loop_close(&loop) == 0);
+}
+
+TEST_CASE("SLUICE_WEBRTC_GSO=0 sends each datagram as a message of its own") {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  setenv("SLUICE_WEBRTC_GSO", "0", 1);
+  UdpPort sender(&loop, [](std::span<const uint8_t>, const UdpPeer&) {});
+  unsetenv("SLUICE_WEBRTC_GSO");
+  Received got;
+  UdpPort receiver(&loop,
+                   [&](std::span<const uint8_t> d, const UdpPeer&) { got.datagrams.emplace_back(d.begin(), d.end()); });
+  auto rport = receiver.open("127.0.0.1", 0);
+  REQUIRE(rport.ok());
+  REQUIRE(sender.open("127.0.0.1", 0).ok());
+  CHECK_FALSE(sender.gso());
+  for (int i = 0; i < 10; ++i) REQUIRE(sender.send(datagram(i), peer_at(*rport)));
+  sender.flush();
+  CHECK(sender.gso_messages() == 0);
+  CHECK(sender.send_calls() == 1);
+  run_until(&loop, [&] { return got.datagrams.size() == 10; });
+  CHECK(got.datagrams.size() == 10);
+  receiver.close();
+  sender.close();
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(uv_loop_close(&loop) == 0);
+}
