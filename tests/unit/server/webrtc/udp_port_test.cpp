@@ -80,29 +80,6 @@ TEST_CASE("datagrams go out in batches, in order, within the loop turn") {
   CHECK(uv_loop_close(&loop) == 0);
 }
 
-// SLUICE_WEBRTC_BATCH=1 (for comparisons): each datagram leaves at once, one call each.
-TEST_CASE("SLUICE_WEBRTC_BATCH=1 sends every datagram by itself") {
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  setenv("SLUICE_WEBRTC_BATCH", "1", 1);
-  UdpPort sender(&loop, [](std::span<const uint8_t>, const UdpPeer&) {});
-  unsetenv("SLUICE_WEBRTC_BATCH");
-  Received got;
-  UdpPort receiver(&loop,
-                   [&](std::span<const uint8_t> d, const UdpPeer&) { got.datagrams.emplace_back(d.begin(), d.end()); });
-  auto rport = receiver.open("127.0.0.1", 0);
-  REQUIRE(rport.ok());
-  REQUIRE(sender.open("127.0.0.1", 0).ok());
-  for (int i = 0; i < 10; ++i) REQUIRE(sender.send(datagram(i), peer_at(*rport)));
-  CHECK(sender.send_calls() == 10);
-  run_until(&loop, [&] { return got.datagrams.size() == 10; });
-  CHECK(got.datagrams.size() == 10);
-  receiver.close();
-  sender.close();
-  uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(uv_loop_close(&loop) == 0);
-}
-
 // UDP GSO: a run of datagrams to one peer, all of the first one's size but a shorter last, goes as
 // one message the kernel cuts into the same datagrams; a longer one, another peer or a datagram
 // after a shorter one starts the next message. The receiver gets every datagram whole, in order.
@@ -160,27 +137,51 @@ TEST_CASE("runs of equal datagrams to one peer go as one GSO message, and arrive
   CHECK(uv_loop_close(&loop) == 0);
 }
 
-TEST_CASE("SLUICE_WEBRTC_GSO=0 sends each datagram as a message of its own") {
+// The comparisons' switches: SLUICE_WEBRTC_BATCH=1 sends each datagram at once, one call each;
+// SLUICE_WEBRTC_GSO=0 keeps the batches but sends each datagram as a message of its own.
+namespace {
+
+struct Sent {
+  uint64_t calls, gso_messages;
+  size_t received;
+};
+
+Sent send_ten_with(const char* variable, const char* value) {
   uv_loop_t loop;
   uv_loop_init(&loop);
-  setenv("SLUICE_WEBRTC_GSO", "0", 1);
+  setenv(variable, value, 1);
   UdpPort sender(&loop, [](std::span<const uint8_t>, const UdpPeer&) {});
-  unsetenv("SLUICE_WEBRTC_GSO");
+  unsetenv(variable);
   Received got;
   UdpPort receiver(&loop,
                    [&](std::span<const uint8_t> d, const UdpPeer&) { got.datagrams.emplace_back(d.begin(), d.end()); });
   auto rport = receiver.open("127.0.0.1", 0);
   REQUIRE(rport.ok());
   REQUIRE(sender.open("127.0.0.1", 0).ok());
-  CHECK_FALSE(sender.gso());
   for (int i = 0; i < 10; ++i) REQUIRE(sender.send(datagram(i), peer_at(*rport)));
   sender.flush();
-  CHECK(sender.gso_messages() == 0);
-  CHECK(sender.send_calls() == 1);
+  const Sent sent{sender.send_calls(), sender.gso_messages(), 0};
   run_until(&loop, [&] { return got.datagrams.size() == 10; });
-  CHECK(got.datagrams.size() == 10);
   receiver.close();
   sender.close();
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(uv_loop_close(&loop) == 0);
+  return {sent.calls, sent.gso_messages, got.datagrams.size()};
+}
+
+}  // namespace
+
+TEST_CASE("SLUICE_WEBRTC_BATCH=1 sends every datagram by itself; SLUICE_WEBRTC_GSO=0 sends no GSO message") {
+  const Sent unbatched = send_ten_with("SLUICE_WEBRTC_BATCH", "1");
+  CHECK(unbatched.calls == 10);
+  CHECK(unbatched.gso_messages == 0);
+  CHECK(unbatched.received == 10);
+  const Sent plain = send_ten_with("SLUICE_WEBRTC_GSO", "0");
+  CHECK(plain.calls == 1);
+  CHECK(plain.gso_messages == 0);
+  CHECK(plain.received == 10);
+  const Sent gso = send_ten_with("SLUICE_WEBRTC_GSO", "1");
+  CHECK(gso.calls == 1);
+  CHECK(gso.gso_messages == 1);
+  CHECK(gso.received == 10);
 }
