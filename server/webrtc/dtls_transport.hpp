@@ -1,6 +1,6 @@
 // DtlsTransport: the DTLS 1.2 association of one WebRTC session, as a datagram transform (no I/O:
 // datagrams in, datagrams out; docs/webrtc-protocol.md, "DTLS and SRTP"). Its one product is the
-// SRTP keys (server/webrtc/srtp_session.hpp): WebRTC without data channels sends nothing else
+// SRTP keys (server/webrtc/srtp_keys.hpp): WebRTC without data channels sends nothing else
 // over DTLS.
 //
 //  1. Role: Passive (the DTLS server) is what Sluice's answer says (a=setup:passive); Active (the
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "base/result.hpp"
-#include "server/webrtc/srtp_session.hpp"
+#include "server/webrtc/srtp_keys.hpp"
 #include "server/webrtc/webrtc_certificate.hpp"
 
 typedef struct ssl_st SSL;

@@ -10,6 +10,7 @@
 #include "server/io/logging.hpp"
 #include "server/io/uv_handle.hpp"
 #include "server/live/live_join.hpp"
+#include "server/webrtc/whep_player.hpp"
 
 namespace sluice::server {
 
@@ -106,6 +107,13 @@ Result<WebrtcService::Answer> WebrtcService::open(Offer&& offer) {
       return Error(Errc::Malformed, "invalid stream name: " + std::string(join.name_problem));
     }
     if (join.outcome == LiveJoin::Outcome::NotLive) return Error(Errc::NotFound, "stream is not live");
+    // Refused now rather than played as sound and a black picture.
+    if (const media::StreamHub* hub = services_.registry.find(join.key)) {
+      if (auto codec = whep_unplayable_video(*hub)) {
+        return Error(Errc::Unsupported,
+                     "the stream's video is " + std::string(*codec) + "; WebRTC players get H.264 only");
+      }
+    }
   }
   auto parsed = pw::parse_sdp(offer.sdp);
   if (!parsed) return parsed.error();

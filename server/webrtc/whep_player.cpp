@@ -1,6 +1,7 @@
 #include "server/webrtc/whep_player.hpp"
 
 #include "media/codec/flv_audio.hpp"
+#include "media/codec/flv_video.hpp"
 #include "media/codec/opus.hpp"
 #include "media/rtp/opus_rtp.hpp"
 #include "media/rtp/rtp_packet.hpp"
@@ -22,6 +23,15 @@ bool is_h264(const media::Frame& f) {
          f.payload[4] == '1';  // Enhanced RTMP 'avc1'
 }
 }  // namespace
+
+std::optional<std::string_view> whep_unplayable_video(const media::StreamHub& hub) {
+  for (const media::FramePtr& f : hub.sequence_headers()) {
+    if (f->kind != media::FrameKind::Video || is_h264(*f)) continue;
+    auto header = media::parse_video_tag(f->payload.span());
+    return header ? media::video_codec_name(header->codec()) : std::string_view("not H.264");
+  }
+  return std::nullopt;
+}
 
 WhepPlayer::WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::string key, media::StreamHub& hub,
                        const config::PlayerQueueConfig& queue, Track video, Track audio, Send send,

@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "media/rtp/rtp_history.hpp"
@@ -24,6 +26,11 @@
 #include "server/webrtc/shared_media.hpp"
 
 namespace sluice::server {
+
+// WebRTC players get H.264 video (docs/webrtc.md, "What is and is not supported"). The name of the
+// stream's video codec ("HEVC", "AV1", ...) when its sequence header says it is another; nothing
+// when it is H.264 or not known yet.
+std::optional<std::string_view> whep_unplayable_video(const media::StreamHub& hub);
 
 class WhepPlayer final : public LiveSubscriber {
  public:

@@ -10,7 +10,8 @@ stream's latest keyframe and answers a JPEG.
   asked before get the same JPEG and cost one decode (sluice_snapshot_decodes_total moves by 1).
 - width and quality out of range: 400 with the reason; an audio-only stream: 503 with a reason and
   Retry-After; a stream nobody publishes: 404.
-- HEVC (libx265, MPEG-TS over SRT) snapshots too, within 35 dB of one of the source's keyframes.
+- HEVC (libx265, MPEG-TS over SRT) snapshots too, within 35 dB of one of the source's keyframes;
+  a WHEP offer for it is refused (406, naming HEVC: WebRTC players get H.264 only).
 - An app whose play rules want a key: 401 without it, 403 with a wrong one, 200 with it.
 - workers: 2: requests on fresh connections (the kernel spreads them over both loops) all get the
   JPEG of a stream published on one loop."""
@@ -25,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from common import *  # noqa: E402,F403
-from srt_tools import ffmpeg_publish, srt_server  # noqa: E402
+from srt_tools import ffmpeg_publish, free_udp_port, srt_server  # noqa: E402
 
 require_tools("ffmpeg", "ffprobe", "curl")
 
@@ -48,7 +49,9 @@ subprocess.run(FF + ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duratio
 
 apps = ("  live: { type: live, gop_cache: true }\n"
         "  keyed: { type: live, gop_cache: true, play: { keys: [k-view] } }\n")
-server, srt_port, http_port = srt_server("snapshot", apps=apps, http=True, workers=1)
+webrtc_port = free_udp_port()
+server, srt_port, http_port = srt_server("snapshot", apps=apps, http=True, workers=1,
+                                         extra_yaml=f"webrtc:\n  listen: 127.0.0.1:{webrtc_port}\n")
 BASE = f"http://127.0.0.1:{http_port}"
 
 
@@ -219,6 +222,16 @@ try:
     best = max(psnr(hsnap, os.path.join(kf_dir, f)) for f in os.listdir(kf_dir))
     print(f"PSNR of the HEVC snapshot against the closest keyframe of the source: {best:.2f} dB")
     check(best >= 35, f"HEVC: within 35 dB of a keyframe of the source ({best:.2f})")
+    # WebRTC players get H.264 only: a WHEP offer (Chromium's) for the HEVC stream is refused
+    # with the reason, not answered and then sent sound and a black picture.
+    c = http.client.HTTPConnection("127.0.0.1", http_port, timeout=10)
+    c.request("POST", "/live/hevc/whep", open(os.path.join(SOURCE_DIR, "tests/fuzz/corpus/sdp/chromium_whep"), "rb").read(),
+              {"Content-Type": "application/sdp"})
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    check(r.status == 406 and b"HEVC" in body and b"H.264" in body,
+          f"WHEP of the HEVC stream: 406 naming HEVC ({r.status} {body[:160]!r})")
 
     # ---- Play rules: a snapshot shows the stream.
     pubs.append(publish_ffmpeg(h264, server.url("keyed/cam"), loop=True))
