@@ -5,7 +5,7 @@ glass-to-glass WHIP in, WHEP out p95 < 300 ms; RTMP in, WHEP out added delay p95
 the GOP start).
 
   bench/webrtc_delay.py [--reps 3] [--glass-seconds 20] [--rtmp-seconds 20] [--audio-seconds 40]
-                        [--no-build] [--out DIR]
+                        [--phases glass,glass+audio,rtmp,rtmp+audio] [--no-build] [--out DIR]
 
 Each repetition starts a fresh server (two worker loops, as the CI test) and measures, each with
 a Chromium of its own (tests/integration/webrtc_glass_browser.js; the pattern, the paced RTMP
@@ -57,7 +57,10 @@ ap.add_argument("--rtmp-seconds", type=int, default=20)
 ap.add_argument("--audio-seconds", type=int, default=40)
 ap.add_argument("--no-build", action="store_true")
 ap.add_argument("--out", default="")
+ap.add_argument("--phases", default="glass,glass+audio,rtmp,rtmp+audio",
+                help="the phases to run, comma-separated (default: all four)")
 args = ap.parse_args()
+phases = set(args.phases.split(","))
 
 if os.environ.get("BENCH_NICE"):
     os.setpriority(os.PRIO_PROCESS, 0, int(os.environ["BENCH_NICE"]))
@@ -166,15 +169,19 @@ for rep in range(1, args.reps + 1):
     watch = glass.StallWatch()
     watch.start()
     print(f"webrtc_delay: repetition {rep}, load {' '.join(run['load'])}", flush=True)
-    res = browser(base, [f"glass:live/glass:{args.glass_seconds}"], args.glass_seconds)
+    res = browser(base, [f"glass:live/glass:{args.glass_seconds}"], args.glass_seconds) if "glass" in phases else None
     if res:
         run["glass"] = figures("glass", res[0], glass.analyse(res[0]), args.glass_seconds, watch)
-    res = browser(base, [f"glass:live/glassa:{args.glass_seconds}:audio"], args.glass_seconds)
+    res = None
+    if "glass+audio" in phases:
+        res = browser(base, [f"glass:live/glassa:{args.glass_seconds}:audio"], args.glass_seconds)
     if res:
         a = glass.analyse(res[0])
         run["glass+audio"] = figures("glass+audio", res[0], a, args.glass_seconds, watch)
         run["glass+audio"]["steady"] = steady(res[0], a, None)
     for name, media, seconds in (("rtmp", flv, args.rtmp_seconds), ("rtmp+audio", flv_audio, args.audio_seconds)):
+        if name not in phases:
+            continue
         stream = "live/" + name.replace("+", "")
         pub = glass.PacedPublisher(server.port, stream, media)
         pub.start()
