@@ -40,7 +40,13 @@
 # offers AES128_CM_SHA1_80 only, so its WHEP runs are AES-CM whatever the players offer).
 # BENCH_NICE (e.g. -10): run the server, publisher and bench at that nice level; BENCH_CHRT (e.g. 1):
 # with that round-robin real-time priority instead (on a machine where other jobs run real-time).
-# Every run is bounded (SECONDS plus a few seconds of set-up), on 127.0.0.1.
+# BENCH_SPLIT=1 (root; Sluice only): the players as if on another machine. The bench runs in a
+# network namespace of its own behind a veth pair, pinned to CPU 1, the server pinned to CPU 0,
+# and the players' side of every datagram and segment (the kernel's receive path, which on
+# loopback runs in the sender's context and is charged to it) is steered to CPU 1 by RPS on the
+# players' veth; what the server receives is steered to CPU 0. The server's CPU is then its own
+# work, as with players on a network (docs/benchmarks.md, "Players as if on another machine").
+# Every run is bounded (SECONDS plus a few seconds of set-up), on 127.0.0.1 or the veth pair.
 set -euo pipefail
 
 all_scenarios=(fanout cm scale syscalls profile floor)
@@ -51,7 +57,7 @@ rate=20
 out=""
 build=1
 scenarios=()
-usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$2; shift 2 ;;
@@ -78,6 +84,9 @@ prio=()
 [ -z "${BENCH_NICE:-}" ] || prio=(nice -n "$BENCH_NICE")
 [ -z "${BENCH_CHRT:-}" ] || prio=(chrt -r "$BENCH_CHRT")
 media_kbit=${WEBRTC_MEDIA_KBIT:-2500}
+split=${BENCH_SPLIT:-0}
+host=127.0.0.1         # where the players reach the server
+server_pin=(); bench_pin=()
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
@@ -91,6 +100,24 @@ log() { echo "$*" | tee -a "$out/run.log" >&2; }
 work=$(mktemp -d /tmp/sluice-webrtc-work-XXXXXX)
 pids=()
 bench_trap_cleanup
+
+# --- BENCH_SPLIT=1: the players behind a veth pair, their receive path on the other CPU -----------
+netns=""
+if [ "$split" = 1 ]; then
+  [ "$(id -u)" -eq 0 ] || { echo "webrtc.sh: BENCH_SPLIT=1 needs root (a network namespace)" >&2; exit 1; }
+  [ "$(nproc)" -ge 2 ] || { echo "webrtc.sh: BENCH_SPLIT=1 needs 2 CPUs" >&2; exit 1; }
+  [ -z "${SRS_BIN:-}" ] || { echo "webrtc.sh: BENCH_SPLIT=1 runs Sluice only" >&2; exit 1; }
+  netns="sluice-wb-$$"; net=$(( $$ % 200 + 20 ))
+  ip netns add "$netns"
+  trap 'bench_cleanup; ip netns del "$netns" 2>/dev/null || true' EXIT
+  ip link add "wbs$net" type veth peer name "wbp$net" netns "$netns"
+  ip addr add "10.211.$net.1/24" dev "wbs$net"; ip link set "wbs$net" up
+  ip netns exec "$netns" sh -c "ip addr add 10.211.$net.2/24 dev wbp$net && ip link set wbp$net up && ip link set lo up &&
+    echo 2 > /sys/class/net/wbp$net/queues/rx-0/rps_cpus"
+  echo 1 > "/sys/class/net/wbs$net/queues/rx-0/rps_cpus"
+  host="10.211.$net.1"; listen_any=0.0.0.0
+  server_pin=(taskset -c 0); bench_pin=(ip netns exec "$netns" taskset -c 1)
+fi
 mkdir -p "$work/bin" "$work/media"
 
 # --- binaries -----------------------------------------------------------------------------------
@@ -144,7 +171,7 @@ machine="$(nproc) cores, ${cpu_model:-unknown CPU}, Linux $(uname -r), $(awk '/M
 cat > "$out/meta.json" <<JSON
 {"machine": "$machine", "sluice": "$commit", "media_s": $media_s, "media_kbit": $media_kbit,
  "flv_bytes": $flv_bytes, "reps": $reps, "seconds": $seconds, "players": $players, "rate": $rate,
- "nice": "${BENCH_NICE:-}", "chrt": "${BENCH_CHRT:-}", "srs": "$srs_version", "scenarios": "${scenarios[*]}", "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+ "nice": "${BENCH_NICE:-}", "split": "$split", "chrt": "${BENCH_CHRT:-}", "srs": "$srs_version", "scenarios": "${scenarios[*]}", "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
  "uptime_start": "$(uptime)"}
 JSON
 log "webrtc: sluice $commit; machine: $machine"
@@ -168,20 +195,20 @@ start_server() {  # start_server NAME: a fresh server ($server) and publisher; i
   cat > "$work/sluice.yaml" <<YAML
 workers: 1
 rtmp:
-  listen: 127.0.0.1:$rtmp_port
+  listen: ${listen_any:-127.0.0.1}:$rtmp_port
   chunk_size: 4096
   player_queue: {${queue:+ $queue }}
   io_uring: ${SLUICE_IO_URING:-true}
 http:
-  listen: 127.0.0.1:$http_port
+  listen: ${listen_any:-127.0.0.1}:$http_port
 webrtc:
-  listen: 127.0.0.1:$udp_port
+  listen: $host:$udp_port
 apps:
   live: { type: live }
 log:
   level: info
 YAML
-  ${prio[@]+"${prio[@]}"} "$sluice" --config "$work/sluice.yaml" >"$server_log" 2>&1 &
+  ${prio[@]+"${prio[@]}"} ${server_pin[@]+"${server_pin[@]}"} "$sluice" --config "$work/sluice.yaml" >"$server_log" 2>&1 &
   server_pid=$!; pids+=("$server_pid")
   bench_wait_port "$rtmp_port" 10 && bench_wait_port "$http_port" 10 ||
     { echo "webrtc.sh: the server did not start (log: $server_log)" >&2; tail -5 "$server_log" >&2; exit 1; }
@@ -265,16 +292,16 @@ measure() {
   local proto=$1 rep=$2 profiles=${3:-} json txt cpu0 cpu1 t0 t1 rss0 rss1 hwm load rc=0 url args=()
   json="$out/bench-$proto-$rep.json"; txt="$out/bench-$proto-$rep.txt"
   load=$(cut -d' ' -f1-3 /proc/loadavg)
-  local whep_url="http://127.0.0.1:$http_port/live/cam/whep" sched0 sched1 recvq
+  local whep_url="http://$host:$http_port/live/cam/whep" sched0 sched1 recvq
   [ "$server" = srs ] && whep_url="http://127.0.0.1:$http_port/rtc/v1/whep/?app=live&stream=cam"
   case "$proto" in
-    *rtmp) args=(play --read-batch-ms 0 "rtmp://127.0.0.1:$rtmp_port/live/cam") ;;
+    *rtmp) args=(play --read-batch-ms 0 "rtmp://$host:$rtmp_port/live/cam") ;;
     *) args=(whep ${profiles:+--srtp-profiles "$profiles"} "$whep_url") ;;
   esac
   rss0=$(bench_rss "$server_pid"); cpu0=$(bench_cpu_ticks "$server_pid"); t0=$(date +%s.%N)
   # The loop thread's time on a CPU and waiting for one (ns): busy, or starved by other work?
   sched0=$(cut -d' ' -f1-2 "/proc/$server_pid/schedstat")
-  ${prio[@]+"${prio[@]}"} "$bench" "${args[0]}" -n "$players" --rate "$rate" -d "$seconds" --allow-failures "$players" \
+  ${prio[@]+"${prio[@]}"} ${bench_pin[@]+"${bench_pin[@]}"} "$bench" "${args[0]}" -n "$players" --rate "$rate" -d "$seconds" --allow-failures "$players" \
     -q --json "$json" "${args[@]:1}" >"$txt" 2>&1 &
   local bench_pid=$!; pids+=("$bench_pid")
   sleep $(( seconds - 8 ))  # all players in, a while before the end
