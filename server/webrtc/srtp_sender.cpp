@@ -16,6 +16,9 @@ constexpr size_t kMasterKey = 16;
 constexpr size_t kPrfSalt = 14;             // the PRF's and AES-CM's salt; GCM uses the first 12 bytes
 constexpr size_t kAuthKey = 20;             // HMAC-SHA1's session key (RFC 3711 8.2)
 constexpr uint16_t kTlsAes128Gcm = 0x1301;  // RecordCipher's name for AES-128-GCM
+// libsrtp on NSS (Debian's, GStreamer's) takes at most 2048 bytes of GCM additional data, the RTP
+// header: a receiver like it could not check a packet with a longer one (found by fuzzing).
+constexpr size_t kMaxGcmHeader = 2048;
 
 uint32_t be32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
@@ -153,6 +156,9 @@ Result<size_t> SrtpSender::protect_rtp(std::span<uint8_t> buffer, size_t length)
   else if (p[0] & 0x10)
     header = length + 1;
   if (header > length) return refused(Errc::Malformed, "parse_err", "protect RTP: the header overruns the packet");
+  if (profile_ == SrtpProfile::AeadAes128Gcm && header > kMaxGcmHeader) {
+    return refused(Errc::Rejected, "cipher_fail", "protect RTP: a header longer than libsrtp's GCM takes");
+  }
   const uint32_t ssrc = be32(p + 8);
   const uint16_t seq = static_cast<uint16_t>((p[2] << 8) | p[3]);
   Stream* s = stream(ssrc);

@@ -13,7 +13,9 @@
 //     bytes under the same index, which reveals nothing. One more than kWindow packets behind the
 //     newest is refused ("replay_old"), as libsrtp refuses it; receivers would too.
 //  4. SRTCP's index counts from 1 per SSRC, with the E bit (encrypted) set.
-//  5. Sizes: the caller's buffer holds the packet and at least kMaxOverhead more.
+//  5. Sizes: the caller's buffer holds the packet and at least kMaxOverhead more. With GCM an RTP
+//     header (CSRCs and extension: the additional data) over 2048 bytes is refused, as libsrtp on
+//     NSS refuses it ("cipher_fail"); Sluice's own headers are 12 bytes.
 // One sender belongs to one session, on one loop.
 #pragma once
 

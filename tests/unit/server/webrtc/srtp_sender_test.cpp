@@ -159,6 +159,17 @@ TEST_CASE("what libsrtp would refuse to send is refused, and the packet is left 
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().context.starts_with("parse_err"));
   CHECK(std::equal(before.begin(), before.end(), buffer.begin()));
+  // A header extension of 2040 bytes: 12 + 4 + 2040 = 2056 bytes of header, over libsrtp's 2048
+  // for GCM's additional data (found by the srtp_unprotect fuzz target against libsrtp).
+  Bytes long_header = rtp(42000, 1, 0, rng, 0, true);
+  long_header[14] = 0x01;
+  long_header[15] = 0xFE;  // 510 words
+  long_header.resize(12 + 4 + 2040 + 100, 0x55);
+  auto too_long = protect(**ours, long_header, false);
+  REQUIRE_FALSE(too_long.ok());
+  CHECK(too_long.error().context.starts_with("cipher_fail"));
+  long_header[15] = 0xFC;  // 508 words: 2048 bytes of header, taken
+  CHECK(protect(**ours, long_header, false).ok());
   Bytes many_csrcs = rtp(2, 2, 4, rng, 15);
   many_csrcs.resize(30);
   CHECK_FALSE(protect(**ours, many_csrcs, false).ok());
