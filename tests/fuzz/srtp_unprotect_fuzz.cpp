@@ -14,8 +14,6 @@
 // (server/webrtc/srtp_sender.hpp, on OpenSSL) is what libsrtp's own sender makes of the same
 // packet, byte for byte, and each refuses what the other refuses (but for the sender's limit of
 // SSRCs, which libsrtp does not have).
-#include <srtp2/srtp.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +25,7 @@
 #include "server/webrtc/srtp_sender.hpp"
 #include "server/webrtc/srtp_session.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
+#include "tests/unit/server/webrtc/libsrtp_sender.hpp"
 
 using namespace sluice;
 using namespace sluice::server;
@@ -37,41 +36,6 @@ constexpr uint8_t kMasterKeySalt[30] = {0xe1, 0xf9, 0x7a, 0x0d, 0x3e, 0x01, 0x8b
                                         0xa3, 0x2c, 0x06, 0xde, 0x41, 0x39, 0x0e, 0xc6, 0x75, 0xad,
                                         0x49, 0x8a, 0xfe, 0xeb, 0xb6, 0x96, 0x0b, 0x3a, 0xab, 0xe6};
 constexpr int kMaxOperations = 64;
-
-// libsrtp's outbound context with the same key, as Sluice's sender was before SrtpSender.
-struct LibsrtpSender {
-  srtp_t ctx = nullptr;
-  explicit LibsrtpSender(SrtpProfile profile) {
-    FUZZ_CHECK(SrtpSession::init_library().ok());
-    uint8_t key[30];
-    std::copy(kMasterKeySalt, kMasterKeySalt + 30, key);
-    srtp_policy_t policy{};
-    if (profile == SrtpProfile::AeadAes128Gcm) {
-      srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtp);
-      srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtcp);
-    } else {
-      srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&policy.rtp);
-      srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&policy.rtcp);
-    }
-    policy.ssrc.type = ssrc_any_outbound;
-    policy.key = key;
-    policy.window_size = SrtpSender::kWindow;
-    policy.allow_repeat_tx = 1;
-    FUZZ_CHECK(srtp_create(&ctx, &policy) == srtp_err_status_ok);
-  }
-  ~LibsrtpSender() { srtp_dealloc(ctx); }
-  // The protected packet, or nothing when libsrtp refuses it.
-  std::optional<std::vector<uint8_t>> protect(std::vector<uint8_t> p, bool rtcp) {
-    const size_t plain = p.size();
-    if (plain > 65535) return std::nullopt;
-    p.resize(plain + SrtpSender::kMaxOverhead);
-    int len = static_cast<int>(plain);
-    const auto s = rtcp ? srtp_protect_rtcp(ctx, p.data(), &len) : srtp_protect(ctx, p.data(), &len);
-    if (s != srtp_err_status_ok) return std::nullopt;
-    p.resize(static_cast<size_t>(len));
-    return p;
-  }
-};
 
 std::unique_ptr<SrtpSession> session(SrtpProfile profile) {
   SrtpKeys k;
@@ -93,7 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Same keys both ways: `ours` protects what `peer` unprotects, and the other way round.
   auto ours = session(profile);
   auto peer = session(profile);
-  LibsrtpSender reference(profile);
+  test::LibsrtpSender reference(profile,
+                                std::span(kMasterKeySalt, srtp_key_length(profile) + srtp_salt_length(profile)));
+  FUZZ_CHECK(reference.ok());
   for (int i = 0; i < kMaxOperations && in.left() >= 3; ++i) {
     const auto op = static_cast<uint8_t>(in.be(1) & 3);
     const auto bytes = in.bytes(static_cast<size_t>(in.be(2)));

@@ -6,7 +6,6 @@
 // several SSRCs; SRTCP's index counts per SSRC. A resend more than the window behind and a header
 // that overruns the packet are refused, leaving the packet as it was.
 #include <doctest/doctest.h>
-#include <srtp2/srtp.h>
 
 #include <cstdint>
 #include <random>
@@ -15,6 +14,7 @@
 
 #include "server/webrtc/srtp_sender.hpp"
 #include "server/webrtc/srtp_session.hpp"
+#include "tests/unit/server/webrtc/libsrtp_sender.hpp"
 
 using namespace sluice;
 using namespace sluice::server;
@@ -23,34 +23,14 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-// libsrtp's outbound context with the same master key and salt.
+// libsrtp's own sender with the same master key and salt.
 struct Reference {
-  srtp_t ctx = nullptr;
-  explicit Reference(SrtpProfile profile, Bytes key_salt) {
-    REQUIRE(SrtpSession::init_library().ok());
-    srtp_policy_t policy{};
-    if (profile == SrtpProfile::AeadAes128Gcm) {
-      srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtp);
-      srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtcp);
-    } else {
-      srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&policy.rtp);
-      srtp_crypto_policy_set_aes_cm_128_hmac_sha1_80(&policy.rtcp);
-    }
-    policy.ssrc.type = ssrc_any_outbound;
-    policy.key = key_salt.data();
-    policy.window_size = SrtpSender::kWindow;
-    policy.allow_repeat_tx = 1;
-    REQUIRE(srtp_create(&ctx, &policy) == srtp_err_status_ok);
-  }
-  ~Reference() { srtp_dealloc(ctx); }
-  Bytes protect(Bytes p, bool rtcp) {
-    const size_t plain = p.size();
-    p.resize(plain + SrtpSender::kMaxOverhead);
-    int len = static_cast<int>(plain);
-    const auto s = rtcp ? srtp_protect_rtcp(ctx, p.data(), &len) : srtp_protect(ctx, p.data(), &len);
-    REQUIRE(s == srtp_err_status_ok);
-    p.resize(static_cast<size_t>(len));
-    return p;
+  test::LibsrtpSender sender;
+  Reference(SrtpProfile profile, const Bytes& key_salt) : sender(profile, key_salt) { REQUIRE(sender.ok()); }
+  Bytes protect(const Bytes& p, bool rtcp) {
+    auto out = sender.protect(p, rtcp);
+    REQUIRE(out.has_value());
+    return *out;
   }
 };
 
