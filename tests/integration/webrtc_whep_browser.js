@@ -65,6 +65,9 @@ async function main() {
           stats.forEach((x) => {
             if (x.type === "inbound-rtp" && x.kind === "video") {
               s.framesDecoded = x.framesDecoded || 0;
+              // A freeze with frames received and dropped is the browser's; with none received, the wire's.
+              s.framesReceived = x.framesReceived || 0;
+              s.framesDropped = x.framesDropped || 0;
               s.fps = x.framesPerSecond || 0;
               s.freezes = x.freezeCount || 0;
               s.keyFramesDecoded = x.keyFramesDecoded || 0;
