@@ -150,11 +150,12 @@ Result<size_t> SrtpSender::protect_rtp(std::span<uint8_t> buffer, size_t length)
     return refused(Errc::Malformed, "parse_err", "protect RTP: not RTP, or no room for the tag");
   }
   uint8_t* p = buffer.data();
+  // The header libsrtp leaves clear: the fixed part, the CSRCs, and the extension (its 4-byte
+  // head, then its length in 32-bit words). Version and padding are not checked, as libsrtp does not.
   size_t header = kFixedHeader + 4 * size_t{p[0] & 0x0Fu};
-  if ((p[0] & 0x10) && header + 4 <= length)
-    header += 4 + 4 * ((size_t{p[header + 2]} << 8) | p[header + 3]);
-  else if (p[0] & 0x10)
-    header = length + 1;
+  if ((p[0] & 0x10) != 0) {
+    header = header + 4 <= length ? header + 4 + 4 * ((size_t{p[header + 2]} << 8) | p[header + 3]) : length + 1;
+  }
   if (header > length) return refused(Errc::Malformed, "parse_err", "protect RTP: the header overruns the packet");
   if (profile_ == SrtpProfile::AeadAes128Gcm && header > kMaxGcmHeader) {
     return refused(Errc::Rejected, "cipher_fail", "protect RTP: a header longer than libsrtp's GCM takes");
@@ -186,7 +187,7 @@ Result<size_t> SrtpSender::protect_rtp(std::span<uint8_t> buffer, size_t length)
 
   const size_t payload = length - header;
   const uint32_t roc = static_cast<uint32_t>(index >> 16);
-  size_t tag_length = srtp_tag_length(profile_);
+  const size_t tag_length = srtp_tag_length(profile_);
   if (profile_ == SrtpProfile::AeadAes128Gcm) {
     uint8_t iv[RecordCipher::kNonceSize] = {};  // 00 00 | SSRC | ROC | SEQ, XOR the salt
     std::memcpy(iv + 2, p + 8, 4);

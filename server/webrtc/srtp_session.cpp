@@ -94,13 +94,9 @@ Result<void> SrtpSession::init_library() {
 
 Result<std::unique_ptr<SrtpSession>> SrtpSession::create(const SrtpKeys& keys, const SrtpOptions& options) {
   if (auto ready = init_library(); !ready) return ready.error();
-  const size_t want = srtp_key_length(keys.profile) + srtp_salt_length(keys.profile);
-  if (keys.size != want) {
-    return Error(Errc::Config, "SRTP: " + std::string(srtp_profile_name(keys.profile)) + " needs " +
-                                   std::to_string(want) + " bytes of key and salt, not " + std::to_string(keys.size));
-  }
   std::unique_ptr<SrtpSession> out(new SrtpSession());
   out->profile_ = keys.profile;
+  // Checks the length of key and salt (both directions share keys.size) before anything reads them.
   auto outbound = SrtpSender::create(keys.profile, keys.local_key());
   if (!outbound) return std::move(outbound).error();
   out->outbound_ = std::move(*outbound);

@@ -139,23 +139,19 @@ size_t UdpPort::build_messages() {
 void UdpPort::flush() {
   const size_t messages = build_messages();
   size_t sent = 0;
-  auto datagrams = [&](size_t from, size_t to) {
-    uint64_t n = 0;
-    for (size_t m = from; m < to; ++m) n += segments_[m];
-    return n;
-  };
   while (sent < messages) {
     ++send_calls_;
     const int n = ::sendmmsg(fd_, msgs_ + sent, static_cast<unsigned>(messages - sent), MSG_DONTWAIT);
     if (n > 0) {
-      out_ += datagrams(sent, sent + static_cast<size_t>(n));
-      for (size_t m = sent; m < sent + static_cast<size_t>(n); ++m) gso_messages_ += segments_[m] > 1 ? 1 : 0;
-      sent += static_cast<size_t>(n);
+      for (const size_t end = sent + static_cast<size_t>(n); sent < end; ++sent) {
+        out_ += segments_[sent];
+        gso_messages_ += segments_[sent] > 1 ? 1 : 0;
+      }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
-      send_drops_ += datagrams(sent, messages);  // the socket's buffer is full: the rest would fail too
+      for (; sent < messages; ++sent) send_drops_ += segments_[sent];  // the buffer is full: the rest would fail too
       break;
     }
     // This one message (an address the kernel refuses, or GSO it cannot do): the others go on.

@@ -10,7 +10,7 @@
 // Within a batch, consecutive datagrams to one peer that are all of the first one's size but the
 // last (no larger) go as one UDP GSO message (UDP_SEGMENT, Linux 4.18): the kernel builds and
 // routes one buffer and cuts it into the datagrams at the device, where a datagram each costs
-// that work once per datagram (docs/benchmarks.md, "UDP GSO"). A player's fragments of one H.264
+// that work once per datagram (docs/benchmarks.md, "SRTP on OpenSSL and UDP GSO"). A player's fragments of one H.264
 // unit are such a run (media/rtp/h264_packetizer.hpp). The receiver gets the same datagrams
 // either way. A kernel or device that refuses a GSO message turns GSO off for the port (that
 // message's datagrams count as dropped); SLUICE_WEBRTC_GSO=0 in the environment turns it off.
