@@ -73,15 +73,31 @@ def free_port():
             return port
 
 
-def wait_port(port, timeout=10.0):
+def wait_port(port, timeout=10.0, alive=lambda: True):
+    """True once something accepts on the port; False after `timeout`, or at once when `alive`
+    (the process meant to listen) says it has gone."""
     deadline = time.time() + timeout
-    while time.time() < deadline:
+    while time.time() < deadline and alive():
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return True
         except OSError:
             time.sleep(0.05)
     return False
+
+
+def without_config_dump(log):
+    """A server log without the effective configuration it prints at start (150 lines of YAML
+    that would push the lines that matter out of a truncated CI log)."""
+    out, skipping = [], False
+    for line in log.splitlines():
+        stamped = line[:4].isdigit() and line[4:5] == "-"
+        if stamped:
+            skipping = "effective configuration:" in line
+            out.append(line)
+        elif not skipping:
+            out.append(line)
+    return "\n".join(out) + "\n"
 
 
 # Under ASan, freed memory sits in a quarantine (256 MB by default), so RSS only means something
@@ -171,10 +187,19 @@ class Server:
                                      stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
         # A failed check exits the test at once: the server must not outlive it.
         atexit.register(self._kill_if_running)
-        if not wait_port(self.port):
-            self.stop()
-            fail("server did not start listening; log:\n" + self.log_text())
+        if not wait_port(self.port, alive=lambda: self.proc.poll() is None):
+            fail(self.start_failure())
         return self
+
+    def start_failure(self):
+        """Why start() gave up, short enough to survive a CI log's truncation: the exit status,
+        the log without its effective-configuration dump, and what holds the port."""
+        code = self.proc.poll()
+        status = f"exited with {code}" if code is not None else "still running, port closed"
+        holders = subprocess.run(["ss", "-tanpH", f"sport = :{self.port}"], capture_output=True, text=True).stdout
+        self.stop()
+        return (f"server did not start listening on {self.port} ({status}); TCP sockets on the port:\n"
+                f"{holders or '(none)'}\nlog, configuration left out:\n" + without_config_dump(self.log_text()))
 
     def _kill_if_running(self):
         if self.proc is not None and self.proc.poll() is None:
