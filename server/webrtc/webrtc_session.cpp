@@ -25,6 +25,9 @@ constexpr uint64_t kReportMs = 1000;
 // A WHIP publisher that sent no keyframe this long is asked for one: browsers send one only when
 // asked, and a player's join, an HLS segment and a recording's start all wait for one.
 constexpr uint64_t kPublisherKeyframeMs = 2000;
+// The shortest time between two PLIs to a publisher: an encoder asked more often spends its
+// bitrate on keyframes.
+constexpr uint64_t kPliIntervalMs = 500;
 
 const char* role_name(pw::WebrtcRole r) { return r == pw::WebrtcRole::Whip ? "whip" : "whep"; }
 }  // namespace
@@ -159,7 +162,11 @@ void WebrtcSession::on_rtp(std::span<const uint8_t> datagram, uint64_t now_ms) {
     return;
   }
   receiver_->on_rtp(plain, now_ms);
-  if (receiver_->keyframe_wanted()) ask_keyframe(now_ms);
+  if (receiver_->keyframe_wanted()) {
+    ask_keyframe(now_ms, "loss");
+  } else if (pli_due_) {
+    ask_keyframe(now_ms, "held");
+  }
   send_publisher_feedback(now_ms);
 }
 
@@ -189,10 +196,24 @@ void WebrtcSession::send_publisher_feedback(uint64_t now_ms) {
 }
 
 // A PLI: the publisher's encoder sends a keyframe, so players that lost a frame recover at once
-// rather than at the next GOP. At most two a second.
-void WebrtcSession::ask_keyframe(uint64_t now_ms) {
+// rather than at the next GOP. At most two a second: a request inside that interval is held, not
+// dropped, unless no keyframe came since the last PLI (whose keyframe, on its way, answers it
+// too); the held one goes when the interval ends (checked at each of the publisher's packets).
+void WebrtcSession::ask_keyframe(uint64_t now_ms, const char* why) {
   auto ssrc = receiver_ ? receiver_->video_ssrc() : std::nullopt;
-  if (!ssrc || !srtp_ || (last_pli_ms_ != 0 && now_ms - last_pli_ms_ < 500)) return;
+  if (!ssrc || !srtp_) return;
+  if (last_pli_ms_ != 0 && now_ms - last_pli_ms_ < kPliIntervalMs) {
+    const auto keyframe = receiver_->last_keyframe_ms();
+    if (!pli_due_ && keyframe && *keyframe >= last_pli_ms_) {
+      pli_due_ = true;
+      SLUICE_LOG_DEBUG("conn={} webrtc={} event=pli_held why={} since_last_ms={}", number_, id_, why,
+                       now_ms - last_pli_ms_);
+    }
+    return;
+  }
+  SLUICE_LOG_DEBUG("conn={} webrtc={} event=pli_sent why={} since_last_ms={}", number_, id_, why,
+                   last_pli_ms_ == 0 ? 0 : now_ms - last_pli_ms_);
+  pli_due_ = false;
   last_pli_ms_ = now_ms;
   std::vector<uint8_t> pli;
   pw::write_pli(plan_.video.ssrc, *ssrc, pli);
@@ -226,14 +247,16 @@ void WebrtcSession::on_rtcp(std::span<const uint8_t> datagram, uint64_t now_ms) 
   // that (the publisher is asked at most twice a second anyway).
   if (!compound->plis.empty() || !compound->firs.empty()) {
     ++keyframe_requests_;
-    if (last_keyframe_request_ms_ == 0 || now_ms - last_keyframe_request_ms_ >= 200) {
+    const bool forward = last_keyframe_request_ms_ == 0 || now_ms - last_keyframe_request_ms_ >= 200;
+    SLUICE_LOG_DEBUG("conn={} webrtc={} event=keyframe_request forwarded={}", number_, id_, forward ? "yes" : "no");
+    if (forward) {
       last_keyframe_request_ms_ = now_ms;
       service_.services().registry.request_keyframe(plan_.key);
     }
   }
 }
 
-void WebrtcSession::request_keyframe() { ask_keyframe(service_.services().loop.now_ms()); }
+void WebrtcSession::request_keyframe() { ask_keyframe(service_.services().loop.now_ms(), "player"); }
 
 void WebrtcSession::send_sender_reports(uint64_t now_ms) {
   if (!player_ || !srtp_ || now_ms - last_sr_ms_ < kReportMs) return;
@@ -270,8 +293,12 @@ void WebrtcSession::on_tick(uint64_t now_ms) {
   if (receiver_) {
     receiver_->poll(now_ms);
     const auto last_keyframe = receiver_->last_keyframe_ms();
-    if (receiver_->keyframe_wanted() || (last_keyframe && now_ms - *last_keyframe >= kPublisherKeyframeMs)) {
-      ask_keyframe(now_ms);
+    if (receiver_->keyframe_wanted()) {
+      ask_keyframe(now_ms, "loss");
+    } else if (last_keyframe && now_ms - *last_keyframe >= kPublisherKeyframeMs) {
+      ask_keyframe(now_ms, "gop");
+    } else if (pli_due_) {
+      ask_keyframe(now_ms, "held");
     }
     send_publisher_feedback(now_ms);
   }

@@ -103,7 +103,7 @@ class WebrtcSession final : public Flushable, public PlayerOutput, public Publis
   void on_rtp(std::span<const uint8_t> datagram, uint64_t now_ms);
   void play(const config::AppConfig& app);
   void publish(const config::AppConfig& app, const PublishClaim& claim);
-  void ask_keyframe(uint64_t now_ms);
+  void ask_keyframe(uint64_t now_ms, const char* why);
   void send_sender_reports(uint64_t now_ms);
   void send_publisher_feedback(uint64_t now_ms);
   void send(std::span<const uint8_t> datagram);
@@ -127,6 +127,7 @@ class WebrtcSession final : public Flushable, public PlayerOutput, public Publis
   std::unique_ptr<WhipReceiver> receiver_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for a claim that answers later
   uint64_t last_pli_ms_ = 0;
+  bool pli_due_ = false;  // a request came inside the PLI interval: a PLI goes when it ends
   uint64_t last_sr_ms_ = 0;
   uint64_t last_rr_ms_ = 0;
   uint64_t nacks_ = 0;                     // sequence numbers a player asked for again

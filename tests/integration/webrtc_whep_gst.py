@@ -57,8 +57,7 @@ def on_video_buffer(_pad, info):
     if not info.get_buffer().has_flags(Gst.BufferFlags.DELTA_UNIT):
         say(keyframe=round(now(), 3))
         state["keyframes"] += 1
-        # Not after the first: the join's, from the GOP cache, may be old, and a request soon after
-        # another player's may be one the publisher's rate (two a second) leaves out.
+        # Not after the first: the join's, from the GOP cache, may be old.
         if ask_after > 0 and not state["asking"] and state["keyframes"] > 1:
             state["asking"] = True
             GLib.timeout_add(int(ask_after * 1000), ask)
