@@ -345,14 +345,18 @@ void WebrtcSession::end(const std::string& reason) {
     send_all(out);
   }
   const uint64_t retransmitted = player_ ? player_->retransmitted() : 0;
-  std::string publisher_figures;
+  std::string figures;
   if (receiver_) {
-    publisher_figures = " nacks_sent=" + std::to_string(nacks_sent_) +
-                        " rtx=" + std::to_string(receiver_->rtx_packets()) +
-                        " lost=" + std::to_string(receiver_->lost_packets()) +
-                        " given_up=" + std::to_string(receiver_->nack_stats().given_up);
+    figures = " nacks_sent=" + std::to_string(nacks_sent_) + " rtx=" + std::to_string(receiver_->rtx_packets()) +
+              " lost=" + std::to_string(receiver_->lost_packets()) +
+              " given_up=" + std::to_string(receiver_->nack_stats().given_up);
   }
-  if (player_) player_->ticket.set_end_reason(reason);
+  if (player_) {
+    player_->ticket.set_end_reason(reason);
+    if (const auto start = player_->start_ms()) {
+      figures += " start_ms=" + std::to_string(*start) + " start_gap_ms=" + std::to_string(player_->start_gap_ms());
+    }
+  }
   player_.reset();
   receiver_.reset();
   if (publisher_) {
@@ -364,7 +368,7 @@ void WebrtcSession::end(const std::string& reason) {
       "conn={} webrtc={} event=webrtc_close stream={} reason=\"{}\" bytes_in={} bytes_out={} "
       "srtp_errors={} nacks={} retransmitted={} keyframe_requests={}{}",
       number_, id_, plan_.key, reason, bytes_in_, bytes_out_, srtp_errors_, nacks_, retransmitted, keyframe_requests_,
-      publisher_figures);
+      figures);
 }
 
 PublishServices& WebrtcSession::publish_services() { return service_.services(); }

@@ -1,5 +1,7 @@
 #include "server/webrtc/whep_player.hpp"
 
+#include <algorithm>
+
 #include "media/codec/flv_audio.hpp"
 #include "media/codec/flv_video.hpp"
 #include "media/codec/opus.hpp"
@@ -43,7 +45,8 @@ WhepPlayer::WhepPlayer(PlayerOutput& output, StreamRegistry& registry, std::stri
       now_ms_(std::move(now_ms)),
       video_history_(kHistoryPackets, video.sequence),
       audio_history_(kAudioHistoryPackets, audio.sequence),
-      shared_(std::move(shared)) {
+      shared_(std::move(shared)),
+      created_ms_(now_ms_()) {
   packet_.reserve(1500);
   subscribe();
 }
@@ -84,6 +87,13 @@ void WhepPlayer::send_video(const media::Frame& f) {
   const media::rtp::PacketizedFrame* packets = shared_->video.packets_of(f);
   if (packets == nullptr) return;  // a sequence header, or nothing
   started_ = true;
+  const uint64_t now = now_ms_();
+  if (!first_picture_ms_) {
+    first_picture_ms_ = now;
+  } else if (now - *first_picture_ms_ <= kStartWindowMs) {
+    start_gap_ms_ = std::max(start_gap_ms_, now - last_picture_ms_);
+  }
+  last_picture_ms_ = now;
   const size_t count = packets->payloads.size();
   for (size_t i = 0; i < count; ++i) {
     send_packet(video_, video_history_, i + 1 == count, packets->timestamp, packets->payloads[i]);
@@ -113,6 +123,11 @@ void WhepPlayer::write_packet(const Track& track, uint16_t sequence, bool marker
   media::rtp::write_fixed_header(packet_.data(), marker, track.payload_type, sequence, rtp_time, track.ssrc);
   std::copy(payload.begin(), payload.end(), packet_.begin() + kRtpHeader);
   send_(packet_);
+}
+
+std::optional<uint64_t> WhepPlayer::start_ms() const {
+  if (!first_picture_ms_) return std::nullopt;
+  return *first_picture_ms_ - created_ms_;
 }
 
 void WhepPlayer::resend(uint32_t ssrc, std::span<const uint16_t> sequences) {

@@ -65,6 +65,13 @@ class WhepPlayer final : public LiveSubscriber {
   const Track& video() const { return video_; }
   const Track& audio() const { return audio_; }
   uint64_t skipped_frames() const { return skipped_; }
+  // The start as the loop saw it: ms from the play to the first picture sent, and the longest
+  // wait between two pictures sent in the kStartWindowMs after it (a join's backlog goes in one
+  // go, then a picture every frame interval; more is a loop that did not run, or a stream that
+  // paused). What a freeze at a browser's start is compared with.
+  static constexpr uint64_t kStartWindowMs = 3000;
+  std::optional<uint64_t> start_ms() const;
+  uint64_t start_gap_ms() const { return start_gap_ms_; }
 
   AccessTicket ticket;  // the play's seat and its done hook
 
@@ -87,6 +94,10 @@ class WhepPlayer final : public LiveSubscriber {
   std::shared_ptr<SharedMedia> shared_;  // the stream's Opus and RTP payloads, shared by its players on this loop
   std::vector<uint8_t> packet_;
   uint64_t skipped_ = 0;
+  uint64_t created_ms_;
+  std::optional<uint64_t> first_picture_ms_;
+  uint64_t last_picture_ms_ = 0;
+  uint64_t start_gap_ms_ = 0;
   bool started_ = false;
   bool ended_ = false;
 };

@@ -7,7 +7,8 @@
 // The page (BASE_URL/, for its origin) makes a recvonly video and audio offer, POSTs it to
 // BASE_URL/APP/STREAM/whep, sets the answer, and samples getStats() every second for SECONDS once
 // the connection is up: inbound video frames decoded, frames per second, freezes, the decoder's
-// codec; inbound audio samples and concealment. Then it DELETEs the resource.
+// codec; inbound audio samples and concealment. Then it DELETEs the resource. The presented
+// frames' timing (requestVideoFrameCallback) of the join, and any gap later, say whose a freeze is.
 "use strict";
 
 const [base, stream, nodeModules, chromium, secondsArg] = process.argv.slice(2);
@@ -35,6 +36,29 @@ async function main() {
         video.muted = true;
         video.autoplay = true;
         document.body.appendChild(video);
+        // Every presented frame of the first 3 s (the join and its catch-up), and every gap of 150
+        // ms or more between presented frames: [ms since the start, ms since the last frame was
+        // presented, ms between the two frames' arrivals, ms of media between them]. A gap with
+        // frames that arrived on time is the browser's; with a gap in the arrivals, the sender's.
+        out.frames = [];
+        out.gaps = [];
+        let prev = null;
+        let firstAt = null;
+        const onFrame = (now, m) => {
+          const at = m.presentationTime || now;
+          if (firstAt === null) firstAt = at;
+          if (prev !== null) {
+            const row = [Math.round(at - t0), Math.round(at - prev.at),
+              m.receiveTime && prev.receiveTime ? Math.round(m.receiveTime - prev.receiveTime) : null,
+              m.rtpTimestamp !== undefined && prev.rtpTimestamp !== undefined
+                ? Math.round(((m.rtpTimestamp - prev.rtpTimestamp) >>> 0) / 90) : null];
+            if (at - firstAt <= 3000) out.frames.push(row);
+            if (row[1] >= 150) out.gaps.push(row);
+          }
+          prev = { at, receiveTime: m.receiveTime, rtpTimestamp: m.rtpTimestamp };
+          video.requestVideoFrameCallback(onFrame);
+        };
+        video.requestVideoFrameCallback(onFrame);
         pc.ontrack = (e) => {
           if (!video.srcObject) video.srcObject = e.streams[0] || new MediaStream([e.track]);
           else video.srcObject.addTrack(e.track);

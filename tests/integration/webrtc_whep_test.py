@@ -14,6 +14,7 @@ Two worker loops, each with its own UDP port: the session lives on whichever loo
 HTTP request."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,12 @@ first, last = samples[0], samples[-1]
 span = last["t"] - first["t"]
 fps = (last.get("framesDecoded", 0) - first.get("framesDecoded", 0)) / max(span, 0.001)
 check(fps >= 24, f"video decodes at {fps:.1f} frames per second over {span:.1f} s (>= 24; the source has 25)")
+# A freeze says whose it was: the presented frames' gaps of 150 ms or more ([ms since the start,
+# ms since the last presented frame, ms between their arrivals, ms of media]) and the server's
+# longest wait between two pictures sent in the first 3 s (its close line's start_gap_ms).
+close = re.search(r"event=webrtc_close .*?( start_ms=\d+ start_gap_ms=\d+)", server.log_text()) if wait_for(
+    lambda: "event=webrtc_close" in server.log_text(), 3) else None
+print(f"INFO presented-frame gaps {r.get('gaps')}; the server's start:{close.group(1) if close else ' -'}", flush=True)
 check(last.get("freezes", 1) == 0, f"no freeze (freezeCount {last.get('freezes')})")
 check(last.get("width") == WIDTH and last.get("videoCodec") == "video/H264",
       f"H.264 at the source's width ({last.get('videoCodec')}, {last.get('width')})")
