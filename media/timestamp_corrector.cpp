@@ -20,6 +20,7 @@ void TimestampCorrector::note_output(uint32_t out) {
 }
 
 uint32_t TimestampCorrector::correct(FrameKind kind, uint32_t timestamp, std::optional<Jump>* jump) {
+  before_handover_ = false;
   if (kind == FrameKind::Data) {
     // Rule 5: a data message follows the media's offset unless it is out of line itself.
     if (!any_.seen) return continuing_ ? latest_out_ : timestamp;
@@ -48,6 +49,8 @@ uint32_t TimestampCorrector::correct(FrameKind kind, uint32_t timestamp, std::op
   }
   any_ = own.previous = Previous{true, timestamp, k};
   const uint32_t out = timestamp + own.offset;
+  before_handover_ = before_handover_check_[k] && step(handover_at_, out) < 0;
+  if (!before_handover_) before_handover_check_[k] = false;
   note_output(out);
   if (kind == FrameKind::Video) {
     if (video_seen_ && step(last_video_out_, out) > 0) video_step_ = out - last_video_out_;

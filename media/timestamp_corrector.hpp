@@ -72,8 +72,17 @@ class TimestampCorrector {
   // Its first audio or video message goes out at `at`, both kinds on that offset; data before it too.
   void continue_after(uint32_t at) {
     latest_out_ = at;
+    handover_at_ = at;
     continuing_ = true;
+    before_handover_check_[0] = before_handover_check_[1] = true;
   }
+  // The message just corrected went out before the handover point: in a continuing publication, a
+  // kind stamped earlier than the message that set the offset (a muxer's audio ahead of its first
+  // video) lands in time the publication taken over already covered, and going on from there
+  // would take that kind's timeline back. Checked until the kind reaches the point, then never
+  // again (a modular clock running for weeks must not trip it).
+  bool before_handover() const { return before_handover_; }
+  uint32_t handover_at() const { return handover_at_; }
 
  private:
   struct Previous {
@@ -94,6 +103,9 @@ class TimestampCorrector {
   uint32_t latest_out_ = 0;  // the highest (modular) timestamp handed out so far
   uint64_t jumps_ = 0;
   bool continuing_ = false;  // continue_after() was called
+  uint32_t handover_at_ = 0;
+  bool before_handover_check_[2] = {false, false};  // audio, video: not yet at the handover point
+  bool before_handover_ = false;                    // of the last message corrected
   uint32_t last_video_out_ = 0;
   uint32_t video_step_ = 0;  // between the last two video messages out (0: fewer than two)
   bool video_seen_ = false;

@@ -71,7 +71,7 @@ void LivePublisher::on_frame(uint8_t type, uint32_t timestamp, Slice payload) {
   std::optional<media::TimestampCorrector::Jump> jump;
   media::FramePtr frame = publication_->publish(type, timestamp, std::move(payload), last_frame_ms_, jump);
   if (jump) log_jump(*jump);
-  if (!logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
+  if (frame && !logged_codecs_ && frame->sequence_header && frame->kind == media::FrameKind::Video) {
     logged_codecs_ = true;
     SLUICE_LOG_INFO("conn={} event=stream_info stream={} {}", host_.publishing_peer().id(), key_,
                     hub_->info().summary());

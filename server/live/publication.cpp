@@ -27,6 +27,13 @@ media::FramePtr Publication::publish(uint8_t type, uint32_t timestamp, Slice pay
   // Only the timestamp (a header field) changes.
   const uint32_t corrected = timestamps_.correct(media::frame_kind(type), timestamp, &jump);
   media::FramePtr frame = media::make_frame(type, corrected, std::move(payload));
+  if (frame->kind == media::FrameKind::Audio && timestamps_.before_handover()) {
+    // A taker's audio stamped before its first message covers time the publication it continues
+    // already covered: left out, so that no player's or segment's audio goes back. Its setup is
+    // kept, at the handover point.
+    if (!frame->sequence_header) return nullptr;
+    frame = media::make_frame(type, timestamps_.handover_at(), frame->payload.share());
+  }
   ++frames_;
   bytes_ += frame->payload.size();
   if (jump) hub_.health().on_timestamp_jump();

@@ -38,8 +38,9 @@ class Publication {
 
   // One frame of the source: its FLV tag type (8 audio, 9 video, 18 data), its timestamp as the
   // source stamped it, its payload, and when it arrived (the loop's ms clock, for the stream's
-  // health: media/stream_health.hpp). Returns the frame the hub got; `jump` is set when the
-  // source's clock jumped (counted here; the caller logs it with its own fields).
+  // health: media/stream_health.hpp). Returns the frame the hub got, or nullptr for one left out
+  // (a taker's audio from before the handover point); `jump` is set when the source's clock
+  // jumped (counted here; the caller logs it with its own fields).
   media::FramePtr publish(uint8_t type, uint32_t timestamp, Slice payload, uint64_t now_ms,
                           std::optional<media::TimestampCorrector::Jump>& jump);
 

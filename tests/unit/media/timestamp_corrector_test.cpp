@@ -233,3 +233,46 @@ TEST_CASE("a publication that continues another begins one frame interval after 
   run(long_gap, {{V, 0}, {V, 400}});
   CHECK(long_gap.handover_point() == 400 + 400);
 }
+
+TEST_CASE("a taker's audio stamped before its first video is flagged until it reaches the handover point") {
+  // GStreamer's flvmux stamps its audio up to ~150 ms before its video at the start: with the video
+  // first, that audio would go out before the handover point, over the old publisher's last audio.
+  const uint32_t at = 10'000;
+  TimestampCorrector next(1000);
+  next.continue_after(at);
+  CHECK(next.correct(V, 5'000) == at);
+  CHECK(!next.before_handover());
+  CHECK(next.correct(A, 4'850) == at - 150);
+  CHECK(next.before_handover());
+  CHECK(next.handover_at() == at);
+  CHECK(next.correct(A, 4'977) == at - 23);
+  CHECK(next.before_handover());
+  CHECK(next.correct(D, 4'990) == at - 10);
+  CHECK(!next.before_handover());  // data is never flagged
+  CHECK(next.correct(A, 5'000) == at);
+  CHECK(!next.before_handover());  // at the point: the check ends for audio
+  CHECK(next.correct(V, 5'040) == at + 40);
+  CHECK(!next.before_handover());
+
+  // Once a kind has reached the point it is never flagged again, even when its times are 2^31 ms
+  // and more past the point (the modular clock would read them as before it).
+  TimestampCorrector weeks(60'000);
+  weeks.continue_after(at);
+  CHECK(weeks.correct(A, 0) == at);
+  uint32_t ts = 0;
+  bool flagged = false;
+  for (int i = 0; i < 40'000; ++i) {  // 40,000 ordinary steps of 59 s: 27 days
+    ts += 59'000;
+    weeks.correct(A, ts);
+    flagged = flagged || weeks.before_handover();
+  }
+  CHECK(static_cast<uint32_t>(ts) > 0x80000000u);
+  CHECK(!flagged);
+  CHECK(weeks.jumps() == 0);
+
+  // A publication that continues nothing never flags.
+  TimestampCorrector fresh(1000);
+  CHECK(fresh.correct(V, 5'000) == 5'000);
+  CHECK(fresh.correct(A, 4'850) == 4'850);
+  CHECK(!fresh.before_handover());
+}
