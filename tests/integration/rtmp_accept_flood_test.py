@@ -38,9 +38,8 @@ class LimitedServer(Server):
                 resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
         self.proc = subprocess.Popen([binary("server/sluice"), "--config", self.config], stdout=self.log,
                                      stderr=subprocess.STDOUT, env=self.env, preexec_fn=lower)
-        if not wait_port(self.port):
-            self.stop()
-            fail("server did not start listening; log:\n" + self.log_text())
+        if not wait_port(self.port, alive=lambda: self.proc.poll() is None):
+            fail(self.start_failure())
         return self
 
 
